@@ -1,0 +1,275 @@
+//! Weighted Reciprocal Rank Fusion with the centrality boost, path demotion and
+//! best-chunk-per-file.
+//!
+//! For an item at 0-based `rank` in a list with weight `w`, the contribution is
+//! `w / (k + rank + 1)`. Contributions are summed over every list that found the item, the sum
+//! is multiplied by `boost = min(1 + 0.3 ln(1 + c), 1.5)` where `c` is the item's scaled
+//! centrality, and by [`DEMOTION_FACTOR`] when its path is vendored, built, archived, minified
+//! or generated. Only the best item of each path survives. Raw retriever scores never enter:
+//! only ranks do.
+
+use std::collections::HashMap;
+
+/// Multiplier applied to results under vendor/build/archive/generated paths.
+pub const DEMOTION_FACTOR: f64 = 0.5;
+/// Upper bound of the centrality boost; keeps a hub from burying a relevant leaf.
+pub const BOOST_CAP: f64 = 1.5;
+
+/// One retriever's ranked list: items best first.
+#[derive(Debug, Clone)]
+pub struct RankedList {
+    pub weight: f64,
+    /// `(key, path)` pairs; the key identifies a chunk, the path its file.
+    pub items: Vec<(String, String)>,
+}
+
+/// How one list contributed to a fused item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contribution {
+    /// Index of the list in the input.
+    pub list: usize,
+    /// 0-based position in that list.
+    pub rank: usize,
+    /// `weight / (k + rank + 1)`, before the boost.
+    pub contribution: f64,
+}
+
+/// A fused result with everything needed to explain its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fused {
+    pub key: String,
+    pub path: String,
+    /// Final score: `sum(contributions) * boost * (DEMOTION_FACTOR if demoted)`.
+    pub score: f64,
+    pub boost: f64,
+    pub demoted: bool,
+    pub contributions: Vec<Contribution>,
+    /// Keys of other chunks of the same file that were folded into this result.
+    pub folded: Vec<String>,
+}
+
+/// The centrality boost `min(1 + 0.3 ln(1 + c), 1.5)`; negative or NaN centrality counts as 0.
+pub fn boost(centrality: f64) -> f64 {
+    let c = if centrality.is_finite() && centrality > 0.0 {
+        centrality
+    } else {
+        0.0
+    };
+    (1.0 + 0.3 * c.ln_1p()).min(BOOST_CAP)
+}
+
+const DEMOTED_DIRS: &[&str] = &[
+    "vendor",
+    "vendors",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "node_modules",
+    "build",
+    "dist",
+    "target",
+    ".git",
+    "site-packages",
+    "__pycache__",
+    "bower_components",
+];
+
+const DEMOTED_SUFFIXES: &[&str] = &[
+    ".min.js",
+    ".min.css",
+    ".map",
+    ".zip",
+    ".tar",
+    ".gz",
+    ".tgz",
+    ".bz2",
+    ".xz",
+    ".jar",
+    ".whl",
+    ".lock",
+    "_pb2.py",
+    "_pb2_grpc.py",
+    ".pb.go",
+    ".pb.cc",
+    ".pb.h",
+    ".g.dart",
+    ".designer.cs",
+];
+
+/// True when a path is vendored, built, archived, minified or generated.
+pub fn is_demoted_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let mut components = lower.split(['/', '\\']).peekable();
+    while let Some(part) = components.next() {
+        if components.peek().is_none() {
+            // The file name itself.
+            return DEMOTED_SUFFIXES.iter().any(|s| part.ends_with(s))
+                || part.contains(".generated.")
+                || part.contains("_generated.");
+        }
+        if DEMOTED_DIRS.contains(&part) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Fuse ranked lists. `centrality` maps an item key (or its path, as a fallback) to its scaled
+/// centrality. Returns at most `limit` items, best first; ties are broken by path then key so
+/// the order is deterministic.
+pub fn fuse(
+    lists: &[RankedList],
+    centrality: &HashMap<String, f64>,
+    k: f64,
+    limit: usize,
+) -> Vec<Fused> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut fused: Vec<Fused> = Vec::new();
+    for (list_no, list) in lists.iter().enumerate() {
+        let mut seen_in_list: HashMap<&str, ()> = HashMap::new();
+        for (rank, (key, path)) in list.items.iter().enumerate() {
+            // A retriever that repeats a key only counts at its best rank.
+            if seen_in_list.insert(key.as_str(), ()).is_some() {
+                continue;
+            }
+            let contribution = list.weight / (k + rank as f64 + 1.0);
+            let slot = *index.entry(key.as_str()).or_insert_with(|| {
+                fused.push(Fused {
+                    key: key.clone(),
+                    path: path.clone(),
+                    score: 0.0,
+                    boost: 1.0,
+                    demoted: false,
+                    contributions: Vec::new(),
+                    folded: Vec::new(),
+                });
+                fused.len() - 1
+            });
+            fused[slot].contributions.push(Contribution {
+                list: list_no,
+                rank,
+                contribution,
+            });
+        }
+    }
+    for item in &mut fused {
+        let raw: f64 = item.contributions.iter().map(|c| c.contribution).sum();
+        let c = centrality
+            .get(&item.key)
+            .or_else(|| centrality.get(&item.path))
+            .copied()
+            .unwrap_or(0.0);
+        item.boost = boost(c);
+        item.demoted = is_demoted_path(&item.path);
+        let demotion = if item.demoted { DEMOTION_FACTOR } else { 1.0 };
+        item.score = raw * item.boost * demotion;
+    }
+    fused.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.path.cmp(&b.path))
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    // Best chunk per file: the first occurrence of a path wins, later ones fold into it.
+    let mut best_of_path: HashMap<String, usize> = HashMap::new();
+    let mut kept: Vec<Fused> = Vec::new();
+    for item in fused {
+        match best_of_path.get(&item.path) {
+            Some(&slot) => kept[slot].folded.push(item.key),
+            None => {
+                best_of_path.insert(item.path.clone(), kept.len());
+                kept.push(item);
+            }
+        }
+    }
+    kept.truncate(limit);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(weight: f64, items: &[(&str, &str)]) -> RankedList {
+        RankedList {
+            weight,
+            items: items
+                .iter()
+                .map(|(k, p)| (k.to_string(), p.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn boost_is_one_at_zero_and_capped() {
+        assert_eq!(boost(0.0), 1.0);
+        assert_eq!(boost(-3.0), 1.0);
+        assert_eq!(boost(f64::NAN), 1.0);
+        assert!((boost(1.0) - (1.0 + 0.3 * 2f64.ln())).abs() < 1e-12);
+        assert_eq!(boost(1e9), BOOST_CAP);
+    }
+
+    #[test]
+    fn agreement_beats_a_single_list() {
+        let lists = vec![
+            list(0.5, &[("a", "a.py"), ("b", "b.py")]),
+            list(0.5, &[("b", "b.py"), ("c", "c.py")]),
+        ];
+        let out = fuse(&lists, &HashMap::new(), 60.0, 10);
+        assert_eq!(out[0].key, "b");
+        let expected = 0.5 / 62.0 + 0.5 / 61.0;
+        assert!((out[0].score - expected).abs() < 1e-12);
+        assert_eq!(out[0].contributions.len(), 2);
+    }
+
+    #[test]
+    fn demoted_paths_fall_behind() {
+        let lists = vec![list(1.0, &[("v", "vendor/x.py"), ("s", "src/x.py")])];
+        let out = fuse(&lists, &HashMap::new(), 60.0, 10);
+        assert_eq!(out[0].key, "s");
+        assert!(out[1].demoted);
+    }
+
+    #[test]
+    fn one_result_per_file_with_folded_keys() {
+        let lists = vec![list(1.0, &[("a1", "a.py"), ("a2", "a.py"), ("b", "b.py")])];
+        let out = fuse(&lists, &HashMap::new(), 60.0, 10);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].folded, vec!["a2".to_string()]);
+    }
+
+    #[test]
+    fn centrality_boost_applies_by_key_then_path() {
+        let lists = vec![list(1.0, &[("a", "a.py"), ("b", "b.py")])];
+        let mut c = HashMap::new();
+        c.insert("b.py".to_string(), 5.0);
+        let out = fuse(&lists, &c, 60.0, 10);
+        assert_eq!(out[0].key, "b");
+        assert!((out[0].boost - boost(5.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn demotion_rules() {
+        for p in [
+            "vendor/a.go",
+            "a/node_modules/x.js",
+            "build/x.py",
+            "x.min.js",
+            "proto/a_pb2.py",
+            "a/target/debug/x.rs",
+            "x.generated.ts",
+        ] {
+            assert!(is_demoted_path(p), "{p}");
+        }
+        for p in ["src/build.rs", "src/x.py", "distance.py", "vendoring/x.py"] {
+            assert!(!is_demoted_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn limit_and_empty_input() {
+        assert!(fuse(&[], &HashMap::new(), 60.0, 10).is_empty());
+        let lists = vec![list(1.0, &[("a", "a"), ("b", "b"), ("c", "c")])];
+        assert_eq!(fuse(&lists, &HashMap::new(), 60.0, 2).len(), 2);
+    }
+}

@@ -1,0 +1,18 @@
+//! Maguyva's native core.
+//!
+//! Three hot paths live here, each as plain Rust with no knowledge of Python:
+//! - [`fusion`]: weighted Reciprocal Rank Fusion with the centrality boost, path demotion
+//!   and best-chunk-per-file.
+//! - [`trigram`]: the trigram index for literal and regex search, and the repository walker.
+//! - [`hamming`]: exact top-k by Hamming distance over packed binary codes.
+//!
+//! The only module that touches PyO3 is `py`, compiled with the `python` feature, so plain
+//! `cargo test` runs without a Python interpreter.
+
+pub mod error;
+pub mod fusion;
+pub mod hamming;
+pub mod trigram;
+
+#[cfg(feature = "python")]
+mod py;

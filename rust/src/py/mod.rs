@@ -1,0 +1,18 @@
+//! The binding layer: the only code that uses PyO3. Each submodule converts one core module.
+
+use pyo3::prelude::*;
+
+mod errors;
+mod fusion;
+mod hamming;
+mod trigram;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    fusion::register(m)?;
+    trigram::register(m)?;
+    hamming::register(m)?;
+    Ok(())
+}
