@@ -13,6 +13,7 @@ pub mod error;
 pub mod fusion;
 pub mod hamming;
 pub mod trigram;
+pub mod walk;
 
 #[cfg(feature = "python")]
 mod py;

@@ -12,16 +12,18 @@ pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+#[allow(dead_code)]
 fn raise_named(py: Python<'_>, class: &str, message: String) -> PyErr {
     let found = py
         .import("maguyva.errors")
         .and_then(|module| module.getattr(class));
-    match found {
-        Ok(cls) => PyErr::from_value(cls.call1((message,)).unwrap_or_else(|e| e.into_value(py).into_bound(py).into_any())),
+    match found.and_then(|cls| cls.call1((message.clone(),))) {
+        Ok(exception) => PyErr::from_value(exception),
         Err(_) => PyValueError::new_err(message),
     }
 }
 
+#[allow(dead_code)] // called by the bindings of the modalities as they land
 /// Convert a core error into the matching `maguyva.errors` exception.
 pub fn to_py(err: CoreError) -> PyErr {
     Python::attach(|py| match err {

@@ -6,6 +6,7 @@ mod errors;
 mod fusion;
 mod hamming;
 mod trigram;
+mod walk;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -14,5 +15,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fusion::register(m)?;
     trigram::register(m)?;
     hamming::register(m)?;
+    walk::register(m)?;
     Ok(())
 }

@@ -1,0 +1,1 @@
+//! The repository walker shared by every modality (built on the `ignore` crate).
