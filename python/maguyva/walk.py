@@ -1,17 +1,34 @@
-"""Select the files of a repository to index. (Interim pure-Python walker; the text-modality
-work replaces its internals with the Rust `ignore`-based walker. The interface stays.)"""
+"""Select the files of a repository to index, with the Rust walker (ripgrep's `ignore` crate).
+
+Rules, in the order a file meets them: `.gitignore` at every level, `.git/info/exclude`, git's
+global excludes file and `.maguyvaignore` (gitignore syntax) exclude it; hidden files and
+directories are skipped; symlinks are not followed unless `follow_symlinks` (loops are then
+detected and reported); files over `max_file_bytes` are skipped unless an `allow_large` glob
+matches; binary files (a NUL byte) and files with an implausible number of distinct trigrams
+(minified bundles, encoded blobs) are skipped. Every skipped file is counted by reason.
+"""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from . import _core
+from .errors import ConfigError
 from .languages import detect_language
 from .model import SourceFile
 
 DEFAULT_MAX_FILE_BYTES = 1 << 20
+DEFAULT_MAX_TRIGRAMS: int = _core.DEFAULT_MAX_TRIGRAMS
+SKIP_REASONS = (
+    "too_large",
+    "binary",
+    "too_many_trigrams",
+    "unreadable",
+    "not_regular",
+    "symlink_loop",
+)
 
 
 @dataclass(slots=True)
@@ -23,48 +40,51 @@ class WalkResult:
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
 
 
+def _config_value(config: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = config.get(key, default)
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"walk config {key!r} must be true or false, got {value!r}")
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"walk config {key!r} must be an integer >= 0, got {value!r}")
+        return value
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"walk config {key!r} must be a list of glob strings, got {value!r}")
+    return list(value)
+
+
 def walk_repository(root: Path, config: dict | None = None) -> WalkResult:
-    """List indexable files under `root`: git's view when it is a git work tree."""
+    """List the indexable files under `root`.
+
+    Config keys: `max_file_bytes` (default 1 MiB), `allow_large` (globs exempt from the size
+    cap), `follow_symlinks` (default False), `max_trigrams` (default 20,000 distinct).
+    """
     config = config or {}
-    max_bytes = int(config.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES))
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError(f"{root} is not a directory")
+    max_bytes = _config_value(config, "max_file_bytes", int, DEFAULT_MAX_FILE_BYTES)
+    allow = _config_value(config, "allow_large", list, [])
+    follow = _config_value(config, "follow_symlinks", bool, False)
+    max_trigrams = _config_value(config, "max_trigrams", int, DEFAULT_MAX_TRIGRAMS)
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"],
-            capture_output=True,
-            check=True,
-        ).stdout
-        candidates = [p for p in out.decode("utf-8", "replace").split("\0") if p]
-    except (OSError, subprocess.CalledProcessError):
-        candidates = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in filenames:
-                if not name.startswith("."):
-                    rel = os.path.relpath(os.path.join(dirpath, name), root)
-                    candidates.append(rel.replace(os.sep, "/"))
-    result = WalkResult(files=[])
-    for rel in sorted(candidates):
-        full = root / rel
-
-        def skip(reason: str, rel: str = rel) -> None:
-            result.skipped[reason] = result.skipped.get(reason, 0) + 1
-            result.skipped_files.append((rel, reason))
-
-        try:
-            if full.is_symlink() or not full.is_file():
-                skip("not_regular")
-                continue
-            st = full.stat()
-            if st.st_size > max_bytes:
-                skip("too_large")
-                continue
-            with open(full, "rb") as fh:
-                head = fh.read(8192)
-        except OSError:
-            skip("unreadable")
-            continue
-        if b"\0" in head:
-            skip("binary")
-            continue
-        result.files.append(SourceFile(rel, st.st_size, st.st_mtime_ns, detect_language(rel)))
+        files, skipped = _core.walk_files(
+            str(root),
+            max_file_bytes=max_bytes,
+            allow_large=allow,
+            follow_symlinks=follow,
+            max_trigrams=max_trigrams,
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    result = WalkResult(
+        files=[SourceFile(p, size, mtime, detect_language(p)) for p, size, mtime in files],
+        skipped_files=list(skipped),
+    )
+    for _, reason in skipped:
+        result.skipped[reason] = result.skipped.get(reason, 0) + 1
     return result

@@ -1,2 +1,14 @@
-//! Trigram index for literal and regex search, and the repository walker.
-//! (Owned by the text-modality work; see docs/design.md.)
+//! The trigram index for literal and regex search.
+//!
+//! One idea per file, after Zoekt:
+//! - [`ngram`]: trigram packing and case folding.
+//! - [`postings`]: delta-varint posting lists and their set operations.
+//! - [`format`]: the on-disk layout (versioned header, table of contents, checksums).
+//! - [`build`]: the parallel builder (reads files, compresses content, writes postings).
+//! - [`plan`]: a regex syntax tree turned into an AND/OR query of trigrams.
+//! - [`index`]: the loaded, immutable, thread-safe index that answers queries.
+//! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
+//! - [`bm25`]: chunk ranking for natural-language questions.
+
+pub mod ngram;
+pub mod postings;
