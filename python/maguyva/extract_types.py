@@ -27,6 +27,8 @@ class Definition:
     doc: str = ""
     parent: str | None = None
     bases: list[str] = field(default_factory=list)  # superclasses / implemented interfaces
+    name_line: int = 0  # line of the name itself (ctags' line; start_line includes decorators)
+    declaration: bool = False  # a declaration without a body (prototype, signature, stub)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,184 @@
+"""Run extraction over many files: in worker processes on all cores, or in-process for small
+inputs. Each file has a time budget; a file that blows it (or whose grammar fails) is still
+indexed, with line-window chunks and no symbols, and is named in the report."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..chunks import line_window_chunks, syntax_chunks
+from ..extract_types import FileExtraction
+from ..model import Chunk, SourceFile
+from . import grammars
+from .extractor import BudgetExceeded, extract
+
+DEFAULT_BUDGET_S = 5.0
+IN_PROCESS_BELOW = 50
+BATCH_BYTES = 1 << 20  # files per task: enough to amortise IPC, small enough to balance
+BATCH_FILES = 64
+
+
+@dataclass(slots=True)
+class FileResult:
+    """Everything extraction produced for one file, as sent back from a worker."""
+
+    extraction: FileExtraction
+    chunks: list[Chunk]
+    seconds: float
+    size: int
+    status: str = "ok"  # ok | no_grammar | timeout | error | unreadable
+    detail: str | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def extract_source(
+    path: str, language: str | None, data: bytes, budget_s: float = DEFAULT_BUDGET_S
+) -> FileResult:
+    """Extract one file's symbols and chunks. Never raises on bad input: malformed code
+    yields the symbols of its valid parts; a blown budget or an internal failure yields
+    line-window chunks and a status that says why."""
+    started = time.monotonic()
+    text = data.decode("utf-8", "replace")
+    grammar = grammars.load(language)
+    if grammar is None:
+        return FileResult(
+            FileExtraction(path, language),
+            line_window_chunks(path, text),
+            time.monotonic() - started,
+            len(data),
+            "no_grammar",
+        )
+    status, detail = "ok", None
+    try:
+        extraction, parsed = extract(grammar, path, data, started + budget_s)
+        chunks = syntax_chunks(path, text, extraction.definitions, parsed.breaks, parsed.doc_starts)
+    except BudgetExceeded as exc:
+        status, detail = "timeout", f"time budget of {budget_s:g}s exceeded ({exc})"
+    except (RecursionError, MemoryError, ValueError, IndexError, UnicodeError) as exc:
+        status, detail = "error", f"{type(exc).__name__}: {exc}"
+    if status != "ok":
+        extraction = FileExtraction(path, language, error=detail)
+        chunks = line_window_chunks(path, text)
+    return FileResult(extraction, chunks, time.monotonic() - started, len(data), status, detail)
+
+
+def _extract_path(root: str, file: SourceFile, budget_s: float) -> FileResult:
+    try:
+        data = (Path(root) / file.path).read_bytes()
+    except OSError as exc:
+        detail = f"{type(exc).__name__}: {exc.strerror or exc}"
+        return FileResult(
+            FileExtraction(file.path, file.language, error=detail), [], 0.0, 0, "unreadable", detail
+        )
+    return extract_source(file.path, file.language, data, budget_s)
+
+
+def _run_batch(root: str, batch: list[SourceFile], budget_s: float) -> list[FileResult]:
+    return [_extract_path(root, f, budget_s) for f in batch]
+
+
+def _batches(files: list[SourceFile], workers: int) -> list[list[SourceFile]]:
+    """Group files into tasks of about BATCH_BYTES; big files first so the tail is short."""
+    total = sum(f.size for f in files)
+    limit = max(64 << 10, min(BATCH_BYTES, total // (workers * 8) or 1))
+    ordered = sorted(files, key=lambda f: -f.size)
+    out: list[list[SourceFile]] = []
+    cur: list[SourceFile] = []
+    size = 0
+    for f in ordered:
+        cur.append(f)
+        size += f.size
+        if size >= limit or len(cur) >= BATCH_FILES:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """`fork` when this process runs no other Python thread (fast, and no re-import of
+    `__main__`); `forkserver` otherwise, since forking a threaded process can inherit held
+    locks. Workers only run tree-sitter and this package, never the parent's Rust pools."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["maguyva.extract.driver"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def extract_files(
+    root: Path,
+    files: list[SourceFile],
+    jobs: int | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Iterator[FileResult]:
+    """Extract every file, yielding results as they complete (order not guaranteed)."""
+    jobs = jobs or os.cpu_count() or 1
+    total = len(files)
+    done = 0
+    report = progress or (lambda phase, done, total: None)
+    if jobs <= 1 or total < IN_PROCESS_BELOW:
+        for f in files:
+            yield _extract_path(str(root), f, budget_s)
+            done += 1
+            report("extract", done, total)
+        return
+    pending_batches = _batches(files, jobs)
+    retry_alone: list[list[SourceFile]] = []
+    for attempt in range(2):
+        if not pending_batches:
+            break
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
+            futures: dict[Future[list[FileResult]], list[SourceFile]] = {
+                pool.submit(_run_batch, str(root), b, budget_s): b for b in pending_batches
+            }
+            while futures:
+                finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    batch = futures.pop(fut)
+                    try:
+                        results = fut.result()
+                    except BrokenProcessPool:
+                        # A grammar crashed a worker: retry these files one per task, once.
+                        retry_alone.extend([f] for f in batch)
+                        continue
+                    for result in results:
+                        done += 1
+                        report("extract", done, total)
+                        yield result
+        if attempt == 0:
+            pending_batches, retry_alone = retry_alone, []
+    for batch in retry_alone:  # crashed twice: index as plain text, report it
+        for f in batch:
+            done += 1
+            report("extract", done, total)
+            yield _crashed(root, f)
+
+
+def _crashed(root: Path, file: SourceFile) -> FileResult:
+    detail = "the parser crashed its worker process"
+    try:
+        text = (root / file.path).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    return FileResult(
+        FileExtraction(file.path, file.language, error=detail),
+        line_window_chunks(file.path, text),
+        0.0,
+        len(text),
+        "error",
+        detail,
+    )

@@ -1,0 +1,406 @@
+"""Extract definitions, imports, calls and references from one file with tree-sitter queries.
+
+One compiled query per language (`queries/<language>.scm`) is run once over the tree; each match
+is dispatched on its capture names. Only the parts that a query cannot express are Python:
+nesting (qualified names, enclosing callers), signatures, doc comments and import shapes. No
+recursion over the tree happens in Python, so a 100,000-deep nesting cannot overflow the stack.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from ..extract_types import Call, Definition, FileExtraction, Reference
+from . import imports as import_shapes
+from .grammars import Grammar
+
+MAX_SIGNATURE = 240
+MAX_DOC = 1200
+MAX_CALLEE = 160
+CHECK_EVERY = 512  # matches between deadline checks
+
+
+class BudgetExceeded(Exception):
+    """The per-file time budget ran out."""
+
+
+@dataclass(slots=True)
+class _Def:
+    """A definition being assembled (byte range for nesting; the public record comes later)."""
+
+    kind: str
+    name: str
+    start_byte: int
+    end_byte: int
+    start_line: int
+    end_line: int
+    name_line: int
+    node: ts.Node
+    declaration: bool
+    prefix: list[str] = field(default_factory=list)  # qualifiers written in the name (C++ A::f)
+    receiver: str | None = None  # Go receiver type
+    bases: list[str] = field(default_factory=list)
+    is_scope: bool = False  # contributes to qualified names, not a definition (Rust impl)
+    qualified: str = ""
+    parent: _Def | None = None
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What the chunker needs beyond the extraction: statement starts and doc comment starts."""
+
+    breaks: set[int]
+    doc_starts: list[int]
+
+
+def _text(data: bytes, node: ts.Node) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+_PARENS = re.compile(r"\([^()]*\)")
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_callee(text: str) -> str:
+    """`a.b(x, y).c` -> `a.b().c`; whitespace removed; long chains cut."""
+    text = _SPACE.sub("", text)
+    for _ in range(8):
+        reduced = _PARENS.sub("()", text)
+        if reduced == text:
+            break
+        text = reduced
+    return text[:MAX_CALLEE]
+
+
+def parse(grammar: Grammar, data: bytes, deadline: float) -> ts.Tree:
+    """Parse `data`, giving up (BudgetExceeded) when the deadline passes."""
+    parser = grammar.parser()
+    step = 1 << 16
+    expired = False
+
+    def read(offset: int, _point: tuple[int, int]) -> bytes:
+        nonlocal expired
+        if time.monotonic() > deadline:
+            expired = True
+            return b""
+        return data[offset : offset + step]
+
+    tree = parser.parse(read)
+    if expired or tree is None:
+        raise BudgetExceeded("parse")
+    return tree
+
+
+def extract(
+    grammar: Grammar, path: str, data: bytes, deadline: float
+) -> tuple[FileExtraction, Parsed]:
+    """Run the language's query over `data` and assemble the file's extraction."""
+    tree = parse(grammar, data, deadline)
+    root = tree.root_node
+    matches = ts.QueryCursor(grammar.query).matches(root)
+    if time.monotonic() > deadline:
+        raise BudgetExceeded("query")
+
+    defs: dict[int, _Def] = {}  # keyed by the name node's start byte: keeps the widest match
+    call_nodes: list[tuple[ts.Node, ts.Node]] = []
+    ref_nodes: list[ts.Node] = []
+    import_matches: list[dict[str, list[ts.Node]]] = []
+    for number, (_pattern, caps) in enumerate(matches):
+        if number % CHECK_EVERY == 0 and time.monotonic() > deadline:
+            raise BudgetExceeded("matches")
+        main = None
+        for key in caps:
+            if key.startswith(("definition.", "declaration.", "scope")):
+                main = key
+                break
+        if main is not None:
+            _add_def(defs, data, main, caps)
+        elif "call" in caps and "callee" in caps:
+            call_nodes.append((caps["call"][0], caps["callee"][0]))
+        elif "import" in caps:
+            import_matches.append(caps)
+        elif "reference" in caps:
+            ref_nodes.extend(caps["reference"])
+
+    ordered = sorted(defs.values(), key=lambda d: (d.start_byte, -d.end_byte))
+    _nest(ordered, grammar.spec.class_kinds)
+    real = [d for d in ordered if not d.is_scope]
+
+    extraction = FileExtraction(path=path, language=grammar.name)
+    doc_starts: list[int] = []
+    for d in real:
+        doc, doc_start = _doc(grammar, data, d)
+        doc_starts.append(doc_start or d.start_line)
+        extraction.definitions.append(
+            Definition(
+                kind=d.kind,
+                name=d.name,
+                qualified_name=d.qualified,
+                start_line=d.start_line,
+                end_line=d.end_line,
+                signature=_signature(data, d),
+                doc=doc,
+                parent=d.parent.qualified if d.parent is not None else None,
+                bases=d.bases,
+                name_line=d.name_line,
+                declaration=d.declaration,
+            )
+        )
+    if time.monotonic() > deadline:
+        raise BudgetExceeded("definitions")
+
+    enclosing = _Enclosing([d for d in real if d.kind not in _NON_SCOPES])
+    seen_calls: set[tuple[int, int]] = set()
+    for call, callee in sorted(call_nodes, key=lambda c: c[1].start_byte):
+        key = (callee.start_byte, callee.end_byte)
+        if key in seen_calls:
+            continue
+        seen_calls.add(key)
+        name = normalize_callee(_text(data, callee))
+        if name:
+            owner = enclosing.at(call.start_byte)
+            extraction.calls.append(Call(name, callee.start_point[0] + 1, owner))
+    seen_refs: set[tuple[str, int]] = set()
+    called = {c[1].start_byte for c in call_nodes}
+    for node in sorted(ref_nodes, key=lambda n: n.start_byte):
+        if node.start_byte in called:
+            continue
+        name = _SPACE.sub("", _text(data, node))[:MAX_CALLEE]
+        line = node.start_point[0] + 1
+        if not name or (name, line) in seen_refs:
+            continue
+        seen_refs.add((name, line))
+        extraction.references.append(Reference(name, line, enclosing.at(node.start_byte)))
+    for caps in import_matches:
+        extraction.imports.extend(import_shapes.build(grammar.name, data, caps))
+    extraction.imports.sort(key=lambda i: (i.line, i.module, i.name or ""))
+
+    breaks = {child.start_point[0] + 1 for child in root.named_children}
+    for d in real:
+        if d.end_line - d.start_line > 40:
+            breaks.update(_statement_starts(d.node))
+    return extraction, Parsed(breaks, doc_starts)
+
+
+_NON_SCOPES = frozenset({"variable", "field", "constant"})
+
+
+def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list[ts.Node]]) -> None:
+    node = caps[main][0]
+    name_nodes = caps.get("name") or caps.get("scope.name")
+    if not name_nodes:
+        return
+    name_node = name_nodes[0]
+    key = name_node.start_byte
+    old = defs.get(key)
+    if old is not None and (old.end_byte - old.start_byte) >= (node.end_byte - node.start_byte):
+        return
+    raw = _SPACE.sub("", _text(data, name_node))
+    parts = [p for p in re.split(r"::|\.", raw) if p] or [raw]
+    is_scope = main.startswith("scope")
+    kind = "scope" if is_scope else main.split(".", 1)[1]
+    d = _Def(
+        kind=kind,
+        name=_strip_generics(parts[-1]),
+        start_byte=node.start_byte,
+        end_byte=node.end_byte,
+        start_line=node.start_point[0] + 1,
+        end_line=node.end_point[0]
+        + 1
+        - (1 if node.end_point[1] == 0 and node.end_point[0] > node.start_point[0] else 0),
+        name_line=name_node.start_point[0] + 1,
+        node=node,
+        declaration=main.startswith("declaration."),
+        prefix=[_strip_generics(p) for p in parts[:-1]],
+        is_scope=is_scope,
+    )
+    if "receiver" in caps:
+        d.receiver = _strip_generics(_SPACE.sub("", _text(data, caps["receiver"][0])).lstrip("*&"))
+    for base in caps.get("base", []):
+        d.bases.append(_SPACE.sub("", _text(data, base)))
+    for container in caps.get("bases", []):
+        for child in container.named_children:
+            if child.type not in ("keyword_argument", "comment"):
+                d.bases.append(_SPACE.sub("", _text(data, child)))
+    defs[key] = d
+
+
+_GENERICS = re.compile(r"<.*>$|\[.*\]$")
+
+
+def _strip_generics(name: str) -> str:
+    return _GENERICS.sub("", name) or name
+
+
+def _nest(ordered: list[_Def], class_kinds: frozenset[str]) -> None:
+    """Set parents and qualified names by byte-range containment (a sweep with a stack)."""
+    stack: list[_Def] = []
+    for d in ordered:
+        while stack and stack[-1].end_byte <= d.start_byte:
+            stack.pop()
+        # A definition nested in a variable/field is scoped by the variable's container.
+        parent = next((s for s in reversed(stack) if s.kind not in _NON_SCOPES), None)
+        if d.receiver:
+            qualifier = d.receiver
+            d.parent = parent if parent is not None and parent.name == d.receiver else None
+        elif d.prefix:
+            qualifier = ".".join(([parent.qualified] if parent else []) + d.prefix)
+            d.parent = parent
+        else:
+            qualifier = parent.qualified if parent is not None else ""
+            d.parent = parent
+        d.qualified = f"{qualifier}.{d.name}" if qualifier else d.name
+        if d.kind == "function" and (
+            d.receiver
+            or d.prefix
+            or (parent is not None and parent.kind in class_kinds | {"scope"})
+        ):
+            d.kind = "method"
+        if d.kind == "scope" and d.parent is None and not d.prefix:
+            d.qualified = d.name
+        stack.append(d)
+    for d in ordered:
+        if d.parent is not None and d.parent.is_scope:
+            # Scopes (Rust impl blocks) qualify names but are not definitions themselves.
+            scope = d.parent
+            d.parent = scope.parent
+            while d.parent is not None and d.parent.is_scope:
+                d.parent = d.parent.parent
+
+
+class _Enclosing:
+    """The innermost definition around a byte offset (definitions are properly nested)."""
+
+    def __init__(self, defs: list[_Def]) -> None:
+        self._defs = sorted(defs, key=lambda d: (d.start_byte, -d.end_byte))
+        self._next = 0
+        self._stack: list[_Def] = []
+        self._last = -1
+
+    def at(self, offset: int) -> str | None:
+        if offset < self._last:  # queries must come in order; restart if not
+            self._next, self._stack = 0, []
+        self._last = offset
+        while self._next < len(self._defs) and self._defs[self._next].start_byte <= offset:
+            d = self._defs[self._next]
+            while self._stack and self._stack[-1].end_byte <= d.start_byte:
+                self._stack.pop()
+            self._stack.append(d)
+            self._next += 1
+        while self._stack and self._stack[-1].end_byte <= offset:
+            self._stack.pop()
+        return self._stack[-1].qualified if self._stack else None
+
+
+_BODY_TYPES = frozenset(
+    {"block", "body", "compound_statement", "declaration_list", "class_body", "field_declaration_list",
+     "statement_block", "function_body", "enum_body", "interface_body", "body_statement",
+     "template_body", "do_group", "enum_member_declaration_list", "protocol_body",
+     "enum_class_body", "class_declaration_list", "template_declaration_list"}
+)  # fmt: skip
+
+
+def _core(node: ts.Node) -> ts.Node:
+    """The definition proper inside wrappers (Python decorators, export statements)."""
+    inner = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
+    return inner if inner is not None else node
+
+
+def _body(node: ts.Node) -> ts.Node | None:
+    body = node.child_by_field_name("body")
+    if body is not None:
+        return body
+    for child in node.named_children:
+        if child.type in _BODY_TYPES:
+            return child
+    return None
+
+
+def _signature(data: bytes, d: _Def) -> str:
+    core = _core(d.node)
+    body = _body(core)
+    end = body.start_byte if body is not None and body.start_byte > core.start_byte else None
+    if end is None:
+        line_end = data.find(b"\n", core.start_byte)
+        end = core.end_byte if line_end < 0 else min(line_end, core.end_byte)
+    sig = _SPACE.sub(" ", data[core.start_byte : end].decode("utf-8", "replace")).strip()
+    sig = sig.rstrip("{:=").rstrip()
+    return sig if len(sig) <= MAX_SIGNATURE else sig[: MAX_SIGNATURE - 1] + "…"
+
+
+_COMMENT_MARK = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?!?|#+|--)\s?")
+
+
+def _clean_comment(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        line = _COMMENT_MARK.sub("", line.rstrip())
+        line = line.removesuffix("*/").rstrip()
+        lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def _doc(grammar: Grammar, data: bytes, d: _Def) -> tuple[str, int | None]:
+    """The docstring (Python) or the contiguous comments just above the definition, and the
+    first line of those comments (so that the chunk can start there)."""
+    core = _core(d.node)
+    if grammar.spec.doc_style == "docstring":
+        body = _body(core)
+        if body is not None and body.named_child_count:
+            first = body.named_children[0]
+            if first.type == "expression_statement" and first.named_child_count:
+                first = first.named_children[0]
+            if first.type == "string":
+                raw = _text(data, first)
+                return _clean_docstring(raw)[:MAX_DOC], None
+        return "", None
+    node = d.node
+    prev = node.prev_sibling
+    while prev is None and node.parent is not None and node.parent.type in _WRAPPERS:
+        node = node.parent
+        prev = node.prev_sibling
+    comments: list[ts.Node] = []
+    line = node.start_point[0]
+    while (
+        prev is not None
+        and prev.type in grammar.spec.comment_types
+        and prev.end_point[0] >= line - 1
+    ):
+        comments.append(prev)
+        line = prev.start_point[0]
+        prev = prev.prev_sibling
+    if not comments:
+        return "", None
+    comments.reverse()
+    text = "\n".join(_clean_comment(_text(data, c)) for c in comments)
+    return text[:MAX_DOC], comments[0].start_point[0] + 1
+
+
+_WRAPPERS = frozenset(
+    {"export_statement", "decorated_definition", "template_declaration", "ambient_declaration"}
+)
+
+
+def _clean_docstring(raw: str) -> str:
+    text = raw.strip()
+    text = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", text)
+    text = re.sub(r"('''|\"\"\"|'|\")$", "", text)
+    lines = text.strip().splitlines()
+    return "\n".join(line.strip() for line in lines).strip()
+
+
+def _statement_starts(node: ts.Node) -> list[int]:
+    """1-based lines where the direct statements of a definition's body start (split points
+    for large definitions), one level down into a lone nested block."""
+    body = _body(_core(node))
+    if body is None:
+        return []
+    children = body.named_children
+    if len(children) == 1 and _body(children[0]) is not None:
+        inner = _body(children[0])
+        children = inner.named_children if inner is not None else children
+    return [c.start_point[0] + 1 for c in children]

@@ -1,0 +1,118 @@
+"""The grammar registry: which tree-sitter grammar parses which language, loaded lazily.
+
+Grammars come from the individual PyPI wheels (`tree-sitter-python`, ...): each works offline,
+is small, and is versioned by its own upstream. A language is "available" when its wheel
+imports and its query file compiles; anything else is reported, never raised, so that a missing
+wheel degrades that language to line-window chunks instead of failing the index.
+
+To add a language: install its wheel, add a `GrammarSpec` below (module, entry point), write
+`queries/<language>.scm` (see docs/structural.md for the capture names), map its extensions
+in `maguyva.languages`, and add a fixture under tests/fixtures/langs/.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tree_sitter as ts
+
+QUERY_DIR = Path(__file__).parent / "queries"
+
+
+@dataclass(frozen=True, slots=True)
+class GrammarSpec:
+    """Where a language's grammar lives and how its source is documented."""
+
+    module: str
+    entry: str = "language"
+    doc_style: str = "comments"  # "docstring" (Python) or "comments" (preceding comments)
+    comment_types: tuple[str, ...] = ("comment", "line_comment", "block_comment")
+    class_kinds: frozenset[str] = field(
+        default_factory=lambda: frozenset(
+            {"class", "struct", "interface", "trait", "enum", "object", "protocol", "impl",
+             "extension", "record", "module", "namespace", "union"}
+        )
+    )  # fmt: skip
+
+
+SPECS: dict[str, GrammarSpec] = {
+    "python": GrammarSpec("tree_sitter_python", doc_style="docstring"),
+    "javascript": GrammarSpec("tree_sitter_javascript"),
+    "typescript": GrammarSpec("tree_sitter_typescript", "language_typescript"),
+    "tsx": GrammarSpec("tree_sitter_typescript", "language_tsx"),
+    "go": GrammarSpec("tree_sitter_go"),
+    "rust": GrammarSpec("tree_sitter_rust"),
+    "java": GrammarSpec("tree_sitter_java"),
+    "c": GrammarSpec("tree_sitter_c"),
+    "cpp": GrammarSpec("tree_sitter_cpp"),
+    "csharp": GrammarSpec("tree_sitter_c_sharp"),
+    "ruby": GrammarSpec("tree_sitter_ruby"),
+    "php": GrammarSpec("tree_sitter_php", "language_php"),
+    "kotlin": GrammarSpec(
+        "tree_sitter_kotlin", comment_types=("line_comment", "multiline_comment")
+    ),
+    "swift": GrammarSpec("tree_sitter_swift", comment_types=("comment", "multiline_comment")),
+    "scala": GrammarSpec("tree_sitter_scala"),
+    "bash": GrammarSpec("tree_sitter_bash"),
+}
+
+# Query files shared between dialects: TSX uses the TypeScript queries.
+QUERY_FILE: dict[str, str] = {"tsx": "typescript"}
+
+
+@dataclass(slots=True)
+class Grammar:
+    """A loaded grammar: the language, its compiled query and the capture names it uses."""
+
+    name: str
+    spec: GrammarSpec
+    language: ts.Language
+    query: ts.Query
+
+    def parser(self) -> ts.Parser:
+        return ts.Parser(self.language)
+
+
+_lock = threading.Lock()
+_loaded: dict[str, Grammar | None] = {}
+_errors: dict[str, str] = {}
+
+
+def query_source(language: str) -> str:
+    """The text of a language's query file."""
+    return (QUERY_DIR / f"{QUERY_FILE.get(language, language)}.scm").read_text("utf-8")
+
+
+def load(language: str | None) -> Grammar | None:
+    """The grammar of `language`, or None when there is none (unknown, not installed or its
+    query does not compile; the reason is kept for `unavailable()`)."""
+    if language is None or language not in SPECS:
+        return None
+    with _lock:
+        if language in _loaded:
+            return _loaded[language]
+        spec = SPECS[language]
+        grammar: Grammar | None = None
+        try:
+            module = importlib.import_module(spec.module)
+            lang = ts.Language(getattr(module, spec.entry)())
+            grammar = Grammar(language, spec, lang, ts.Query(lang, query_source(language)))
+        except (ImportError, AttributeError, OSError, ValueError, ts.QueryError) as exc:
+            _errors[language] = f"{type(exc).__name__}: {exc}"
+        _loaded[language] = grammar
+        return grammar
+
+
+def available() -> list[str]:
+    """Languages whose grammar loads here."""
+    return [name for name in SPECS if load(name) is not None]
+
+
+def unavailable() -> dict[str, str]:
+    """Languages that have a spec but whose grammar failed to load, with the reason."""
+    for name in SPECS:
+        load(name)
+    return dict(_errors)

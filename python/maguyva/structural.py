@@ -1,0 +1,94 @@
+"""The structural modality: extraction of every file (definitions, imports, calls, references
+and syntax-aware chunks) and the symbol index that answers "where is X defined".
+
+The indexer calls `extract_repository` once per index build; the chunks and the extraction it
+returns feed every modality. `MODALITY.build` then writes the symbol index from that extraction
+(no re-parsing) and `MODALITY.open` loads it for search.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .extract import grammars
+from .extract.driver import DEFAULT_BUDGET_S, extract_files
+from .extract.symbols import StructuralSearcher, build_index, load_index
+from .extract_types import FileExtraction
+from .model import Chunk, SourceFile
+from .retriever import BuildContext
+
+__all__ = ["MODALITY", "StructuralModality", "StructuralSearcher", "extract_repository"]
+
+
+def extract_repository(
+    root: Path,
+    files: list[SourceFile],
+    config: dict[str, Any],
+    progress: Callable[[str, int, int], None] = lambda phase, done, total: None,
+) -> tuple[dict[str, FileExtraction], list[Chunk], dict[str, Any]]:
+    """Extract every file of `files` under `root` on all cores.
+
+    Returns the extraction per path, the chunks of every file (syntax-aware where a grammar
+    exists, line windows otherwise) and a JSON-able report. Config keys: `jobs` (worker
+    processes; default all cores), `structural_budget_s` (per-file time budget, default 5).
+    """
+    started = time.monotonic()
+    jobs = config.get("jobs")
+    budget = float(config.get("structural_budget_s", DEFAULT_BUDGET_S))
+    extraction: dict[str, FileExtraction] = {}
+    chunks: list[Chunk] = []
+    languages: dict[str, dict[str, int]] = {}
+    problems: list[dict[str, str]] = []
+    slowest: list[tuple[float, str]] = []
+    for result in extract_files(root, files, jobs=jobs, budget_s=budget, progress=progress):
+        ex = result.extraction
+        extraction[ex.path] = ex
+        chunks.extend(result.chunks)
+        stats = languages.setdefault(
+            ex.language or "unknown",
+            {"files": 0, "bytes": 0, "definitions": 0, "imports": 0, "calls": 0, "chunks": 0},
+        )
+        stats["files"] += 1
+        stats["bytes"] += result.size
+        stats["definitions"] += len(ex.definitions)
+        stats["imports"] += len(ex.imports)
+        stats["calls"] += len(ex.calls)
+        stats["chunks"] += len(result.chunks)
+        if result.status not in ("ok", "no_grammar"):
+            problems.append(
+                {"path": ex.path, "status": result.status, "detail": result.detail or ""}
+            )
+        slowest.append((result.seconds, ex.path))
+    slowest.sort(reverse=True)
+    report = {
+        "files": len(extraction),
+        "chunks": len(chunks),
+        "languages": dict(sorted(languages.items())),
+        "failed": sorted(problems, key=lambda p: p["path"]),
+        "timed_out": sum(1 for p in problems if p["status"] == "timeout"),
+        "budget_s": budget,
+        "grammars_unavailable": grammars.unavailable(),
+        "slowest": [{"path": p, "seconds": round(s, 4)} for s, p in slowest[:5]],
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    return extraction, chunks, report
+
+
+class StructuralModality:
+    """Build and open the symbol index (`<generation>/structural/`)."""
+
+    name: ClassVar[str] = "structural"
+
+    def build(self, ctx: BuildContext) -> dict[str, Any]:
+        """Write the symbol index from the extraction the indexer already computed."""
+        return build_index(ctx.out_dir / self.name, ctx.extraction, ctx.chunks)
+
+    def open(self, gen_dir: Path, manifest: dict[str, Any]) -> StructuralSearcher:
+        """Load the symbol index; `ModalityUnavailable` when it was not built."""
+        return load_index(gen_dir / self.name)
+
+
+MODALITY = StructuralModality()
