@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from maguyva.errors import BadQueryError
 from maguyva.routing import WEIGHTS, plan_query
 

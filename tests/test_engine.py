@@ -1,0 +1,102 @@
+"""End-to-end through the engine and the CLI on a small real corpus (stdlib modules)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from maguyva.engine import Engine
+from maguyva.errors import BadQueryError
+from maguyva.indexer import build_index
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+CORPUS_FILES = ["json/__init__.py", "json/decoder.py", "json/encoder.py", "json/scanner.py",
+                "shlex.py", "textwrap.py", "fnmatch.py"]  # fmt: skip
+NO_SEMANTIC = {"modalities": ["text", "structural", "graph"]}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    for rel in CORPUS_FILES:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(STDLIB / rel, root / rel)
+    build_index(root, config=NO_SEMANTIC)
+    return root
+
+
+@pytest.fixture(scope="module")
+def engine(corpus: Path) -> Engine:
+    return Engine.open(corpus)
+
+
+def test_response_carries_everything_the_spec_lists(engine: Engine):
+    response = engine.search("how does the decoder scan strings", limit=5)
+    assert response.intent == "understand_code" and response.confidence == 0.75
+    assert response.fusion_strategy == "rrf" and response.preset == "default"
+    assert response.k == 40
+    assert set(response.weights) == {"semantic", "text", "structural"}
+    assert "semantic" in response.unavailable  # selected, not built: reported, not skipped
+    assert response.total_ms > 0 and "classify" in response.timings_ms
+    data = json.loads(json.dumps(response.to_dict()))
+    assert data["results"] == [] or {
+        "path",
+        "start_line",
+        "end_line",
+        "provenance",
+        "boost",
+    } <= set(data["results"][0])
+
+
+def test_results_are_one_per_file_and_explained(engine: Engine):
+    response = engine.search("split shell words quotes", preset="thorough", limit=10)
+    paths = [r.path for r in response.results]
+    assert len(paths) == len(set(paths))
+    for result in response.results:
+        assert result.provenance, result
+        total = sum(p.contribution for p in result.provenance) * result.boost
+        assert result.score == pytest.approx(total * (0.5 if result.demoted else 1.0))
+
+
+def test_missing_modality_is_reported_unavailable(corpus: Path, tmp_path: Path):
+    index_dir = tmp_path / "idx"
+    build_index(corpus, config={"modalities": ["text"], "index_dir": str(index_dir)})
+    response = Engine.open(corpus, index_dir).search("where is JSONDecoder defined")
+    assert "structural" in response.unavailable
+    assert any("fell back" in note for note in response.notes)
+
+
+def test_bad_options_are_clear_errors(engine: Engine):
+    with pytest.raises(BadQueryError):
+        engine.search("x", limit=0)
+    with pytest.raises(BadQueryError):
+        engine.search("x", colour="red")
+    with pytest.raises(BadQueryError):
+        engine.search("   ")
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "maguyva.cli", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_cli_exit_codes_and_explain(corpus: Path, tmp_path: Path):
+    explained = run_cli("search", "JSONDecoder", "--explain", cwd=corpus)
+    assert explained.returncode in (0, 1), explained.stderr
+    for field in ("intent: find_definition", "strategy:", "preset:", "modalities:", "target:"):
+        assert field in explained.stdout
+    as_json = run_cli("search", "JSONDecoder", "--json", cwd=corpus)
+    assert json.loads(as_json.stdout)["intent"] == "find_definition"
+    bad = run_cli("search", "x", "--preset", "turbo", cwd=corpus)
+    assert bad.returncode == 2
+    missing = run_cli("search", "anything", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "no index" in missing.stderr and "Traceback" not in missing.stderr
