@@ -1,0 +1,64 @@
+"""PageRank and degree at index time, and their scaling into the boost's `c`.
+
+The fusion boost is `min(1 + 0.3 ln(1 + c), 1.5)`; it reaches its cap at
+`c = C_MAX = e^(5/3) - 1 ≈ 4.29`. Raw PageRank is heavy-tailed and its magnitude depends on the
+size of the graph, so it is not used directly. Instead, each definition's weighted PageRank is
+turned into its percentile `q` among the repository's definitions (ties share the lower
+percentile, so every never-referenced leaf gets `q = 0`), and
+
+    c = C_MAX * q ** SHAPE
+
+With SHAPE = 3.4 the median definition gets a boost of about 1.10, the 90th percentile about
+1.42 and the top 1% the cap: a hub outranks a leaf at equal relevance, and a leaf is never
+penalised below 1.0. docs/graph.md shows the measured distribution on real corpora.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import rustworkx as rx
+
+C_MAX = math.exp(5.0 / 3.0) - 1.0
+SHAPE = 3.4
+ALPHA = 0.85
+
+
+def boost(c: float | np.ndarray) -> float | np.ndarray:
+    """The fusion formula, for documentation and tests (fusion itself lives in Rust)."""
+    return np.minimum(1.0 + 0.3 * np.log1p(c), 1.5)
+
+
+def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Weighted PageRank over dependency edges (dependent -> dependency), with rustworkx."""
+    graph = rx.PyDiGraph(multigraph=False)
+    graph.add_nodes_from(range(n))
+    graph.extend_from_weighted_edge_list(
+        list(zip(src.tolist(), dst.tolist(), weight.tolist(), strict=True))
+    )
+    scores = rx.pagerank(graph, alpha=ALPHA, weight_fn=float, tol=1e-8, max_iter=200)
+    out = np.zeros(n, dtype=np.float64)
+    for node, value in scores.items():
+        out[node] = value
+    return out
+
+
+def percentile_scale(raw: np.ndarray, population: np.ndarray) -> np.ndarray:
+    """Scale `raw` scores to `c` by their percentile among `raw[population]`."""
+    c = np.zeros(len(raw), dtype=np.float32)
+    pop = np.sort(raw[population])
+    if len(pop) == 0:
+        return c
+    below = np.searchsorted(pop, raw, side="left")
+    q = below / max(len(pop) - 1, 1)
+    c[:] = C_MAX * np.clip(q, 0.0, 1.0) ** SHAPE
+    return c
+
+
+def strongly_connected(n: int, src: np.ndarray, dst: np.ndarray) -> list[list[int]]:
+    """Components of more than one node (mutual recursion, import cycles), each once."""
+    graph = rx.PyDiGraph(multigraph=False)
+    graph.add_nodes_from(range(n))
+    graph.extend_from_edge_list(list(zip(src.tolist(), dst.tolist(), strict=True)))
+    return [sorted(c) for c in rx.strongly_connected_components(graph) if len(c) > 1]

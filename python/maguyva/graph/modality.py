@@ -1,0 +1,47 @@
+"""GraphModality: the build side (from the structural extraction) and the loader."""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..errors import ModalityUnavailable
+from ..extract_types import FileExtraction
+from ..retriever import BuildContext
+from . import store
+from .build import build_graph
+from .searcher import GraphSearcher
+
+
+class GraphModality:
+    """Builds `<generation>/graph/graph.bin` and opens it as a `GraphSearcher`."""
+
+    name: ClassVar[str] = "graph"
+
+    def build(self, ctx: BuildContext) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        extraction: dict[str, FileExtraction] = {
+            p: e for p, e in (ctx.extraction or {}).items() if isinstance(e, FileExtraction)
+        }
+        ctx.progress("graph", 0, 1)
+        arrays, strings, report = build_graph(extraction, ctx.chunks)
+        meta = {
+            "report": report,
+            "languages": sorted({e.language or "" for e in extraction.values()}),
+        }
+        size = store.write(Path(ctx.out_dir) / self.name, arrays, strings, meta)
+        ctx.progress("graph", 1, 1)
+        report["bytes"] = size
+        report["build_s"] = round(time.perf_counter() - t0, 3)
+        report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        if not extraction:
+            report["note"] = "no structural extraction: the graph is empty"
+        return report
+
+    def open(self, gen_dir: Path, manifest: dict[str, Any] | None = None) -> GraphSearcher:
+        path = Path(gen_dir) / self.name
+        if not (path / store.FILE_NAME).exists():
+            raise ModalityUnavailable(f"graph modality not built in {gen_dir}")
+        return GraphSearcher.open(Path(gen_dir), manifest)

@@ -1,0 +1,212 @@
+"""Read-side graph: name lookup, callers, callees, references and impact over the stored CSR
+arrays. Everything heavy was done at build time; a query is a few array slices and a bounded
+breadth-first walk, so it holds the GIL only briefly."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import store
+from .build import FLAG_CYCLE, FLAG_TEST
+from .resolve import split_chain
+from .schema import DEPENDENCY_KINDS, EdgeKind, NodeKind
+
+MAX_DEPTH = 10
+MAX_VISITED = 20000  # a walk that reaches this many nodes stops (and says so)
+
+
+@dataclass(slots=True)
+class Site:
+    """One dependent reached by a walk: the node, its distance and best path confidence, and
+    the lines in its file where it uses what it depends on."""
+
+    node: int
+    distance: int
+    confidence: float
+    lines: set[int] = field(default_factory=set)
+    via: int = -1  # the node it depends on (one step closer to the target)
+    edge_kinds: set[str] = field(default_factory=set)
+
+
+class GraphIndex:
+    """The loaded graph of one generation. Immutable and safe to share between threads."""
+
+    def __init__(self, sections: dict[str, np.ndarray], meta: dict) -> None:
+        s = sections
+        self.meta = meta
+        self.kind = s["node_kind"]
+        self.file = s["node_file"]
+        self.start = s["node_start"]
+        self.end = s["node_end"]
+        self.dkind = s["node_dkind"]
+        self.flags = s["node_flags"]
+        self.pagerank = s["node_pr"]
+        self.indegree = s["node_indeg"]
+        self.c = s["node_c"]
+        self.scc = s["node_scc"]
+        self.e_src, self.e_dst, self.e_kind = s["edge_src"], s["edge_dst"], s["edge_kind"]
+        self.e_conf, self.e_lptr, self.e_lines = s["edge_conf"], s["edge_lptr"], s["edge_lines"]
+        self.rev_ptr, self.rev_idx = s["rev_ptr"], s["rev_idx"]
+        self.fwd_ptr, self.fwd_idx = s["fwd_ptr"], s["fwd_idx"]
+        self.file_node = s["file_node"]
+        self.module_of_file = s["module_of_file"]
+        self.file_cycle = s["file_cycle"]
+        self.path_c = s["path_c"]
+        self.names = store.strings(s, "node_name").all()
+        self.qnames = store.strings(s, "node_qname").all()
+        self.paths = store.strings(s, "paths").all()
+        self.def_kinds = store.strings(s, "def_kinds").all()
+        self.module_names = store.strings(s, "module_names").all()
+        self.path_index = {p: i for i, p in enumerate(self.paths)}
+        chunk_ids = store.strings(s, "chunk_ids").all()
+        self.chunk_c = dict(zip(chunk_ids, s["chunk_c"].tolist(), strict=True))
+        self.by_name: dict[str, list[int]] = {}
+        self.by_lower: dict[str, list[int]] = {}
+        lookup_kinds = (NodeKind.DEFINITION, NodeKind.EXTERNAL, NodeKind.MODULE)
+        for node in np.flatnonzero(np.isin(self.kind, lookup_kinds)).tolist():
+            self.by_name.setdefault(self.names[node], []).append(node)
+            self.by_lower.setdefault(self.names[node].lower(), []).append(node)
+
+    # -- identity ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def path_of(self, node: int) -> str:
+        f = int(self.file[node])
+        return self.paths[f] if f >= 0 else ""
+
+    def full_name(self, node: int) -> str:
+        """Module-qualified name: `json.decoder.JSONDecoder.decode`; externals as written."""
+        kind = self.kind[node]
+        if kind == NodeKind.DEFINITION:
+            module = self.module_names[int(self.file[node])].replace("::", ".").replace("/", ".")
+            return f"{module}.{self.qnames[node]}" if module else self.qnames[node]
+        return self.qnames[node]
+
+    def def_kind(self, node: int) -> str:
+        return self.def_kinds[int(self.dkind[node])] or NodeKind(int(self.kind[node])).name.lower()
+
+    def is_test(self, node: int) -> bool:
+        return bool(self.flags[node] & FLAG_TEST)
+
+    def in_cycle(self, node: int) -> bool:
+        return bool(self.flags[node] & FLAG_CYCLE)
+
+    def edge_lines(self, edge: int) -> list[int]:
+        return self.e_lines[self.e_lptr[edge] : self.e_lptr[edge + 1]].tolist()
+
+    # -- lookup ---------------------------------------------------------------------------
+
+    def find(self, target: str) -> list[int]:
+        """Definitions (else modules, else external nodes) named by `target`: a bare name, a
+        qualified name (`Session.request`), a module-qualified one (`pkg.mod.func`), or a
+        path (`pkg/mod.py`). Best candidates first (non-test, most central)."""
+        target = target.strip().strip("`'\"").removesuffix("()")
+        if not target:
+            return []
+        if target in self.path_index:
+            return [int(self.file_node[self.path_index[target]])]
+        parts = [p for p in split_chain(target) if p and "(" not in p]
+        if not parts:
+            return []
+        last, dotted = parts[-1], ".".join(parts)
+        cands = self.by_name.get(last, [])
+        if not cands:
+            cands = self.by_lower.get(last.lower(), [])
+        if len(parts) > 1:
+            cands = [
+                n
+                for n in cands
+                if self.full_name(n) == dotted
+                or self.full_name(n).endswith("." + dotted)
+                or self.qnames[n].replace("::", ".") == dotted
+            ]
+        defs = [n for n in cands if self.kind[n] == NodeKind.DEFINITION]
+        mods = [n for n in cands if self.kind[n] == NodeKind.MODULE]
+        chosen = defs or mods or [n for n in cands if self.kind[n] == NodeKind.EXTERNAL]
+        return sorted(chosen, key=lambda n: (self.is_test(n), -float(self.c[n]), n))
+
+    # -- walks ------------------------------------------------------------------------------
+
+    def _neighbours(self, node: int, reverse: bool):
+        ptr, idx = (self.rev_ptr, self.rev_idx) if reverse else (self.fwd_ptr, self.fwd_idx)
+        for edge in idx[ptr[node] : ptr[node + 1]].tolist():
+            other = int(self.e_src[edge] if reverse else self.e_dst[edge])
+            yield edge, other, int(self.e_kind[edge]), float(self.e_conf[edge])
+
+    def walk_dependents(
+        self,
+        seeds: list[int],
+        depth: int,
+        kinds: frozenset[int] = DEPENDENCY_KINDS,
+        min_confidence: float = 0.0,
+        through_files: bool = False,
+    ) -> tuple[dict[int, Site], bool]:
+        """Reverse reachability from `seeds` up to `depth` hops over edges of `kinds`, best
+        confidence first (a Dijkstra on -log confidence within each distance). Module-level
+        code (file nodes) is reported but not walked through unless `through_files`: a file
+        that imports or calls X does not make every importer of that file depend on X.
+        Returns (sites by node, truncated). Cycles terminate: each node is reported once."""
+        depth = max(1, min(depth, MAX_DEPTH))
+        seen: dict[int, Site] = {}
+        seed_set = set(seeds)
+        truncated = False
+        expanded: set[int] = set()
+        # Expand in order of (distance, -confidence) so each node keeps its best path.
+        queue = [(0, -1.0, s) for s in seeds]
+        heapq.heapify(queue)
+        while queue:
+            dist, negconf, node = heapq.heappop(queue)
+            if node in expanded or dist >= depth:
+                continue
+            expanded.add(node)
+            if node in seen:
+                negconf = -seen[node].confidence
+            if (
+                node not in seed_set
+                and not through_files
+                and self.kind[node] != NodeKind.DEFINITION
+            ):
+                continue
+            starts = [node]
+            if self.kind[node] == NodeKind.FILE and through_files:
+                mod = int(self.module_of_file[int(self.file[node])])
+                if mod >= 0:
+                    starts.append(mod)
+            for start in starts:
+                for edge, other, kind, conf in self._neighbours(start, reverse=True):
+                    if kind not in kinds or conf < min_confidence or other in seed_set:
+                        continue
+                    pconf = -negconf * conf
+                    site = seen.get(other)
+                    if site is None:
+                        if len(seen) >= MAX_VISITED:
+                            truncated = True
+                            continue
+                        site = Site(other, dist + 1, pconf, via=start)
+                        seen[other] = site
+                        heapq.heappush(queue, (dist + 1, -pconf, other))
+                    elif site.distance == dist + 1 and pconf > site.confidence:
+                        site.confidence, site.via = pconf, start
+                    if site.distance == dist + 1:
+                        site.lines.update(self.edge_lines(edge))
+                        site.edge_kinds.add(EdgeKind(kind).name.lower())
+        return seen, truncated
+
+    def callees(self, node: int) -> list[tuple[int, float, list[int]]]:
+        """Direct callees of `node`: (callee, confidence, call lines), best first."""
+        out = [
+            (other, conf, self.edge_lines(edge))
+            for edge, other, kind, conf in self._neighbours(node, reverse=False)
+            if kind == EdgeKind.CALLS
+        ]
+        return sorted(out, key=lambda x: (-x[1], x[2][:1], x[0]))
+
+    def cycle_members(self, node: int) -> list[int]:
+        if self.scc[node] < 0:
+            return []
+        return np.flatnonzero(self.scc == self.scc[node]).tolist()

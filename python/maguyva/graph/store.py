@@ -1,0 +1,142 @@
+"""The on-disk format of the graph: one file of named numpy sections with a checksum.
+
+Layout of `graph/graph.bin`:
+
+    magic  b"MGVGRAPH"            8 bytes
+    u32    format version
+    u32    header length H
+    H      header: JSON {"meta": {...}, "sections": [[name, dtype, length, offset], ...]}
+    ...    sections, each 8-byte aligned, raw little-endian arrays
+    32     blake2b-256 digest of everything before it
+
+Strings are stored as one UTF-8 blob plus an int64 offsets array (`<name>.blob`,
+`<name>.off`), so that opening is a read and a few `np.frombuffer` views, with no parsing.
+
+Format history:
+1. first version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import CorruptIndexError, IndexVersionError, ModalityUnavailable
+
+MAGIC = b"MGVGRAPH"
+VERSION = 1
+FILE_NAME = "graph.bin"
+DIGEST_BYTES = 32
+
+
+def pack_strings(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+class StringTable:
+    """Lazy view of a packed string list."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray) -> None:
+        self._blob = blob.tobytes()
+        self._off = offsets.tolist()
+
+    def __len__(self) -> int:
+        return len(self._off) - 1
+
+    def __getitem__(self, i: int) -> str:
+        return self._blob[self._off[i] : self._off[i + 1]].decode("utf-8", "surrogatepass")
+
+    def all(self) -> list[str]:
+        blob, off = self._blob, self._off
+        return [
+            blob[off[i] : off[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(self))
+        ]
+
+
+def write(
+    directory: Path,
+    arrays: dict[str, np.ndarray],
+    strings: dict[str, list[str]],
+    meta: dict[str, Any],
+) -> int:
+    """Write the graph file atomically; return its size in bytes."""
+    sections: dict[str, np.ndarray] = dict(arrays)
+    for name, values in strings.items():
+        sections[f"{name}.blob"], sections[f"{name}.off"] = pack_strings(values)
+    table = []
+    offset = 0
+    for name, arr in sections.items():
+        arr = np.ascontiguousarray(arr)
+        dtype = arr.dtype.newbyteorder("<").str
+        table.append([name, dtype, int(arr.size), offset])
+        offset += (arr.nbytes + 7) // 8 * 8
+    header = json.dumps({"meta": meta, "sections": table}, separators=(",", ":")).encode()
+    head = MAGIC + struct.pack("<II", VERSION, len(header)) + header
+    head += b"\0" * ((-len(head)) % 8)
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / (FILE_NAME + ".tmp")
+    digest = hashlib.blake2b(digest_size=DIGEST_BYTES)
+    with open(tmp, "wb") as fh:
+        for chunk in _chunks(head, sections):
+            digest.update(chunk)
+            fh.write(chunk)
+        fh.write(digest.digest())
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, directory / FILE_NAME)
+    return (directory / FILE_NAME).stat().st_size
+
+
+def _chunks(head: bytes, sections: dict[str, np.ndarray]):
+    yield head
+    for arr in sections.values():
+        data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+        yield data
+        if len(data) % 8:
+            yield b"\0" * (8 - len(data) % 8)
+
+
+def read(directory: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Read and verify the graph file: (sections, meta)."""
+    path = directory / FILE_NAME
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ModalityUnavailable(f"graph not built in this index ({path} missing)") from exc
+    if len(data) < len(MAGIC) + 8 + DIGEST_BYTES or data[: len(MAGIC)] != MAGIC:
+        raise CorruptIndexError(f"{path}: not a Maguyva graph file")
+    version, hlen = struct.unpack_from("<II", data, len(MAGIC))
+    if version != VERSION:
+        raise IndexVersionError(f"{path}: graph format {version}, this Maguyva reads {VERSION}")
+    body, digest = data[:-DIGEST_BYTES], data[-DIGEST_BYTES:]
+    if hashlib.blake2b(body, digest_size=DIGEST_BYTES).digest() != digest:
+        raise CorruptIndexError(f"{path}: checksum mismatch (file damaged or truncated)")
+    start = len(MAGIC) + 8
+    try:
+        header = json.loads(body[start : start + hlen])
+    except ValueError as exc:
+        raise CorruptIndexError(f"{path}: unreadable header") from exc
+    base = start + hlen + (-(start + hlen)) % 8
+    buf = memoryview(body)
+    sections: dict[str, np.ndarray] = {}
+    for name, dtype, size, offset in header["sections"]:
+        dt = np.dtype(dtype)
+        end = base + offset + size * dt.itemsize
+        if end > len(body):
+            raise CorruptIndexError(f"{path}: section {name} past end of file")
+        sections[name] = np.frombuffer(buf[base + offset : end], dtype=dt)
+    return sections, header["meta"]
+
+
+def strings(sections: dict[str, np.ndarray], name: str) -> StringTable:
+    return StringTable(sections[f"{name}.blob"], sections[f"{name}.off"])
