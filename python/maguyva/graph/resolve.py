@@ -94,6 +94,7 @@ class GraphBuilder:
         self.children: dict[int, dict[str, int]] = {}  # class node -> member name -> node
         self.parent: dict[int, int] = {}
         self.bases: dict[int, list[str]] = {}
+        self.owner_name: dict[int, str] = {}  # method -> name of its class / receiver type
         self._memo_unit: dict[tuple[str, str], Binding | None] = {}
         self._memo_import: dict[tuple[int, str], Binding | None] = {}
         self._busy: set[tuple] = set()
@@ -168,8 +169,11 @@ class GraphBuilder:
                     self.bases[node] = list(d.bases)
             for d in defs:
                 node = scope.defs[d.qualified_name]
-                parent = scope.defs.get(d.parent) if d.parent else None
-                if parent is None and d.parent is None:
+                owner = d.parent or _qualifier(d.qualified_name, d.name)
+                parent = scope.defs.get(owner) if owner else None
+                if owner:
+                    self.owner_name[node] = owner.rsplit(".", 1)[-1]
+                if parent is None and owner is None:
                     scope.top.setdefault(d.name, node)
                     self.edge(fnode, node, EdgeKind.CONTAINS, 1.0, d.start_line)
                 else:
@@ -178,7 +182,7 @@ class GraphBuilder:
                     if parent is not None:
                         self.parent[node] = parent
                         self.children.setdefault(parent, {}).setdefault(d.name, node)
-                if self._is_method(d, parent):
+                if self._is_method(d, parent) or (owner and parent is None):
                     self.methods.setdefault(d.name, []).append(node)
             for imp in ex.imports:
                 if imp.name == "*" and not imp.alias:
@@ -281,7 +285,9 @@ class GraphBuilder:
                 return self._walk(("unit", unit), rest)[0]
             return ("unit", unit)
         if unit is None:
-            return ("ext", f"{ext_name}.{imp.name}" if ext_name else imp.name)
+            if imp.name == "default" or not ext_name:
+                return ("ext", ext_name or imp.name)
+            return ("ext", f"{ext_name}.{imp.name}")
         target = self._walk(("unit", unit), rest)[0] if rest else ("unit", unit)
         if target is None or target[0] != "unit":
             return self._walk(target, [imp.name])[0] if target else None
@@ -322,21 +328,19 @@ class GraphBuilder:
         cname = self.nodes[cls].name
         for cand in self.methods.get(name, []):
             parent = self.parent.get(cand)
-            if (
-                parent is not None
-                and parent != cls
-                and self.nodes[parent].name == cname
-                and self.nodes[parent].def_kind in CLASS_KINDS
-            ):
+            if parent != cls and self.owner_name.get(cand) == cname:
                 return cand
         return None
 
     def resolved_bases(self, cls: int) -> list[int]:
         out = []
         for base in self.bases.get(cls, []):
-            b = self.resolve_name(self.nodes[cls].file, self._enclosing_qname(cls), base)
-            if b is not None and b[0][0] == "def" and b[0][1] != cls:
-                out.append(int(b[0][1]))
+            res = self.resolve_name(self.nodes[cls].file, self._enclosing_qname(cls), base)
+            if res is None or not res[1]:
+                continue
+            kind, value = res[0][0][0]
+            if kind == "def" and value != cls:
+                out.append(int(value))  # type: ignore[call-overload]
         return out
 
     def _enclosing_qname(self, node: int) -> str | None:
@@ -353,7 +357,12 @@ class GraphBuilder:
             caller = caller.rpartition(".")[0]
         node = scope.top.get(name)
         imported = scope.imports.get(name)
-        if node is not None and not (imported and imported[-1][0] > self.nodes[node].start):
+        if node is not None and not (
+            imported
+            and (
+                imported[-1][0] > self.nodes[node].start or self.nodes[node].def_kind == "variable"
+            )
+        ):
             return ("def", node), CONF_LOCAL
         if imported:
             b = self.import_binding(fid, name)
@@ -537,6 +546,13 @@ class GraphBuilder:
                     self.edge(
                         src, self._target(b), EdgeKind.REFERENCES, conf * REFERENCE_FACTOR, ref.line
                     )
+
+
+def _qualifier(qualified_name: str, name: str) -> str | None:
+    """`Store.Get` (a Go method, no parent recorded) -> `Store`."""
+    if qualified_name.endswith("." + name):
+        return qualified_name[: -len(name) - 1]
+    return None
 
 
 def split_chain(written: str) -> list[str]:
