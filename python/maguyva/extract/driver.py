@@ -62,7 +62,7 @@ def extract_source(
         chunks = syntax_chunks(path, text, extraction.definitions, parsed.breaks, parsed.doc_starts)
     except BudgetExceeded as exc:
         status, detail = "timeout", f"time budget of {budget_s:g}s exceeded ({exc})"
-    except (RecursionError, MemoryError, ValueError, IndexError, UnicodeError) as exc:
+    except Exception as exc:  # one file must never fail the index: report it instead
         status, detail = "error", f"{type(exc).__name__}: {exc}"
     if status != "ok":
         extraction = FileExtraction(path, language, error=detail)

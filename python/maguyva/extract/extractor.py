@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from ..extract_types import Call, Definition, FileExtraction, Reference
+from ..extract_types import Call, Definition, FileExtraction, Import, Reference
 from . import imports as import_shapes
 from .grammars import Grammar
 
@@ -62,6 +62,7 @@ def _text(data: bytes, node: ts.Node) -> str:
 
 
 _PARENS = re.compile(r"\([^()]*\)")
+_ANGLES = re.compile(r"<[^<>()]*>")
 _SPACE = re.compile(r"\s+")
 
 
@@ -69,7 +70,7 @@ def normalize_callee(text: str) -> str:
     """`a.b(x, y).c` -> `a.b().c`; whitespace removed; long chains cut."""
     text = _SPACE.sub("", text)
     for _ in range(8):
-        reduced = _PARENS.sub("()", text)
+        reduced = _ANGLES.sub("", _PARENS.sub("()", text))
         if reduced == text:
             break
         text = reduced
@@ -106,7 +107,7 @@ def extract(
         raise BudgetExceeded("query")
 
     defs: dict[int, _Def] = {}  # keyed by the name node's start byte: keeps the widest match
-    call_nodes: list[tuple[ts.Node, ts.Node]] = []
+    call_nodes: list[tuple[int, int, ts.Node]] = []  # call start, callee start, callee
     ref_nodes: list[ts.Node] = []
     import_matches: list[dict[str, list[ts.Node]]] = []
     for number, (_pattern, caps) in enumerate(matches):
@@ -120,7 +121,9 @@ def extract(
         if main is not None:
             _add_def(defs, data, main, caps)
         elif "call" in caps and "callee" in caps:
-            call_nodes.append((caps["call"][0], caps["callee"][0]))
+            callee = caps["callee"][0]
+            first = caps["callee.object"][0] if "callee.object" in caps else callee
+            call_nodes.append((caps["call"][0].start_byte, first.start_byte, callee))
         elif "import" in caps:
             import_matches.append(caps)
         elif "reference" in caps:
@@ -155,28 +158,35 @@ def extract(
 
     enclosing = _Enclosing([d for d in real if d.kind not in _NON_SCOPES])
     seen_calls: set[tuple[int, int]] = set()
-    for call, callee in sorted(call_nodes, key=lambda c: c[1].start_byte):
-        key = (callee.start_byte, callee.end_byte)
+    for call_start, first, callee in sorted(call_nodes, key=lambda c: c[1]):
+        key = (first, callee.end_byte)
         if key in seen_calls:
             continue
         seen_calls.add(key)
-        name = normalize_callee(_text(data, callee))
+        name = normalize_callee(data[first : callee.end_byte].decode("utf-8", "replace"))
         if name:
-            owner = enclosing.at(call.start_byte)
+            owner = enclosing.at(call_start)
             extraction.calls.append(Call(name, callee.start_point[0] + 1, owner))
     seen_refs: set[tuple[str, int]] = set()
-    called = {c[1].start_byte for c in call_nodes}
+    called = {c[2].start_byte for c in call_nodes}
     for node in sorted(ref_nodes, key=lambda n: n.start_byte):
         if node.start_byte in called:
             continue
         name = _SPACE.sub("", _text(data, node))[:MAX_CALLEE]
         line = node.start_point[0] + 1
-        if not name or (name, line) in seen_refs:
+        if not name or name in _SELF or (name, line) in seen_refs:
             continue
         seen_refs.add((name, line))
         extraction.references.append(Reference(name, line, enclosing.at(node.start_byte)))
+    by_statement: dict[int, list[Import]] = {}
     for caps in import_matches:
-        extraction.imports.extend(import_shapes.build(grammar.name, data, caps))
+        found = import_shapes.build(grammar.name, data, caps)
+        by_statement.setdefault(caps["import"][0].start_byte, []).extend(found)
+    for found in by_statement.values():
+        if any(i.name == "*" for i in found):  # `import a.*` also matches the plain pattern
+            found = [i for i in found if i.name == "*"]
+        unique = dict.fromkeys((i.module, i.name, i.alias, i.line, i.level) for i in found)
+        extraction.imports.extend(Import(*fields) for fields in unique)
     extraction.imports.sort(key=lambda i: (i.line, i.module, i.name or ""))
 
     breaks = {child.start_point[0] + 1 for child in root.named_children}
@@ -187,10 +197,11 @@ def extract(
 
 
 _NON_SCOPES = frozenset({"variable", "field", "constant"})
+_SELF = frozenset({"self", "this", "cls", "Self", "super", "$this"})
 
 
 def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list[ts.Node]]) -> None:
-    node = caps[main][0]
+    node = _outer(caps[main][0])
     name_nodes = caps.get("name") or caps.get("scope.name")
     if not name_nodes:
         return
@@ -198,6 +209,11 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
     key = name_node.start_byte
     old = defs.get(key)
     if old is not None and (old.end_byte - old.start_byte) >= (node.end_byte - node.start_byte):
+        if old.node == node:  # the same definition matched again (one match per base)
+            for base in caps.get("base", []):
+                text = _strip_generics(_SPACE.sub("", _text(data, base)))
+                if text not in old.bases:
+                    old.bases.append(text)
         return
     raw = _SPACE.sub("", _text(data, name_node))
     parts = [p for p in re.split(r"::|\.", raw) if p] or [raw]
@@ -223,9 +239,13 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
     for base in caps.get("base", []):
         d.bases.append(_SPACE.sub("", _text(data, base)))
     for container in caps.get("bases", []):
-        for child in container.named_children:
-            if child.type not in ("keyword_argument", "comment"):
-                d.bases.append(_SPACE.sub("", _text(data, child)))
+        children = list(container.named_children)
+        while children:
+            child = children.pop(0)
+            if child.type.endswith(("_clause", "_list", "superclass", "interfaces", "specifier")):
+                children[:0] = child.named_children  # extends/implements clauses: one level in
+            elif child.type not in ("keyword_argument", "comment", "type_arguments"):
+                d.bases.append(_strip_generics(_SPACE.sub("", _text(data, child))))
     defs[key] = d
 
 
@@ -304,6 +324,20 @@ _BODY_TYPES = frozenset(
 )  # fmt: skip
 
 
+def _outer(node: ts.Node) -> ts.Node:
+    """Climb wrappers that hold only this definition (`type X struct` in Go, `export`,
+    `const f = () => ...`) so that doc comments and the chunk start at the real start."""
+    parent = node.parent
+    while (
+        parent is not None
+        and parent.type in _WRAPPERS
+        and parent.named_child_count <= 2
+        and node.prev_named_sibling is None
+    ) or (parent is not None and parent.type in _WRAPPERS and parent.named_child_count == 1):
+        node, parent = parent, parent.parent
+    return node
+
+
 def _core(node: ts.Node) -> ts.Node:
     """The definition proper inside wrappers (Python decorators, export statements)."""
     inner = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
@@ -359,20 +393,16 @@ def _doc(grammar: Grammar, data: bytes, d: _Def) -> tuple[str, int | None]:
                 return _clean_docstring(raw)[:MAX_DOC], None
         return "", None
     node = d.node
-    prev = node.prev_sibling
-    while prev is None and node.parent is not None and node.parent.type in _WRAPPERS:
-        node = node.parent
-        prev = node.prev_sibling
+    prev = node.prev_named_sibling
     comments: list[ts.Node] = []
     line = node.start_point[0]
-    while (
-        prev is not None
-        and prev.type in grammar.spec.comment_types
-        and prev.end_point[0] >= line - 1
-    ):
-        comments.append(prev)
+    while prev is not None and prev.end_point[0] >= line - 1:
+        if prev.type in grammar.spec.comment_types:
+            comments.append(prev)
+        elif prev.type not in _ATTRIBUTES or comments:
+            break
         line = prev.start_point[0]
-        prev = prev.prev_sibling
+        prev = prev.prev_named_sibling
     if not comments:
         return "", None
     comments.reverse()
@@ -381,8 +411,13 @@ def _doc(grammar: Grammar, data: bytes, d: _Def) -> tuple[str, int | None]:
 
 
 _WRAPPERS = frozenset(
-    {"export_statement", "decorated_definition", "template_declaration", "ambient_declaration"}
-)
+    {"export_statement", "decorated_definition", "template_declaration", "ambient_declaration",
+     "type_declaration", "const_declaration", "var_declaration", "lexical_declaration",
+     "variable_declaration", "expression_statement", "field_declaration", "property_declaration",
+     "declaration", "type_definition"}
+)  # fmt: skip
+# Siblings between a doc comment and its definition (Rust `#[derive]`, Java/C# attributes).
+_ATTRIBUTES = frozenset({"attribute_item", "attribute_list", "annotation", "marker_annotation"})
 
 
 def _clean_docstring(raw: str) -> str:

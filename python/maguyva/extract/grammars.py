@@ -33,7 +33,7 @@ class GrammarSpec:
     class_kinds: frozenset[str] = field(
         default_factory=lambda: frozenset(
             {"class", "struct", "interface", "trait", "enum", "object", "protocol", "impl",
-             "extension", "record", "module", "namespace", "union"}
+             "extension", "record", "union"}
         )
     )  # fmt: skip
 
@@ -51,16 +51,18 @@ SPECS: dict[str, GrammarSpec] = {
     "csharp": GrammarSpec("tree_sitter_c_sharp"),
     "ruby": GrammarSpec("tree_sitter_ruby"),
     "php": GrammarSpec("tree_sitter_php", "language_php"),
-    "kotlin": GrammarSpec(
-        "tree_sitter_kotlin", comment_types=("line_comment", "multiline_comment")
-    ),
+    "kotlin": GrammarSpec("tree_sitter_kotlin", comment_types=("line_comment", "block_comment")),
     "swift": GrammarSpec("tree_sitter_swift", comment_types=("comment", "multiline_comment")),
     "scala": GrammarSpec("tree_sitter_scala"),
     "bash": GrammarSpec("tree_sitter_bash"),
 }
 
-# Query files shared between dialects: TSX uses the TypeScript queries.
-QUERY_FILE: dict[str, str] = {"tsx": "typescript"}
+# Query files per language when not just `<language>.scm` (dialects share files).
+QUERY_FILES: dict[str, tuple[str, ...]] = {
+    "javascript": ("javascript", "jsx"),
+    "typescript": ("typescript",),
+    "tsx": ("typescript", "jsx"),
+}
 
 
 @dataclass(slots=True)
@@ -82,8 +84,9 @@ _errors: dict[str, str] = {}
 
 
 def query_source(language: str) -> str:
-    """The text of a language's query file."""
-    return (QUERY_DIR / f"{QUERY_FILE.get(language, language)}.scm").read_text("utf-8")
+    """The text of a language's query (its files concatenated)."""
+    names = QUERY_FILES.get(language, (language,))
+    return "\n".join((QUERY_DIR / f"{name}.scm").read_text("utf-8") for name in names)
 
 
 def load(language: str | None) -> Grammar | None:

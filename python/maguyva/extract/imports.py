@@ -29,6 +29,8 @@ def build(language: str, data: bytes, caps: dict[str, list[ts.Node]]) -> list[Im
             Import(module, name, alias, line)
             for module, name, alias in _use_tree(data, caps["import.tree"][0])
         ]
+    if language == "scala":
+        return _scala(data, stmt)
     module = _text(data, caps["import.module"][0]).strip(_QUOTES) if "import.module" in caps else ""
     name = _text(data, caps["import.name"][0]).strip(_QUOTES) if "import.name" in caps else None
     alias = _text(data, caps["import.alias"][0]).strip(_QUOTES) if "import.alias" in caps else None
@@ -99,3 +101,34 @@ def _split(path: str) -> tuple[str, str | None]:
         module, name = path.rsplit("::", 1)
         return module, name
     return path, None
+
+
+def _scala(data: bytes, stmt: ts.Node) -> list[Import]:
+    """`import a.b.c`, `import a.b.{c, d => e}`, `import a.b._` (path fields, then selectors)."""
+    line = stmt.start_point[0] + 1
+    path: list[str] = []
+    out: list[Import] = []
+    for index, child in enumerate(stmt.children):
+        field = stmt.field_name_for_child(index)
+        if field == "path" and child.is_named:
+            path.append(_text(data, child))
+        elif child.type == "namespace_wildcard":
+            out.append(Import(".".join(path), "*", None, line))
+        elif child.type == "namespace_selectors":
+            for sel in child.named_children:
+                if sel.type == "arrow_renamed_identifier":
+                    name, alias = sel.child_by_field_name("name"), sel.child_by_field_name("alias")
+                    out.append(
+                        Import(
+                            ".".join(path),
+                            _text(data, name) if name else None,
+                            _text(data, alias) if alias else None,
+                            line,
+                        )
+                    )
+                elif sel.type in ("identifier", "namespace_wildcard"):
+                    name = "*" if sel.type == "namespace_wildcard" else _text(data, sel)
+                    out.append(Import(".".join(path), name, None, line))
+    if not out and path:
+        out.append(Import(".".join(path[:-1]), path[-1], None, line))
+    return out

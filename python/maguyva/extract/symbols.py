@@ -200,9 +200,12 @@ class StructuralSearcher:
         kind = normalize_kind(query.kind)
         target = (query.target or "").strip()
         ranked: list[tuple[tuple[Any, ...], int]] = []
-        if target and _looks_like_name(target):
+        named = bool(target) and _looks_like_name(target)
+        if named:
             ranked = self._rank_name(target, kind)
-        if query.intent != "find_definition" or not ranked:
+        # A name asked for and not found is an honest empty answer (the engine then fuses);
+        # questions in words also match symbol names and doc comments.
+        if query.intent != "find_definition" or not named:
             seen = {i for _, i in ranked}
             terms = list(query.terms) or ([] if ranked else _WORD.findall(query.text))
             extra = [(key, i) for key, i in self._rank_terms(terms, kind) if i not in seen]

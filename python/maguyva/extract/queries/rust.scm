@@ -1,0 +1,31 @@
+; Rust
+
+(function_item name: (identifier) @name) @definition.function
+(function_signature_item name: (identifier) @name) @declaration.function
+(struct_item name: (type_identifier) @name) @definition.struct
+(union_item name: (type_identifier) @name) @definition.union
+(enum_item name: (type_identifier) @name) @definition.enum
+(trait_item name: (type_identifier) @name) @definition.trait
+(type_item name: (type_identifier) @name) @definition.type
+(mod_item name: (identifier) @name) @definition.module
+(macro_definition name: (identifier) @name) @definition.macro
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
+(field_declaration_list (field_declaration name: (field_identifier) @name) @definition.field)
+(enum_variant_list (enum_variant name: (identifier) @name) @definition.field)
+
+; impl blocks qualify their functions (Type.method) without being definitions
+(impl_item type: [(type_identifier) @scope.name
+                  (generic_type type: (type_identifier) @scope.name)
+                  (scoped_type_identifier name: (type_identifier) @scope.name)]) @scope
+
+(use_declaration argument: (_) @import.tree) @import
+(extern_crate_declaration name: (identifier) @import.module alias: (identifier)? @import.alias) @import
+
+(call_expression function: (_) @callee) @call
+(macro_invocation macro: (_) @callee) @call
+
+(type_identifier) @reference
+(arguments (identifier) @reference)
+(arguments (field_expression) @reference)
+(struct_expression name: (_) @reference)

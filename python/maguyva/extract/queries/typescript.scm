@@ -1,0 +1,63 @@
+; TypeScript and TSX: the JavaScript patterns (kept in sync by hand) plus types.
+
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(function_signature name: (identifier) @name) @declaration.function
+(class_declaration name: (type_identifier) @name (class_heritage)? @bases) @definition.class
+(abstract_class_declaration name: (type_identifier) @name (class_heritage)? @bases) @definition.class
+(class name: (type_identifier) @name) @definition.class
+(method_definition name: [(property_identifier) (private_property_identifier) (computed_property_name)] @name) @definition.method
+(abstract_method_signature name: (property_identifier) @name) @declaration.method
+(method_signature name: (property_identifier) @name) @declaration.method
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.field
+(interface_body (property_signature name: (property_identifier) @name) @definition.field)
+(interface_declaration name: (type_identifier) @name (extends_type_clause (_) @base)?) @definition.interface
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(internal_module name: [(identifier) (nested_identifier)] @name) @definition.namespace
+(module name: [(identifier) (nested_identifier)] @name) @definition.module
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+(variable_declarator name: (identifier) @name value: (class)) @definition.class
+(program (lexical_declaration
+  (variable_declarator name: (identifier) @name
+    value: [(string) (number) (object) (array) (call_expression) (new_expression) (template_string)
+            (member_expression) (identifier) (binary_expression) (true) (false) (regex) (as_expression)]) @definition.variable))
+(program (export_statement (lexical_declaration
+  (variable_declarator name: (identifier) @name
+    value: [(string) (number) (object) (array) (call_expression) (new_expression) (template_string)
+            (member_expression) (identifier) (binary_expression) (true) (false) (regex) (as_expression)]) @definition.variable)))
+(assignment_expression
+  left: (member_expression property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]) @definition.function
+(pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
+
+; imports
+(import_statement (import_clause (identifier) @import.default) source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (named_imports (import_specifier name: (_) @import.name alias: (_)? @import.alias)))
+  source: (string (string_fragment) @import.module)) @import
+(import_statement (import_clause (namespace_import (identifier) @import.alias)) source: (string (string_fragment) @import.module)) @import
+(import_statement . source: (string (string_fragment) @import.module)) @import
+(import_statement (import_require_clause (identifier) @import.alias source: (string (string_fragment) @import.module))) @import
+(variable_declarator
+  name: (identifier) @import.alias
+  value: (call_expression function: (identifier) @_req arguments: (arguments . (string (string_fragment) @import.module)))
+  (#eq? @_req "require")) @import
+(export_statement source: (string (string_fragment) @import.module)) @import
+
+; calls
+(call_expression function: (_) @callee) @call
+(new_expression constructor: (_) @callee) @call
+
+; references
+(type_annotation (type_identifier) @reference)
+(type_annotation (generic_type name: (type_identifier) @reference))
+(type_arguments (type_identifier) @reference)
+(extends_clause value: (_) @reference)
+(implements_clause (type_identifier) @reference)
+(arguments (identifier) @reference)
+(arguments (member_expression) @reference)
+(return_statement (identifier) @reference)
+(shorthand_property_identifier) @reference
+(pair value: (identifier) @reference)

@@ -1,0 +1,114 @@
+"""Extraction on bad input, the time budget, the parallel driver and the grammar registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maguyva.extract import extract_files, extract_source, grammars
+from maguyva.model import SourceFile
+
+REQUIRED = ["python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
+            "csharp", "ruby", "php", "kotlin", "swift", "scala", "bash"]  # fmt: skip
+
+
+def test_every_required_grammar_and_query_loads() -> None:
+    assert grammars.unavailable() == {}
+    assert set(REQUIRED) <= set(grammars.available())
+
+
+def test_unknown_language_gets_line_windows() -> None:
+    result = extract_source("notes.txt", None, b"hello\nworld\n")
+    assert result.status == "no_grammar"
+    assert [c.kind for c in result.chunks] == ["lines"]
+
+
+def test_truncated_file_keeps_its_valid_definitions() -> None:
+    src = b"def complete(a):\n    return a\n\nclass Half:\n    def ok(self):\n        pass\n    def broken(self, x:\n"
+    result = extract_source("t.py", "python", src)
+    names = {d.qualified_name for d in result.extraction.definitions}
+    assert result.status == "ok"
+    assert {"complete", "Half", "Half.ok"} <= names
+
+
+@pytest.mark.parametrize("language", REQUIRED)
+def test_garbage_does_not_crash(language: str) -> None:
+    garbage = bytes(range(256)) * 20 + b"}{)(][ def class fn func <<<>>> \xff\xfe" * 50
+    result = extract_source("garbage", language, garbage)
+    assert result.status == "ok"
+    assert result.chunks  # indexed anyway
+
+
+def test_deep_nesting_does_not_overflow() -> None:
+    depth = 100_000
+    src = b"x = " + b"[" * depth + b"]" * depth + b"\ndef after():\n    pass\n"
+    result = extract_source("deep.py", "python", src)
+    assert result.status in ("ok", "timeout")
+    if result.status == "ok":
+        assert "after" in {d.name for d in result.extraction.definitions}
+    assert result.chunks
+
+
+def test_deep_braces_in_c_family() -> None:
+    src = b"int f(void) {" + b"{" * 100_000 + b"}" * 100_000 + b"}\n"
+    result = extract_source("deep.c", "c", src)
+    assert result.status in ("ok", "timeout")
+    assert result.chunks
+
+
+def test_blown_budget_is_reported_and_file_still_chunked() -> None:
+    src = b"".join(b"def f%d(x):\n    return x + %d\n\n" % (i, i) for i in range(3000))
+    result = extract_source("big.py", "python", src, budget_s=0.0)
+    assert result.status == "timeout"
+    assert result.extraction.error and "budget" in result.extraction.error
+    assert result.extraction.definitions == []
+    assert result.chunks and all(c.kind == "lines" for c in result.chunks)
+
+
+def test_crlf_and_bom_lines_match_the_file() -> None:
+    src = "\ufeffimport os\r\n\r\ndef f():\r\n    return os.sep\r\n".encode()
+    result = extract_source("crlf.py", "python", src)
+    (d,) = result.extraction.definitions
+    assert (d.start_line, d.end_line) == (3, 4)
+    func = next(c for c in result.chunks if c.qualified_name == "f")
+    assert func.text == "def f():\n    return os.sep"
+
+
+def test_calls_have_enclosing_callers_and_imports_have_levels() -> None:
+    src = b"from ..pkg import mod as m\nimport a.b\n\nclass K:\n    def run(self):\n        m.go(self.x)\n\ndef top():\n    K().run()\n"
+    ex = extract_source("k.py", "python", src).extraction
+    assert [(i.module, i.name, i.alias, i.level) for i in ex.imports] == [
+        ("pkg", "mod", "m", 2),
+        ("a.b", None, None, 0),
+    ]
+    calls = {(c.callee, c.caller) for c in ex.calls}
+    assert ("m.go", "K.run") in calls
+    assert ("K().run", "top") in calls and ("K", "top") in calls
+
+
+def _write_tree(root: Path, n: int) -> list[SourceFile]:
+    files = []
+    for i in range(n):
+        rel = f"pkg/mod{i}.py"
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"def func_{i}(x):\n    return helper_{i}(x)\n\nclass C{i}:\n    pass\n")
+        files.append(SourceFile(rel, path.stat().st_size, 0, "python"))
+    (root / "notes.txt").write_text("plain text\n")
+    files.append(SourceFile("notes.txt", 11, 0, None))
+    files.append(SourceFile("missing.py", 10, 0, "python"))
+    return files
+
+
+def test_parallel_driver_matches_in_process(tmp_path: Path) -> None:
+    files = _write_tree(tmp_path, 70)  # above the in-process threshold: worker processes
+    parallel = {r.extraction.path: r for r in extract_files(tmp_path, files, jobs=2)}
+    serial = {r.extraction.path: r for r in extract_files(tmp_path, files, jobs=1)}
+    assert parallel.keys() == serial.keys() == {f.path for f in files}
+    for path, result in serial.items():
+        assert parallel[path].extraction == result.extraction
+        assert [c.id for c in parallel[path].chunks] == [c.id for c in result.chunks]
+    assert serial["missing.py"].status == "unreadable"
+    assert serial["notes.txt"].status == "no_grammar"
+    assert serial["pkg/mod3.py"].extraction.calls[0].callee == "helper_3"
