@@ -28,3 +28,60 @@ def centrality_boost(c: float) -> float:
 
 def is_demoted_path(path: str) -> bool:
     """True for vendored, built, archived, minified or generated paths."""
+
+# -- walker and text index (text modality) ------------------------------------------------------
+
+DEFAULT_MAX_TRIGRAMS: int
+
+def walk_files(
+    root: str,
+    *,
+    max_file_bytes: int,
+    allow_large: list[str],
+    follow_symlinks: bool,
+    max_trigrams: int,
+    threads: int = 2,
+) -> tuple[list[tuple[str, int, int]], list[tuple[str, str]]]:
+    """Walk `root` with ripgrep's `ignore` crate: `([(path, size, mtime_ns)], [(path, reason)])`,
+    both sorted by path. Reasons: too_large, binary, too_many_trigrams, unreadable,
+    not_regular, symlink_loop. Raises ValueError for a bad `allow_large` glob, OSError when
+    `root` cannot be read."""
+
+def build_text_index(
+    root: str,
+    out_dir: str,
+    files: list[tuple[str, list[tuple[int, int, str]]]],
+    *,
+    zstd_level: int = 1,
+) -> dict[str, object]:
+    """Index `files` (`(path, [(start_line, end_line, chunk_id)])`, read from `root`) into
+    `out_dir` (`trigram.idx` and `content.bin`). Returns counts and sizes (docs, trigrams,
+    chunks, content_bytes, stored_bytes, index_bytes) and `skipped_files` `[(path, reason)]`."""
+
+class TextIndex:
+    """A loaded text index; immutable and safe to share between threads."""
+
+    def __init__(self, dir: str) -> None:
+        """Open and validate (raises CorruptIndexError on a bad header, size or checksum)."""
+    def search(
+        self,
+        pattern: str,
+        *,
+        regex: bool = False,
+        case: str = "smart",
+        whole_word: bool = False,
+        path_glob: str | None = None,
+        max_lines: int = 1000,
+        max_files: int = ...,
+        max_lines_per_file: int = ...,
+    ) -> tuple[list[tuple[str, int, int, list[tuple[int, str, list[tuple[int, int]]]]]], int, bool]:
+        """`([(path, n_matches, n_lines, [(line, text, [(start, end)])])], candidates, truncated)`
+        in path order; columns are byte offsets in the line. Raises BadQueryError for a bad or
+        oversized regex, ValueError for a bad glob or case."""
+    def bm25(
+        self, terms: list[str], k: int, *, max_docs: int = 4000
+    ) -> list[tuple[str, int, int, str | None, float, list[int], list[int]]]:
+        """The best `k` chunks for lower-cased `terms`: `(path, start_line, end_line, chunk_id,
+        score, matching_lines, term_indices)`."""
+    def stats(self) -> dict[str, int]: ...
+    def paths(self) -> list[str]: ...

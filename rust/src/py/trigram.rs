@@ -1,7 +1,213 @@
-//! Python bindings for the trigram index and the walker.
+//! Python bindings for the trigram index: build, open, search, BM25.
+//!
+//! `TextIndex` is immutable after `open`, so one instance is shared by every engine thread;
+//! each call releases the GIL for the whole scan.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use crate::py::errors::to_py;
+use crate::trigram::bm25;
+use crate::trigram::build::{self, BuildInput, BuildOptions, ChunkSpan};
+use crate::trigram::index;
+use crate::trigram::search::{self, Case, SearchSpec};
+
+/// `(path, [(start_line, end_line, chunk_id)])`: one file to index and its chunks.
+type FileChunks = (String, Vec<(u32, u32, String)>);
+/// `(path, n_matches, n_lines, [(line, text, [(start, end)])])`
+type FileTuple = (String, u32, u32, Vec<(u32, String, Vec<(u32, u32)>)>);
+/// `(path, start_line, end_line, chunk_id, score, lines, term indices)`
+type ChunkTuple = (String, u32, u32, Option<String>, f64, Vec<u32>, Vec<usize>);
+
+/// Build a text index; returns a report dict. See `maguyva._core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (root, out_dir, files, *, zstd_level=1))]
+fn build_text_index(
+    py: Python<'_>,
+    root: PathBuf,
+    out_dir: PathBuf,
+    files: Vec<FileChunks>,
+    zstd_level: i32,
+) -> PyResult<HashMap<String, Py<PyAny>>> {
+    let inputs: Vec<BuildInput> = files
+        .into_iter()
+        .map(|(path, chunks)| BuildInput {
+            path,
+            chunks: chunks
+                .into_iter()
+                .map(|(start_line, end_line, id)| ChunkSpan {
+                    start_line,
+                    end_line,
+                    id,
+                })
+                .collect(),
+        })
+        .collect();
+    let opts = BuildOptions {
+        zstd_level,
+        ..BuildOptions::default()
+    };
+    let report = py
+        .detach(|| build::build(&root, &inputs, &out_dir, &opts))
+        .map_err(to_py)?;
+    let skipped: Vec<(String, &'static str)> = report
+        .skipped
+        .iter()
+        .map(|(p, r)| (p.clone(), r.as_str()))
+        .collect();
+    let mut out: HashMap<String, Py<PyAny>> = HashMap::new();
+    out.insert(
+        "docs".into(),
+        report.docs.into_pyobject(py)?.into_any().unbind(),
+    );
+    out.insert(
+        "trigrams".into(),
+        report.trigrams.into_pyobject(py)?.into_any().unbind(),
+    );
+    out.insert(
+        "chunks".into(),
+        report.chunks.into_pyobject(py)?.into_any().unbind(),
+    );
+    for (k, v) in [
+        ("content_bytes", report.content_bytes),
+        ("stored_bytes", report.stored_bytes),
+        ("index_bytes", report.index_bytes),
+    ] {
+        out.insert(k.into(), v.into_pyobject(py)?.into_any().unbind());
+    }
+    out.insert(
+        "skipped_files".into(),
+        skipped.into_pyobject(py)?.into_any().unbind(),
+    );
+    Ok(out)
+}
+
+/// A loaded, read-only text index (thread-safe).
+#[pyclass(frozen, module = "maguyva._core")]
+struct TextIndex {
+    inner: index::TextIndex,
+}
+
+fn parse_case(case: &str) -> PyResult<Case> {
+    match case {
+        "sensitive" => Ok(Case::Sensitive),
+        "insensitive" => Ok(Case::Insensitive),
+        "smart" => Ok(Case::Smart),
+        other => Err(PyValueError::new_err(format!(
+            "case must be 'sensitive', 'insensitive' or 'smart', got {other:?}"
+        ))),
+    }
+}
+
+#[pymethods]
+impl TextIndex {
+    #[new]
+    fn new(py: Python<'_>, dir: PathBuf) -> PyResult<Self> {
+        let inner = py.detach(|| index::TextIndex::open(&dir)).map_err(to_py)?;
+        Ok(Self { inner })
+    }
+
+    /// Literal or regex search, in path order; returns `(files, candidates, truncated)`.
+    #[pyo3(signature = (pattern, *, regex=false, case="smart", whole_word=false,
+                        path_glob=None, max_lines=1000, max_files=usize::MAX,
+                        max_lines_per_file=usize::MAX))]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        regex: bool,
+        case: &str,
+        whole_word: bool,
+        path_glob: Option<String>,
+        max_lines: usize,
+        max_files: usize,
+        max_lines_per_file: usize,
+    ) -> PyResult<(Vec<FileTuple>, usize, bool)> {
+        let spec = SearchSpec {
+            pattern,
+            regex,
+            case: parse_case(case)?,
+            whole_word,
+            path_glob,
+            max_lines,
+            max_files,
+            max_lines_per_file,
+        };
+        let out = py
+            .detach(|| search::search(&self.inner, &spec))
+            .map_err(to_py)?;
+        let files = out
+            .files
+            .into_iter()
+            .map(|f| {
+                (
+                    self.inner.path(f.doc).to_string(),
+                    f.n_matches,
+                    f.n_lines,
+                    f.lines
+                        .into_iter()
+                        .map(|l| (l.line, l.text, l.columns))
+                        .collect(),
+                )
+            })
+            .collect();
+        Ok((files, out.candidates, out.truncated))
+    }
+
+    /// BM25 over chunks for lower-cased terms; the best `k` chunks.
+    #[pyo3(signature = (terms, k, *, max_docs=4000))]
+    fn bm25(
+        &self,
+        py: Python<'_>,
+        terms: Vec<String>,
+        k: usize,
+        max_docs: usize,
+    ) -> PyResult<Vec<ChunkTuple>> {
+        let ranked = py
+            .detach(|| bm25::rank(&self.inner, &terms, k, max_docs))
+            .map_err(to_py)?;
+        Ok(ranked
+            .into_iter()
+            .map(|c| {
+                (
+                    self.inner.path(c.doc).to_string(),
+                    c.start_line,
+                    c.end_line,
+                    c.chunk_id,
+                    c.score,
+                    c.lines,
+                    c.terms,
+                )
+            })
+            .collect())
+    }
+
+    /// Sizes: documents, trigrams, chunks, content bytes, index and stored bytes.
+    fn stats(&self) -> HashMap<&'static str, u64> {
+        HashMap::from([
+            ("docs", u64::from(self.inner.n_docs())),
+            ("trigrams", u64::from(self.inner.n_trigrams())),
+            ("chunks", u64::from(self.inner.n_chunks())),
+            ("content_bytes", self.inner.total_content_bytes()),
+            ("index_bytes", self.inner.index_bytes()),
+            ("stored_bytes", self.inner.stored_bytes()),
+        ])
+    }
+
+    /// The indexed paths, in document order (sorted as given to the builder).
+    fn paths(&self) -> Vec<String> {
+        (0..self.inner.n_docs())
+            .map(|d| self.inner.path(d).to_string())
+            .collect()
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(build_text_index, m)?)?;
+    m.add_class::<TextIndex>()?;
     Ok(())
 }

@@ -10,5 +10,11 @@
 //! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
 //! - [`bm25`]: chunk ranking for natural-language questions.
 
+pub mod bm25;
+pub mod build;
+pub mod format;
+pub mod index;
 pub mod ngram;
+pub mod plan;
 pub mod postings;
+pub mod search;

@@ -1,0 +1,294 @@
+//! The parallel index builder.
+//!
+//! Files are processed in batches: the rayon pool reads, checks, compresses and extracts the
+//! trigrams of one batch while the calling thread appends the previous batch's posting lists
+//! and content frames (document ids are assigned in input order, so lists stay sorted).
+//! Memory stays bounded by the compressed postings plus two batches of file content.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::format::{self, Header};
+use super::ngram;
+use super::postings::put_varint;
+use crate::error::{CoreError, CoreResult};
+use crate::walk::SkipReason;
+
+/// One chunk of a file as the indexer defined it: 1-based inclusive lines and its id.
+#[derive(Debug, Clone)]
+pub struct ChunkSpan {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub id: String,
+}
+
+/// A file to index (a path relative to the root) and its chunks.
+#[derive(Debug, Clone)]
+pub struct BuildInput {
+    pub path: String,
+    pub chunks: Vec<ChunkSpan>,
+}
+
+/// Builder settings.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// zstd level for the stored content (1 is fast and already ~4x on source code).
+    pub zstd_level: i32,
+    /// Files per batch.
+    pub batch: usize,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            zstd_level: 1,
+            batch: 256,
+        }
+    }
+}
+
+/// What a build did; every refused file is listed with its reason.
+#[derive(Debug, Default, Clone)]
+pub struct BuildReport {
+    pub docs: u32,
+    pub trigrams: u32,
+    pub chunks: u32,
+    pub content_bytes: u64,
+    pub stored_bytes: u64,
+    pub index_bytes: u64,
+    pub skipped: Vec<(String, SkipReason)>,
+}
+
+struct Prepared {
+    compressed: Vec<u8>,
+    raw_len: u32,
+    trigrams: Vec<u32>,
+}
+
+fn prepare(
+    root: &Path,
+    input: &BuildInput,
+    comp: &mut Option<zstd::bulk::Compressor<'static>>,
+    level: i32,
+) -> Result<Prepared, SkipReason> {
+    let bytes = std::fs::read(root.join(&input.path)).map_err(|_| SkipReason::Unreadable)?;
+    if memchr::memchr(0, &bytes).is_some() {
+        return Err(SkipReason::Binary);
+    }
+    let raw_len = u32::try_from(bytes.len()).map_err(|_| SkipReason::TooLarge)?;
+    if comp.is_none() {
+        let mut c = zstd::bulk::Compressor::new(level).map_err(|_| SkipReason::Unreadable)?;
+        c.include_checksum(true)
+            .map_err(|_| SkipReason::Unreadable)?;
+        *comp = Some(c);
+    }
+    let compressed = comp
+        .as_mut()
+        .ok_or(SkipReason::Unreadable)?
+        .compress(&bytes)
+        .map_err(|_| SkipReason::Unreadable)?;
+    let mut trigrams = Vec::new();
+    ngram::distinct_trigrams(&bytes, &mut trigrams);
+    Ok(Prepared {
+        compressed,
+        raw_len,
+        trigrams,
+    })
+}
+
+/// Posting lists under construction, addressed directly by trigram through a slot table.
+struct Postings {
+    slot_of: Vec<u32>,
+    slots: Vec<(u32, u32, Vec<u8>)>, // (last doc, count, delta-varint bytes)
+}
+
+impl Postings {
+    fn new() -> Self {
+        Self {
+            slot_of: vec![u32::MAX; 1 << 24],
+            slots: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, doc: u32, trigrams: &[u32]) {
+        for &t in trigrams {
+            let idx = &mut self.slot_of[t as usize];
+            if *idx == u32::MAX {
+                *idx = self.slots.len() as u32;
+                self.slots.push((doc, 1, Vec::with_capacity(4)));
+                put_varint(&mut self.slots[*idx as usize].2, doc);
+            } else {
+                let slot = &mut self.slots[*idx as usize];
+                put_varint(&mut slot.2, doc - slot.0);
+                slot.0 = doc;
+                slot.1 += 1;
+            }
+        }
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CoreError + '_ {
+    move |source| CoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn build_id() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (nanos ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
+}
+
+/// Build the index of `inputs` (files under `root`) into `out_dir` (created if needed).
+pub fn build(
+    root: &Path,
+    inputs: &[BuildInput],
+    out_dir: &Path,
+    opts: &BuildOptions,
+) -> CoreResult<BuildReport> {
+    std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
+    let content_path: PathBuf = out_dir.join(format::CONTENT_FILE);
+    let index_path: PathBuf = out_dir.join(format::INDEX_FILE);
+    let id = build_id();
+    let mut content = BufWriter::with_capacity(
+        1 << 20,
+        File::create(&content_path).map_err(io_err(&content_path))?,
+    );
+    content
+        .write_all(&format::encode_content_header(id))
+        .map_err(io_err(&content_path))?;
+    let mut content_off = format::CONTENT_HEADER_LEN as u64;
+
+    let mut report = BuildReport::default();
+    let mut postings = Postings::new();
+    let mut docs: Vec<u8> = Vec::new();
+    let mut paths: Vec<u8> = Vec::new();
+    let mut chunks: Vec<u8> = Vec::new();
+    let mut chunk_ids: Vec<u8> = Vec::new();
+
+    let level = opts.zstd_level;
+    let run_batch = |batch: &[BuildInput]| -> Vec<Result<Prepared, SkipReason>> {
+        batch
+            .par_iter()
+            .map_init(|| None, |comp, input| prepare(root, input, comp, level))
+            .collect()
+    };
+    let batches: Vec<&[BuildInput]> = inputs.chunks(opts.batch.max(1)).collect();
+    let mut pending: Option<(usize, Vec<Result<Prepared, SkipReason>>)> = None;
+    let mut next = 0usize;
+    loop {
+        let todo = batches.get(next).copied();
+        let (computed, merged) = rayon::join(
+            || todo.map(run_batch),
+            || -> CoreResult<()> {
+                let Some((bi, results)) = pending.take() else {
+                    return Ok(());
+                };
+                for (input, res) in batches[bi].iter().zip(results) {
+                    let prep = match res {
+                        Ok(p) => p,
+                        Err(reason) => {
+                            report.skipped.push((input.path.clone(), reason));
+                            continue;
+                        }
+                    };
+                    let doc = report.docs;
+                    postings.add(doc, &prep.trigrams);
+                    content
+                        .write_all(&prep.compressed)
+                        .map_err(io_err(&content_path))?;
+                    let first_chunk = report.chunks;
+                    for c in &input.chunks {
+                        chunks.extend_from_slice(&c.start_line.to_le_bytes());
+                        chunks.extend_from_slice(&c.end_line.to_le_bytes());
+                        chunks.extend_from_slice(&(chunk_ids.len() as u32).to_le_bytes());
+                        chunks.extend_from_slice(&(c.id.len() as u32).to_le_bytes());
+                        chunk_ids.extend_from_slice(c.id.as_bytes());
+                    }
+                    report.chunks += input.chunks.len() as u32;
+                    docs.extend_from_slice(&(paths.len() as u32).to_le_bytes());
+                    docs.extend_from_slice(&(input.path.len() as u32).to_le_bytes());
+                    docs.extend_from_slice(&content_off.to_le_bytes());
+                    docs.extend_from_slice(&(prep.compressed.len() as u32).to_le_bytes());
+                    docs.extend_from_slice(&prep.raw_len.to_le_bytes());
+                    docs.extend_from_slice(&first_chunk.to_le_bytes());
+                    docs.extend_from_slice(&(input.chunks.len() as u32).to_le_bytes());
+                    paths.extend_from_slice(input.path.as_bytes());
+                    content_off += prep.compressed.len() as u64;
+                    report.content_bytes += u64::from(prep.raw_len);
+                    report.docs += 1;
+                }
+                Ok(())
+            },
+        );
+        merged?;
+        match computed {
+            Some(results) => {
+                pending = Some((next, results));
+                next += 1;
+            }
+            None => break,
+        }
+    }
+    content.flush().map_err(io_err(&content_path))?;
+    content
+        .into_inner()
+        .map_err(|e| io_err(&content_path)(e.into_error()))?
+        .sync_all()
+        .map_err(io_err(&content_path))?;
+    report.stored_bytes = content_off;
+
+    // Trigram table and postings, in trigram order.
+    let mut table: Vec<u8> = Vec::new();
+    let mut blob: Vec<u8> = Vec::new();
+    for (t, &slot) in postings.slot_of.iter().enumerate() {
+        if slot == u32::MAX {
+            continue;
+        }
+        let (_, count, bytes) = &postings.slots[slot as usize];
+        table.extend_from_slice(&(t as u32).to_le_bytes());
+        table.extend_from_slice(&count.to_le_bytes());
+        table.extend_from_slice(&(blob.len() as u64).to_le_bytes());
+        blob.extend_from_slice(bytes);
+        report.trigrams += 1;
+    }
+    drop(postings);
+
+    let sections_data: [&[u8]; format::SECTIONS] =
+        [&paths, &docs, &table, &blob, &chunks, &chunk_ids];
+    let mut sections = [(0u64, 0u64, 0u32); format::SECTIONS];
+    let mut off = format::HEADER_LEN as u64;
+    for (i, data) in sections_data.iter().enumerate() {
+        sections[i] = (off, data.len() as u64, crc32fast::hash(data));
+        off += data.len() as u64;
+    }
+    let header = Header {
+        n_docs: report.docs,
+        n_trigrams: report.trigrams,
+        n_chunks: report.chunks,
+        build_id: id,
+        total_content_bytes: report.content_bytes,
+        sections,
+    };
+    let mut out = BufWriter::with_capacity(
+        1 << 20,
+        File::create(&index_path).map_err(io_err(&index_path))?,
+    );
+    out.write_all(&header.encode())
+        .map_err(io_err(&index_path))?;
+    for data in sections_data {
+        out.write_all(data).map_err(io_err(&index_path))?;
+    }
+    out.flush().map_err(io_err(&index_path))?;
+    out.into_inner()
+        .map_err(|e| io_err(&index_path)(e.into_error()))?
+        .sync_all()
+        .map_err(io_err(&index_path))?;
+    report.index_bytes = off;
+    Ok(report)
+}

@@ -1,0 +1,191 @@
+//! The on-disk layout of a text index: two files in the modality's directory.
+//!
+//! `trigram.idx` holds the tables and posting lists; `content.bin` holds every indexed file's
+//! bytes as one zstd frame each (with zstd's content checksum), so that matches are verified
+//! against exactly the content that was indexed, whatever happened to the work tree since.
+//!
+//! ```text
+//! trigram.idx: header (HEADER_LEN bytes) then sections, all integers little-endian
+//!   magic "MGVTRIDX", version u32, n_docs u32, n_trigrams u32, n_chunks u32, build_id u64,
+//!   total_content_bytes u64, then SECTIONS x (offset u64, len u64, crc32 u32, reserved u32),
+//!   then crc32 of everything before it (u32)
+//!   PATHS    concatenated UTF-8 paths
+//!   DOCS     n_docs x DOC_LEN: path_off u32, path_len u32, content_off u64, clen u32,
+//!            raw_len u32, first_chunk u32, n_chunks u32
+//!   TRIGRAMS n_trigrams x TRI_LEN, sorted: trigram u32, count u32, postings_off u64
+//!   POSTINGS delta-varint document ids
+//!   CHUNKS   n_chunks x CHUNK_LEN: start_line u32, end_line u32, id_off u32, id_len u32
+//!   CHUNKIDS concatenated chunk ids
+//! content.bin: magic "MGVTRCON", version u32, reserved u32, build_id u64, then frames
+//! ```
+//!
+//! Format history: 1 — first version.
+
+use std::path::Path;
+
+use crate::error::CoreError;
+
+pub const MAGIC: &[u8; 8] = b"MGVTRIDX";
+pub const CONTENT_MAGIC: &[u8; 8] = b"MGVTRCON";
+pub const VERSION: u32 = 1;
+pub const INDEX_FILE: &str = "trigram.idx";
+pub const CONTENT_FILE: &str = "content.bin";
+
+pub const SEC_PATHS: usize = 0;
+pub const SEC_DOCS: usize = 1;
+pub const SEC_TRIGRAMS: usize = 2;
+pub const SEC_POSTINGS: usize = 3;
+pub const SEC_CHUNKS: usize = 4;
+pub const SEC_CHUNKIDS: usize = 5;
+pub const SECTIONS: usize = 6;
+
+pub const FIXED_LEN: usize = 8 + 4 * 4 + 8 + 8;
+pub const SECTION_ENTRY_LEN: usize = 24;
+pub const HEADER_LEN: usize = FIXED_LEN + SECTIONS * SECTION_ENTRY_LEN + 4;
+pub const CONTENT_HEADER_LEN: usize = 8 + 4 + 4 + 8;
+pub const DOC_LEN: usize = 32;
+pub const TRI_LEN: usize = 16;
+pub const CHUNK_LEN: usize = 16;
+
+/// Read a little-endian `u32` at `off`; `None` past the end.
+#[inline]
+pub fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+    let s = b.get(off..off.checked_add(4)?)?;
+    Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+/// Read a little-endian `u64` at `off`; `None` past the end.
+#[inline]
+pub fn u64_at(b: &[u8], off: usize) -> Option<u64> {
+    let s = b.get(off..off.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Some(u64::from_le_bytes(a))
+}
+
+/// The parsed fixed header of `trigram.idx`.
+#[derive(Debug, Clone, Copy)]
+pub struct Header {
+    pub n_docs: u32,
+    pub n_trigrams: u32,
+    pub n_chunks: u32,
+    pub build_id: u64,
+    pub total_content_bytes: u64,
+    pub sections: [(u64, u64, u32); SECTIONS],
+}
+
+impl Header {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&self.n_docs.to_le_bytes());
+        out.extend_from_slice(&self.n_trigrams.to_le_bytes());
+        out.extend_from_slice(&self.n_chunks.to_le_bytes());
+        out.extend_from_slice(&self.build_id.to_le_bytes());
+        out.extend_from_slice(&self.total_content_bytes.to_le_bytes());
+        for (off, len, crc) in self.sections {
+            out.extend_from_slice(&off.to_le_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&crc.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Parse and check the header of a file of `file_len` bytes: magic, version, header
+    /// checksum, and that every section lies inside the file.
+    pub fn decode(path: &Path, b: &[u8]) -> Result<Header, CoreError> {
+        let corrupt = |reason: String| CoreError::CorruptIndex {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if b.len() < HEADER_LEN {
+            return Err(corrupt(format!(
+                "{} bytes is shorter than the header",
+                b.len()
+            )));
+        }
+        if &b[..8] != MAGIC {
+            return Err(corrupt("not a Maguyva trigram index (bad magic)".into()));
+        }
+        let version = u32_at(b, 8).unwrap_or(0);
+        if version != VERSION {
+            return Err(corrupt(format!(
+                "format version {version}, this build reads version {VERSION}: rebuild the index"
+            )));
+        }
+        let want = u32_at(b, HEADER_LEN - 4).unwrap_or(0);
+        if crc32fast::hash(&b[..HEADER_LEN - 4]) != want {
+            return Err(corrupt("header checksum mismatch".into()));
+        }
+        let mut sections = [(0u64, 0u64, 0u32); SECTIONS];
+        for (i, s) in sections.iter_mut().enumerate() {
+            let at = FIXED_LEN + i * SECTION_ENTRY_LEN;
+            let off = u64_at(b, at).unwrap_or(u64::MAX);
+            let len = u64_at(b, at + 8).unwrap_or(u64::MAX);
+            let crc = u32_at(b, at + 16).unwrap_or(0);
+            let end = off.checked_add(len);
+            if off < HEADER_LEN as u64 || end.map_or(true, |e| e > b.len() as u64) {
+                return Err(corrupt(format!("section {i} lies outside the file")));
+            }
+            *s = (off, len, crc);
+        }
+        let h = Header {
+            n_docs: u32_at(b, 12).unwrap_or(0),
+            n_trigrams: u32_at(b, 16).unwrap_or(0),
+            n_chunks: u32_at(b, 20).unwrap_or(0),
+            build_id: u64_at(b, 24).unwrap_or(0),
+            total_content_bytes: u64_at(b, 32).unwrap_or(0),
+            sections,
+        };
+        let expect = [
+            (SEC_DOCS, u64::from(h.n_docs) * DOC_LEN as u64),
+            (SEC_TRIGRAMS, u64::from(h.n_trigrams) * TRI_LEN as u64),
+            (SEC_CHUNKS, u64::from(h.n_chunks) * CHUNK_LEN as u64),
+        ];
+        for (sec, len) in expect {
+            if h.sections[sec].1 != len {
+                return Err(corrupt(format!(
+                    "section {sec} is {} bytes, its count says {len}",
+                    h.sections[sec].1
+                )));
+            }
+        }
+        Ok(h)
+    }
+}
+
+/// The header of `content.bin`.
+pub fn encode_content_header(build_id: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(CONTENT_HEADER_LEN);
+    out.extend_from_slice(CONTENT_MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&build_id.to_le_bytes());
+    out
+}
+
+/// Check `content.bin`'s header against the index's build id.
+pub fn check_content_header(path: &Path, b: &[u8], build_id: u64) -> Result<(), CoreError> {
+    let corrupt = |reason: &str| CoreError::CorruptIndex {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    if b.len() < CONTENT_HEADER_LEN || &b[..8] != CONTENT_MAGIC {
+        return Err(corrupt("not a Maguyva content store (bad magic)"));
+    }
+    if u32_at(b, 8) != Some(VERSION) {
+        return Err(corrupt(
+            "content store of another format version: rebuild the index",
+        ));
+    }
+    if u64_at(b, 16) != Some(build_id) {
+        return Err(corrupt(
+            "content store belongs to another build of the index",
+        ));
+    }
+    Ok(())
+}

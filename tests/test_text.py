@@ -1,0 +1,287 @@
+"""The text modality against brute-force oracles on real code (the CPython standard library)."""
+
+from __future__ import annotations
+
+import re
+import sysconfig
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maguyva.chunks import line_window_chunks
+from maguyva.chunkstore import write_chunks
+from maguyva.errors import BadQueryError, CorruptIndexError, ModalityUnavailable
+from maguyva.retriever import BuildContext, RetrieverQuery
+from maguyva.text import MODALITY, TextSearcher, split_terms
+from maguyva.walk import walk_repository
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+PACKAGES = ["json", "email", "http", "logging", "urllib", "xml/dom"]
+EXTRA = {
+    "notes/unicode.txt": "Grüße aus MÜNCHEN\nΣΊΣΥΦΟΣ and σίσυφος\nstraße STRASSE\n",
+    "notes/latin1.txt": None,  # invalid UTF-8, written as bytes below
+    "src/defs.py": "def parse_config(path):\n    return path\n\n\nx = parse_config('a')\n",
+    "tests/test_defs.py": "from src.defs import parse_config\nparse_config('b')\n",
+}
+
+
+def _build(root: Path, gen: Path) -> dict:
+    walked = walk_repository(root)
+    chunks = []
+    for f in walked.files:
+        text = (root / f.path).read_bytes().decode("utf-8", "replace")
+        chunks.extend(line_window_chunks(f.path, text))
+    gen.mkdir(parents=True, exist_ok=True)
+    write_chunks(gen, chunks)
+    ctx = BuildContext(
+        root=root, out_dir=gen, files=walked.files, chunks=chunks, extraction={},
+        config={}, cache_dir=gen / "cache",
+    )  # fmt: skip
+    return MODALITY.build(ctx)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    for pkg in PACKAGES:
+        for src in (STDLIB / pkg).glob("*.py"):
+            dst = root / "lib" / pkg / src.name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes())
+    for rel, text in EXTRA.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        if text is None:
+            (root / rel).write_bytes(b"caf\xe9 na\xefve r\xe9sum\xe9 latin1_marker\n")
+        else:
+            (root / rel).write_text(text, encoding="utf-8")
+    (root / "blob.bin").write_bytes(b"\x00\x01binary")
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    gen = tmp_path_factory.mktemp("gen")
+    return gen, _build(corpus, gen)
+
+
+@pytest.fixture(scope="module")
+def searcher(built: tuple[Path, dict]) -> TextSearcher:
+    return MODALITY.open(built[0], {})
+
+
+@pytest.fixture(scope="module")
+def contents(corpus: Path, searcher: TextSearcher) -> dict[str, bytes]:
+    return {p: (corpus / p).read_bytes() for p in searcher._index.paths()}
+
+
+def _files(searcher: TextSearcher, pattern: str, **kw: object) -> set[str]:
+    return {m.path for m in searcher.grep(pattern, max_results=10**9, **kw)}
+
+
+def _oracle(contents: dict[str, bytes], rx: re.Pattern[bytes]) -> set[str]:
+    return {p for p, data in contents.items() if rx.search(data)}
+
+
+def test_build_report(built: tuple[Path, dict], contents: dict[str, bytes]) -> None:
+    report = built[1]
+    assert report["docs"] == len(contents) > 50
+    assert report["content_bytes"] == sum(len(c) for c in contents.values())
+    assert report["index_bytes"] + report["stored_bytes"] < report["content_bytes"]
+
+
+words = st.sampled_from(["def ", "return", "import", "self", "Error", "__init__", "header", "xyz"])
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_random_literals_equal_brute_force(
+    searcher: TextSearcher, contents: dict[str, bytes], data: st.DataObject
+) -> None:
+    paths = sorted(contents)
+    path = data.draw(st.sampled_from(paths))
+    body = contents[path]
+    start = data.draw(st.integers(0, max(0, len(body) - 1)))
+    length = data.draw(st.integers(1, 24))
+    piece = body[start : start + length].decode("utf-8", "ignore").split("\n")[0]
+    if not piece:
+        piece = data.draw(words)
+    case = data.draw(st.sampled_from(["sensitive", "insensitive"]))
+    flags = re.IGNORECASE if case == "insensitive" else 0
+    want = _oracle(contents, re.compile(re.escape(piece.encode()), flags))
+    assert _files(searcher, piece, case=case) == want, piece
+
+
+def test_non_ascii_case_insensitive(searcher: TextSearcher) -> None:
+    assert _files(searcher, "grüße aus münchen", case="insensitive") == {"notes/unicode.txt"}
+    assert _files(searcher, "σίσυφος", case="insensitive") == {"notes/unicode.txt"}
+    hits = searcher.grep("ΣΊΣΥΦΟΣ", case="insensitive")
+    assert [(h.line, len(h.columns)) for h in hits] == [(2, 2)]
+    assert _files(searcher, "grüße aus münchen", case="sensitive") == set()
+
+
+REGEX_TEMPLATES = [
+    "{a}.*{b}",
+    "{a}|{b}",
+    "(?:{a})+ ?{b}",
+    "{a}[a-z]?{b}",
+    "^\\s*{a}",
+    "{a}\\(",
+    "[{c}{C}]{rest}",
+]
+
+
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    a=st.sampled_from(["def", "class", "self", "return", "raise", "Error", "None", "parse", "ab"]),
+    b=st.sampled_from(["init", "Value", "header", "(", "x", "message", "get"]),
+    template=st.sampled_from(REGEX_TEMPLATES),
+    case=st.sampled_from(["sensitive", "insensitive"]),
+)
+def test_random_regexes_equal_brute_force(
+    searcher: TextSearcher, contents: dict[str, bytes], a: str, b: str, template: str, case: str
+) -> None:
+    pattern = template.format(
+        a=re.escape(a), b=re.escape(b), c=a[0].lower(), C=a[0].upper(), rest=re.escape(a[1:])
+    )
+    flags = re.MULTILINE | (re.IGNORECASE if case == "insensitive" else 0)
+    want = _oracle(contents, re.compile(pattern.encode(), flags))
+    assert _files(searcher, pattern, regex=True, case=case) == want, pattern
+
+
+def test_grep_lines_columns_and_options(searcher: TextSearcher, corpus: Path) -> None:
+    hits = searcher.grep("parse_config", case="sensitive")
+    got = {(h.path, h.line) for h in hits}
+    assert got == {("src/defs.py", 1), ("src/defs.py", 5), ("tests/test_defs.py", 1),
+                   ("tests/test_defs.py", 2)}  # fmt: skip
+    first = next(h for h in hits if (h.path, h.line) == ("src/defs.py", 1))
+    assert first.columns == [(4, 16)] and first.text == "def parse_config(path):"
+    assert [h.path for h in searcher.grep("parse_config", path_glob="src/*")] == ["src/defs.py"] * 2
+    assert len(searcher.grep("import", max_results=3)) == 3
+    # smart case: lower-case pattern is insensitive, an upper-case letter makes it sensitive
+    assert _files(searcher, "münchen") == {"notes/unicode.txt"}
+    assert _files(searcher, "München") == set()
+    # whole word
+    assert _files(searcher, "parse", whole_word=True) == set() or all(
+        re.search(rb"\bparse\b", (corpus / p).read_bytes())
+        for p in _files(searcher, "parse", whole_word=True)
+    )
+    assert "src/defs.py" not in _files(searcher, "parse", whole_word=True)
+    # invalid UTF-8 content is searchable
+    assert _files(searcher, "latin1_marker") == {"notes/latin1.txt"}
+    # short patterns fall back to a bounded scan
+    assert len(searcher.grep("ab", max_results=5)) == 5
+
+
+@pytest.mark.parametrize(
+    "pattern", ["(unclosed", "a{99999999}", "(" * 1000 + "a" + ")" * 1000, "[z-a]", ""]
+)
+def test_bad_regex_is_a_clear_error(searcher: TextSearcher, pattern: str) -> None:
+    with pytest.raises(BadQueryError):
+        searcher.grep(pattern, regex=True)
+
+
+def test_huge_alternation_is_refused_or_bounded(searcher: TextSearcher) -> None:
+    pattern = "|".join(f"word{i}x[a-z]+y" for i in range(100_000))
+    started = time.perf_counter()
+    try:
+        searcher.grep(pattern, regex=True)
+    except BadQueryError as exc:
+        assert "size limit" in str(exc) or "exceed" in str(exc)
+    assert time.perf_counter() - started < 30  # a guard against hangs, not a speed test
+
+
+def test_catastrophic_pattern_is_linear(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "long.txt").write_text("a" * 200_000 + "!\n")
+    gen = tmp_path / "g"
+    _build(root, gen)
+    s = MODALITY.open(gen, {})
+    assert s.grep("(a+)+$", regex=True) == []
+    assert len(s.grep("(a+)+!", regex=True)) == 1
+
+
+def test_bad_inputs_never_crash_the_build(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "ok.py").write_text("ok = 1\n")
+    (root / "bad.txt").write_bytes(b"\xff\xfe broken \xc3 utf8\n")
+    gen = tmp_path / "g"
+    walked = walk_repository(root)
+    (root / "ok.py").unlink()  # vanished between walk and build
+    ctx = BuildContext(
+        root=root, out_dir=gen, files=walked.files, chunks=[], extraction={}, config={},
+        cache_dir=gen,
+    )  # fmt: skip
+    report = MODALITY.build(ctx)
+    assert report["docs"] == 1 and report["skipped"] == {"unreadable": 1}
+    assert [m.path for m in MODALITY.open(gen, {}).grep("broken")] == ["bad.txt"]
+
+
+def test_search_ranks_definition_first_and_absent_is_empty(searcher: TextSearcher) -> None:
+    q = RetrieverQuery(text="parse_config", intent="find_definition", target="parse_config")
+    hits = searcher.search(q, 10)
+    assert hits[0].path == "src/defs.py" and 1 in hits[0].lines
+    assert hits[0].key is not None and hits[0].extra["definition"]
+    assert {h.path for h in hits} == {"src/defs.py", "tests/test_defs.py"}
+    absent = RetrieverQuery(text='"zq_absent_literal_q"', intent="exact_match",
+                            target="zq_absent_literal_q")  # fmt: skip
+    assert searcher.search(absent, 10) == []
+
+
+def test_natural_language_ranks_by_bm25(searcher: TextSearcher) -> None:
+    q = RetrieverQuery(
+        text="how are cookies parsed", intent="understand_code", target="",
+        terms=["cookies", "parsed"],
+    )  # fmt: skip
+    hits = searcher.search(q, 10)
+    assert hits and hits[0].path.startswith("lib/http/cookie")
+    assert all(h.key is not None for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_split_terms() -> None:
+    assert split_terms(["how", "parseConfig", "HTTPServer", "read_file"]) == [
+        "parseconfig", "parse", "config", "httpserver", "http", "server", "read_file", "read",
+    ]  # fmt: skip
+
+
+def test_thread_safe_searches(searcher: TextSearcher) -> None:
+    want = [m.to_dict() for m in searcher.grep("return", max_results=500)]
+    results: list[list[dict]] = []
+
+    def run() -> None:
+        results.append([m.to_dict() for m in searcher.grep("return", max_results=500)])
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 4
+
+
+def test_corrupt_and_missing_index(built: tuple[Path, dict], tmp_path: Path) -> None:
+    import shutil
+
+    gen = tmp_path / "gen"
+    shutil.copytree(built[0], gen)
+    idx = gen / "text" / "trigram.idx"
+    data = bytearray(idx.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    idx.write_bytes(bytes(data))
+    with pytest.raises(CorruptIndexError):
+        MODALITY.open(gen, {})
+    idx.write_bytes(bytes(data[:100]))
+    with pytest.raises(CorruptIndexError):
+        MODALITY.open(gen, {})
+    with pytest.raises(ModalityUnavailable):
+        MODALITY.open(tmp_path / "nowhere", {})
