@@ -1,6 +1,6 @@
 """The chunks of one index generation, persisted once and shared by every modality.
 
-Stored as JSON Lines (`chunks.jsonl`) in the generation directory. Loading builds a per-path
+Stored as JSON Lines (`chunks.jsonl`, sealed: see sealed.py) in the generation directory. Loading builds a per-path
 interval list so that any (path, line) maps to its enclosing chunk: the engine uses that to give
 every retriever's hit the same key, so that agreement between retrievers is fused.
 """
@@ -14,17 +14,18 @@ from pathlib import Path
 
 from .errors import CorruptIndexError
 from .model import Chunk
+from .sealed import read_sealed
 
 FILE_NAME = "chunks.jsonl"
 
 
 def write_chunks(gen_dir: Path, chunks: list[Chunk]) -> None:
-    """Write all chunks of a generation (sorted by path and line for locality)."""
+    """Write all chunks of a generation (sorted by path and line for locality), sealed."""
+    from .store import write_sealed
+
     ordered = sorted(chunks, key=lambda c: (c.path, c.start_line, c.end_line, c.id))
-    with open(gen_dir / FILE_NAME, "w", encoding="utf-8") as fh:
-        for chunk in ordered:
-            fh.write(json.dumps(asdict(chunk), ensure_ascii=False))
-            fh.write("\n")
+    payload = "".join(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in ordered)
+    write_sealed(gen_dir / FILE_NAME, "chunks", payload.encode())
 
 
 class ChunkStore:
@@ -39,17 +40,19 @@ class ChunkStore:
 
     @classmethod
     def open(cls, gen_dir: Path) -> ChunkStore:
+        """Load and verify (header, size, checksum) a generation's chunks."""
         path = gen_dir / FILE_NAME
-        chunks: list[Chunk] = []
-        try:
-            with open(path, encoding="utf-8") as fh:
-                for number, line in enumerate(fh, start=1):
-                    try:
-                        chunks.append(Chunk(**json.loads(line)))
-                    except (ValueError, TypeError) as exc:
-                        raise CorruptIndexError(f"{path}:{number}: bad chunk record") from exc
-        except FileNotFoundError:
+        if not path.exists():
             return cls([])
+        chunks: list[Chunk] = []
+        payload = read_sealed(path, "chunks")
+        for number, line in enumerate(payload.split(b"\n"), start=1):
+            if not line:
+                continue
+            try:
+                chunks.append(Chunk(**json.loads(line)))
+            except (ValueError, TypeError) as exc:
+                raise CorruptIndexError(f"{path}:{number}: bad chunk record") from exc
         return cls(chunks)
 
     def __len__(self) -> int:

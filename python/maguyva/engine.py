@@ -8,8 +8,6 @@ fused query's retrievers really overlap.
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from .changes import is_stale
 from .chunkstore import ChunkStore
 from .errors import BadQueryError, ModalityUnavailable
 from .intent import FIND_SIMILAR, Classification, classify, salient_terms
@@ -269,18 +268,10 @@ class Engine:
         )  # fmt: skip
 
     def is_stale(self, path: str) -> bool:
-        """True when the file changed (size or mtime) or vanished since it was indexed."""
+        """True when the file's content changed or it vanished since it was indexed (a `touch`
+        alone does not count: see `changes.is_stale`)."""
         if self._files_meta is None:
-            try:
-                raw = (self.generation.path / "files.json").read_text(encoding="utf-8")
-                self._files_meta = json.loads(raw)
-            except (OSError, ValueError):
-                self._files_meta = {}
-        recorded = self._files_meta.get(path)
-        if recorded is None:
-            return False
-        try:
-            st = os.stat(self.root / path)
-        except OSError:
-            return True
-        return [st.st_size, st.st_mtime_ns] != list(recorded)
+            from .store import read_file_states
+
+            self._files_meta = read_file_states(self.generation.path)
+        return is_stale(self.root, path, self._files_meta.get(path))

@@ -53,6 +53,7 @@ class BuildContext:
     cache_dir: Path
     progress: Callable[[str, int, int], None] = lambda phase, done, total: None
     previous_dir: Path | None = None  # the generation being replaced, for reuse
+    changes: Any = None  # changes.ChangeSet since previous_dir (None: build everything)
 
     def read_text(self, path: str) -> str:
         """Read a file of the repository as text (invalid UTF-8 replaced)."""

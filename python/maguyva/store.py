@@ -2,92 +2,214 @@
 
 Layout (default `.maguyva/` under the repository root):
 
-    manifest.json        the only commit point: names the current generation
+    manifest.json        the only commit point: names the current generation (sealed)
     gen-000007/          one immutable generation (written aside, then renamed into place)
-        meta.json        build report: files, modalities built, embedding model, timings
-        files.json       path -> [size, mtime_ns] of every indexed file (for stale flags)
-        chunks.jsonl     every chunk (see chunkstore.py)
+        CHECKSUMS        size and CRC-32 of every other file of the generation (sealed)
+        meta.json        build report (sealed)
+        files.json       per-file state: size, mtime, content digest; directories (sealed)
+        chunks.jsonl     every chunk (sealed; see chunkstore.py)
+        extract.json     per-file structural extraction, reused by incremental builds (sealed)
         text/ structural/ graph/ semantic/    each modality's own files
+    leases/gen-000007    readers hold a shared lock here while they use generation 7
     cache/               content-addressed caches that outlive generations (embeddings)
-    lock                 advisory writer lock (fcntl; released when its process dies)
+    lock                 advisory writer lock (flock; released when its process dies)
 
-A writer builds `gen-N.tmp-<pid>`, fsyncs it, renames it to `gen-N`, then replaces
-`manifest.json` by write-aside-and-rename. A reader reads the manifest once and opens that
-generation, so it never sees half an index. The previous generation is kept so that a reader
-that pinned it keeps working; older ones and leftovers of killed runs are removed on commit.
+Commit protocol (the one for every sub-index): a writer fills `gen-N.tmp-<pid>`, writes the
+checksum table, fsyncs every file and directory in it, renames it to `gen-N`, fsyncs the index
+directory, then writes `manifest.json` aside, fsyncs it, renames it over the old one and fsyncs
+the directory. The manifest rename is the single commit point: a crash before it leaves the
+previous generation current, a crash after it the new one. Readers read the manifest once and
+pin that generation with a lease; old generations are deleted only when no lease is held.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 import time
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CorruptIndexError, IndexBusyError, IndexNotFoundError, IndexVersionError
+from . import sealed
+from .errors import (
+    CorruptIndexError,
+    IndexBusyError,
+    IndexNotFoundError,
+    IndexVersionError,
+    MaguyvaError,
+)
 
-FORMAT_VERSION = 1
-"""On-disk format history: 1 — first format (manifest + generation directories)."""
+FORMAT_VERSION = 2
+"""On-disk format history:
+1 — manifest + generation directories, plain JSON files.
+2 — every file the indexer writes is sealed (header + CRC-32); CHECKSUMS table per generation;
+    files.json records content digests; extract.json; reader leases.
+"""
 
 MANIFEST = "manifest.json"
+CHECKSUMS = "CHECKSUMS"
 DEFAULT_DIR_NAME = ".maguyva"
 KEEP_GENERATIONS = 2
+LEASES = "leases"
+
+
+class OldIndexFormat(IndexVersionError):
+    """The index was written by an older format; the indexer rebuilds it."""
+
+
+class IndexWriteError(MaguyvaError):
+    """Writing a new generation failed (I/O error, disk full); the previous one still serves."""
 
 
 def default_index_dir(root: Path) -> Path:
     return root / DEFAULT_DIR_NAME
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+class OsFiles:
+    """The durable file operations of a commit. Tests swap in `faults.FaultyFiles`."""
+
+    def write_bytes(self, path: Path, data: bytes) -> None:
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    def fsync_file(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def fsync_dir(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def replace(self, src: Path, dst: Path) -> None:
+        os.replace(src, dst)
+
+    def mkdir(self, path: Path) -> None:
+        path.mkdir()
+
+    def remove_tree(self, path: Path) -> None:
+        shutil.rmtree(path, ignore_errors=True)
 
 
-def _fsync_tree(path: Path) -> None:
-    for dirpath, _dirnames, filenames in os.walk(path):
-        for name in filenames:
-            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        _fsync_dir(Path(dirpath))
+FILES: OsFiles = OsFiles()
+"""The file layer in use (module-level so that `faults.install` can swap it)."""
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON aside, fsync, rename over `path`, fsync the directory."""
+def write_sealed(path: Path, kind: str, payload: bytes, version: int = 1) -> None:
+    """Write a sealed file inside a generation being built (fsynced at commit)."""
+    FILES.write_bytes(path, sealed.seal(kind, payload, version))
+
+
+def write_sealed_atomic(path: Path, kind: str, payload: bytes, version: int = 1) -> None:
+    """Write a sealed file aside, fsync it, rename it over `path`, fsync the directory."""
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    FILES.write_bytes(tmp, sealed.seal(kind, payload, version))
+    FILES.fsync_file(tmp)
+    FILES.replace(tmp, path)
+    FILES.fsync_dir(path.parent)
 
 
-@dataclass(frozen=True, slots=True)
+def checksum_table(gen_dir: Path) -> dict[str, list[int]]:
+    """relative path -> [size, crc32] of every file of a generation directory except the table."""
+    table: dict[str, list[int]] = {}
+    for dirpath, dirnames, filenames in os.walk(gen_dir):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = Path(dirpath, name)
+            rel = full.relative_to(gen_dir).as_posix()
+            if rel == CHECKSUMS:
+                continue
+            crc = 0
+            size = 0
+            with open(full, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    crc = zlib.crc32(block, crc)
+                    size += len(block)
+            table[rel] = [size, crc & 0xFFFFFFFF]
+    return table
+
+
+def verify_generation(gen_dir: Path, deep: bool = True) -> list[str]:
+    """Problems of one generation: missing, resized or (deep) damaged files, extra files.
+    The shallow check only stats files (cheap enough for every reader open)."""
+    try:
+        table = sealed.read_sealed_json(gen_dir / CHECKSUMS, "checksums")
+    except MaguyvaError as exc:
+        return [str(exc)]
+    problems = []
+    for rel, (size, crc) in sorted(table.items()):
+        path = gen_dir / rel
+        try:
+            actual = path.stat().st_size
+        except OSError:
+            problems.append(f"{path}: missing")
+            continue
+        if actual != size:
+            problems.append(f"{path}: size {actual}, expected {size} (truncated or extended)")
+        elif deep and checksum_table_one(path) != crc:
+            problems.append(f"{path}: checksum mismatch (the file is damaged)")
+    if deep:
+        for dirpath, _dirnames, filenames in os.walk(gen_dir):
+            for name in filenames:
+                rel = Path(dirpath, name).relative_to(gen_dir).as_posix()
+                if rel != CHECKSUMS and rel not in table:
+                    problems.append(f"{gen_dir / rel}: not part of the generation")
+    return problems
+
+
+def checksum_table_one(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+    return crc & 0xFFFFFFFF
+
+
+class Lease:
+    """A shared lock on `leases/<generation>`: while held, no writer deletes the generation.
+    Released when closed, garbage-collected, or when the process dies."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
 class Generation:
-    """A committed, read-only generation of the index."""
+    """A committed, read-only generation of the index (pinned while `lease` is held)."""
 
     number: int
     path: Path
     manifest: dict[str, Any]
+    lease: Lease | None = field(default=None, compare=False, repr=False)
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.close()
 
 
 class IndexDir:
     """One repository's index directory."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
+        self.path = Path(path)
 
     @property
     def cache_dir(self) -> Path:
@@ -98,17 +220,17 @@ class IndexDir:
 
     def read_manifest(self) -> dict[str, Any]:
         path = self.path / MANIFEST
+        if not path.is_file():
+            raise IndexNotFoundError(f"no index at {self.path}; run `maguyva index` first")
+        if not sealed.is_sealed(path):
+            raise OldIndexFormat(
+                f"{self.path} uses an older index format; run `maguyva index` to rebuild it"
+            )
+        manifest = sealed.read_sealed_json(path, "manifest", max_version=FORMAT_VERSION)
         try:
-            raw = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise IndexNotFoundError(
-                f"no index at {self.path}; run `maguyva index` first"
-            ) from None
-        try:
-            manifest = json.loads(raw)
             version = int(manifest["format_version"])
             int(manifest["generation"])
-            str(manifest["dir"])
+            name = str(manifest["dir"])
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptIndexError(f"{path}: unreadable manifest ({exc})") from exc
         if version > FORMAT_VERSION:
@@ -117,22 +239,74 @@ class IndexDir:
                 f"{FORMAT_VERSION}); upgrade Maguyva or rebuild with `maguyva index --rebuild`"
             )
         if version < FORMAT_VERSION:
-            raise IndexVersionError(
-                f"{self.path} uses old format {version}; rebuild with `maguyva index --rebuild`"
+            raise OldIndexFormat(
+                f"{self.path} uses old format {version}; run `maguyva index` to rebuild it"
             )
+        if not name.startswith("gen-") or "/" in name or ".." in name:
+            raise CorruptIndexError(f"{path}: bad generation name {name!r}")
         return manifest
 
-    def current(self) -> Generation:
-        """The committed generation a reader should use."""
-        manifest = self.read_manifest()
-        gen_path = self.path / manifest["dir"]
-        if not gen_path.is_dir() or "/" in manifest["dir"] or ".." in manifest["dir"]:
-            raise CorruptIndexError(f"{self.path}: manifest names missing generation {gen_path}")
-        return Generation(int(manifest["generation"]), gen_path, manifest)
+    def current(self, pin: bool = True) -> Generation:
+        """The committed generation a reader should use, pinned by a lease (so a concurrent
+        writer does not delete it) and checked: every file present with its recorded size."""
+        for _attempt in range(20):
+            manifest = self.read_manifest()
+            gen_path = self.path / manifest["dir"]
+            lease = self.lease(manifest["dir"]) if pin else None
+            if not gen_path.is_dir():
+                if lease is not None:
+                    lease.close()
+                if manifest != self._peek_manifest():
+                    continue  # a writer committed and collected meanwhile: read again
+                raise CorruptIndexError(
+                    f"{self.path}: manifest names missing generation {gen_path}; "
+                    "run `maguyva index --repair`"
+                )
+            problems = verify_generation(gen_path, deep=False)
+            if problems:
+                if lease is not None:
+                    lease.close()
+                raise CorruptIndexError(
+                    f"{problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+                    + "; run `maguyva fsck` or `maguyva index --repair`"
+                )  # fmt: skip
+            return Generation(int(manifest["generation"]), gen_path, manifest, lease)
+        raise IndexBusyError(f"{self.path}: generations changed too fast to pin one; retry")
+
+    def _peek_manifest(self) -> dict[str, Any] | None:
+        try:
+            return self.read_manifest()
+        except MaguyvaError:
+            return None
+
+    def lease(self, gen_name: str) -> Lease | None:
+        """Take a shared lease on a generation; None when the directory is read-only."""
+        leases = self.path / LEASES
+        try:
+            leases.mkdir(exist_ok=True)
+            fd = os.open(leases / gen_name, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except OSError:
+            os.close(fd)
+            return None
+        return Lease(fd)
+
+    def generations(self) -> list[int]:
+        """Numbers of the committed generation directories present, ascending."""
+        found = []
+        for child in self.path.glob("gen-*"):
+            head = child.name[4:]
+            if head.isdigit() and child.is_dir():
+                found.append(int(head))
+        return sorted(found)
 
     @contextlib.contextmanager
     def writer_lock(self, wait: bool = False, timeout: float = 30.0) -> Iterator[None]:
-        """Hold the one-writer lock. Raises IndexBusyError if another writer holds it."""
+        """Hold the one-writer lock (flock: it dies with its process, so a killed writer never
+        leaves a stale lock). Raises IndexBusyError, naming the holder, when it is taken."""
         self.path.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -143,10 +317,15 @@ class IndexDir:
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
+                        holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                        who = f" (pid {holder})" if holder.isdigit() else ""
                         raise IndexBusyError(
-                            f"{self.path} is being written by another process; try again later"
+                            f"{self.path} is being written by another process{who}; "
+                            "try again later or pass --wait"
                         ) from None
                     time.sleep(0.05)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             yield
         finally:
             os.close(fd)
@@ -163,42 +342,101 @@ class IndexDir:
         """Start a new generation; returns its number and the temporary directory to fill.
         Must be called with the writer lock held."""
         self.path.mkdir(parents=True, exist_ok=True)
-        self._remove_leftovers()
+        self.remove_leftovers()
         number = self.next_generation_number()
         tmp = self.path / f"gen-{number:06d}.tmp-{os.getpid()}"
-        tmp.mkdir()
+        FILES.mkdir(tmp)
         return number, tmp
 
     def commit(self, number: int, tmp: Path, manifest: dict[str, Any]) -> Generation:
         """Make a filled generation durable and current (the single commit point)."""
-        _fsync_tree(tmp)
-        final = self.path / f"gen-{number:06d}"
-        os.replace(tmp, final)
-        _fsync_dir(self.path)
-        manifest = {
-            **manifest,
-            "format_version": FORMAT_VERSION,
-            "generation": number,
-            "dir": final.name,
-            "committed_at": time.time(),
-        }
-        write_json_atomic(self.path / MANIFEST, manifest)
-        self._remove_old(keep_from=number - KEEP_GENERATIONS + 1)
+        try:
+            write_sealed(tmp / CHECKSUMS, "checksums", sealed.dumps_json(checksum_table(tmp)))
+            for dirpath, _dirnames, filenames in os.walk(tmp):
+                for name in filenames:
+                    FILES.fsync_file(Path(dirpath, name))
+                FILES.fsync_dir(Path(dirpath))
+            final = self.path / f"gen-{number:06d}"
+            FILES.replace(tmp, final)
+            FILES.fsync_dir(self.path)
+            manifest = {
+                **manifest,
+                "format_version": FORMAT_VERSION,
+                "generation": number,
+                "dir": final.name,
+                "committed_at": time.time(),
+            }
+            write_sealed_atomic(self.path / MANIFEST, "manifest", sealed.dumps_json(manifest))
+        except OSError as exc:
+            raise IndexWriteError(
+                f"could not write the new index generation ({exc.strerror or exc}: "
+                f"{exc.filename or self.path}); the previous generation still serves"
+            ) from exc
+        self.collect(keep_from=number - KEEP_GENERATIONS + 1)
         return Generation(number, final, manifest)
+
+    def point_manifest_at(self, number: int, extra: dict[str, Any]) -> None:
+        """Make an existing, verified generation current again (used by repair)."""
+        manifest = {**extra, "format_version": FORMAT_VERSION, "generation": number,
+                    "dir": f"gen-{number:06d}", "committed_at": time.time()}  # fmt: skip
+        write_sealed_atomic(self.path / MANIFEST, "manifest", sealed.dumps_json(manifest))
 
     def abort(self, tmp: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    def _remove_leftovers(self) -> None:
-        """Delete half-written generations of runs that died (their writer lock is gone,
-        since we hold it now)."""
+    def remove_leftovers(self) -> list[str]:
+        """Delete half-written generations and manifests of runs that died (their writer lock
+        is gone, since we hold it now). Returns what was removed."""
+        removed = []
         for child in self.path.glob("gen-*.tmp-*"):
             shutil.rmtree(child, ignore_errors=True)
+            removed.append(child.name)
         for child in self.path.glob(f"{MANIFEST}.tmp-*"):
             child.unlink(missing_ok=True)
+            removed.append(child.name)
+        return removed
 
-    def _remove_old(self, keep_from: int) -> None:
-        for child in self.path.glob("gen-*"):
-            head = child.name[4:]
-            if head.isdigit() and int(head) < keep_from:
-                shutil.rmtree(child, ignore_errors=True)
+    def collect(self, keep_from: int, protect: int | None = None) -> list[int]:
+        """Delete generations older than `keep_from` that no reader leases (and never the
+        current one, `protect`). Returns the numbers deleted."""
+        deleted = []
+        for number in self.generations():
+            if number >= keep_from or number == protect:
+                continue
+            name = f"gen-{number:06d}"
+            if self._delete_unleased(name):
+                deleted.append(number)
+        leases = self.path / LEASES
+        if leases.is_dir():
+            for lease in leases.iterdir():
+                if not (self.path / lease.name).exists():
+                    self._delete_unleased(lease.name)
+        return deleted
+
+    def _delete_unleased(self, name: str) -> bool:
+        lease_path = self.path / LEASES / name
+        try:
+            (self.path / LEASES).mkdir(exist_ok=True)
+            fd = os.open(lease_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return False
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # a reader still uses it: a later commit collects it
+            # the directory goes first, the lease file last: a reader that locks the lease
+            # file afterwards finds the directory gone and reads the manifest again
+            FILES.remove_tree(self.path / name)
+            lease_path.unlink(missing_ok=True)
+            return True
+        finally:
+            os.close(fd)
+
+
+def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
+    """path -> [size, mtime_ns, digest] of a generation's indexed files ({} if unreadable)."""
+    try:
+        return dict(sealed.read_sealed_json(gen_dir / "files.json", "files")["state"]["files"])
+    except (MaguyvaError, KeyError, TypeError):
+        return {}

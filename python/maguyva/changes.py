@@ -1,0 +1,363 @@
+"""Change detection: which files were added, modified, deleted or renamed since the last index.
+
+The previous generation records, per indexed (and per skipped) file, its size, mtime and content
+digest, and the mtime of every directory that holds one (plus their immediate subdirectories)
+and of the ignore files in them. A check then costs one `stat` per file and per directory:
+
+- no directory and no ignore file changed: the file set can only change by content, so only the
+  files whose size or mtime moved are re-read, re-classified (binary, too large, too many
+  trigrams: the walker's rules) and re-hashed;
+- a directory or an ignore file changed: files may have appeared or vanished, so the Rust walker
+  lists the tree again (a `git checkout` therefore costs one walk, not one per file).
+
+A file whose stat changed but whose digest did not (a `touch`, a save without edits, a branch
+switch and back) is unchanged. The digest is git's blob id (SHA-1 of `blob <size>\\0<bytes>`):
+in a git repository the ids of files that `git diff-files` reports clean are read from git's
+index instead of hashing the files; elsewhere they are computed. Renames are a deletion and an
+addition with the same digest. Files modified within the filesystem's timestamp granularity of a
+check are "racy" (as in git) and re-hashed on the next check even when their stat looks equal.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .model import SourceFile
+from .walk import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TRIGRAMS, walk_repository
+
+IGNORE_FILES = (".gitignore", ".maguyvaignore")
+RACY_NS = 2_000_000_000  # coarse filesystems (2 s FAT, 1 s ext3) and clock skew
+GIT_THRESHOLD = 64
+"""Below this many files to hash, hashing them is cheaper than asking git."""
+
+
+@dataclass(slots=True)
+class RepoState:
+    """What one generation saw of the working tree (persisted in `files.json`)."""
+
+    files: dict[str, list[Any]] = field(default_factory=dict)  # path -> [size, mtime_ns, digest]
+    skipped: dict[str, list[Any]] = field(default_factory=dict)  # path -> [size, mtime, reason]
+    dirs: dict[str, int] = field(default_factory=dict)  # dir ("" = root) -> mtime_ns
+    ignores: dict[str, list[int]] = field(default_factory=dict)  # ignore file -> [size, mtime]
+    fingerprint: str = ""
+    scanned_at_ns: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "skipped": self.skipped, "dirs": self.dirs,
+                "ignores": self.ignores, "fingerprint": self.fingerprint,
+                "scanned_at_ns": self.scanned_at_ns}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RepoState:
+        return cls(data["files"], data["skipped"], data["dirs"], data["ignores"],
+                   data["fingerprint"], data["scanned_at_ns"])  # fmt: skip
+
+    def source_files(self) -> list[SourceFile]:
+        from .languages import detect_language
+
+        return [
+            SourceFile(p, s[0], s[1], detect_language(p)) for p, s in sorted(self.files.items())
+        ]
+
+    def skip_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for _size, _mtime, reason in self.skipped.values():
+            counts[reason] = counts.get(reason, 0) + 1
+        return counts
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    """The difference between two states. `renamed` pairs are (old, new) with equal content;
+    they appear in neither `added` nor `deleted`."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    walked: bool = False  # the tree was walked again (a directory or ignore file changed)
+    reason: str = ""  # why everything is new, for a first or a forced full build
+    hashed: int = 0  # files whose content was read to compute a digest
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.modified or self.deleted or self.renamed)
+
+    def touched_paths(self) -> set[str]:
+        """Paths whose extraction must be computed again (new content or a new path)."""
+        return {*self.added, *self.modified, *(new for _old, new in self.renamed)}
+
+    def summary(self) -> dict[str, Any]:
+        return {"added": len(self.added), "modified": len(self.modified),
+                "deleted": len(self.deleted), "renamed": len(self.renamed),
+                "walked": self.walked, "hashed": self.hashed,
+                **({"reason": self.reason} if self.reason else {})}  # fmt: skip
+
+
+def blob_digest(data: bytes) -> str:
+    """Git's blob id of `data`."""
+    h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    h.update(data)
+    return h.hexdigest()
+
+
+def fingerprint(config: dict[str, Any]) -> str:
+    """What, besides file content, decides the indexed file set: a change means a full walk."""
+    keys = ("max_file_bytes", "allow_large", "follow_symlinks", "max_trigrams")
+    return repr([(k, config.get(k)) for k in keys])
+
+
+def estimate_distinct_trigrams(data: bytes) -> int:
+    """The walker's estimate (rust/src/walk.rs), vectorised: linear counting of ASCII-folded
+    trigrams over a 2^17-bit map. Must agree with the Rust code bit for bit."""
+    bits = 1 << 17
+    raw = np.frombuffer(data, dtype=np.uint8)
+    folded = np.where((raw >= 65) & (raw <= 90), raw + 32, raw).astype(np.uint32)
+    packed = (folded[:-2] << 16) | (folded[1:-1] << 8) | folded[2:]
+    h = ((packed * np.uint32(0x9E3779B1)) >> np.uint32(15)) & np.uint32(bits - 1)
+    set_bits = int(np.unique(h).size)
+    zero = max(float(bits - set_bits), 1.0) / bits
+    return int(-bits * np.log(zero))
+
+
+def classify(rel: str, size: int, data: bytes | None, config: dict[str, Any]) -> str | None:
+    """The walker's skip reason for a file's content, or None when it is indexable."""
+    max_bytes = config.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    allow = config.get("allow_large") or []
+    if isinstance(allow, str):
+        allow = [allow]
+    if size > max_bytes and not any(fnmatch.fnmatchcase(rel, g) for g in allow):
+        return "too_large"
+    if data is None:
+        return "unreadable"
+    if b"\0" in data:
+        return "binary"
+    max_trigrams = config.get("max_trigrams", DEFAULT_MAX_TRIGRAMS)
+    if len(data) > max_trigrams + 2 and estimate_distinct_trigrams(data) > max_trigrams:
+        return "too_many_trigrams"
+    return None
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _dirs_of(root: Path, paths: list[str]) -> dict[str, int]:
+    """Every ancestor directory of `paths` and their immediate non-hidden subdirectories (so a
+    file created in an empty directory is noticed), with mtimes."""
+    dirs: set[str] = {""}
+    for p in paths:
+        parent = p.rpartition("/")[0]
+        while parent not in dirs:
+            dirs.add(parent)
+            parent = parent.rpartition("/")[0]
+    out: dict[str, int] = {}
+    for d in sorted(dirs):
+        base = root / d if d else root
+        try:
+            with os.scandir(base) as it:
+                for entry in it:
+                    if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                        rel = f"{d}/{entry.name}" if d else entry.name
+                        if rel not in dirs:
+                            out[rel] = entry.stat(follow_symlinks=False).st_mtime_ns
+            out[d] = base.stat().st_mtime_ns
+        except OSError:
+            continue
+    return out
+
+
+def _ignores_of(root: Path, dirs: dict[str, int]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    candidates = [f"{d}/{n}" if d else n for d in dirs for n in IGNORE_FILES]
+    candidates.append(".git/info/exclude")
+    for rel in candidates:
+        st = _stat(root / rel)
+        if st is not None:
+            out[rel] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def git_digests(root: Path) -> dict[str, str] | None:
+    """Blob ids of the tracked files under `root` whose working copy matches git's index (git
+    checks its own stat cache), relative to `root`; None outside a git repository."""
+    try:
+        staged = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-s", "-z"],
+            capture_output=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "diff-files", "--name-only", "--relative", "-z"],
+            capture_output=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    skip = {p.decode("utf-8", "surrogateescape") for p in dirty.split(b"\0") if p}
+    out: dict[str, str] = {}
+    for record in staged.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, sha, stage = meta.split(b" ")
+        rel = path.decode("utf-8", "surrogateescape")
+        if mode.startswith(b"100") and stage == b"0" and rel not in skip:
+            out[rel] = sha.decode()
+    return out
+
+
+def scan(
+    root: Path,
+    config: dict[str, Any],
+    previous: RepoState | None,
+    *,
+    force_walk: bool = False,
+) -> tuple[RepoState, ChangeSet]:
+    """Compare the working tree with `previous`; returns the new state and the changes."""
+    started_ns = time.time_ns()
+    fp = fingerprint(config)
+    changes = ChangeSet()
+    if previous is None or previous.fingerprint != fp:
+        changes.reason = "first build" if previous is None else "walk settings changed"
+        previous_files: dict[str, list[Any]] = {}
+    else:
+        previous_files = previous.files
+    need_walk = force_walk or previous is None or previous.fingerprint != fp
+    if not need_walk and previous is not None:
+        need_walk = _layout_changed(root, previous)
+
+    state = RepoState(fingerprint=fp, scanned_at_ns=started_ns)
+    racy_after = previous.scanned_at_ns - RACY_NS if previous else 0
+    to_hash: list[str] = []
+    if need_walk:
+        changes.walked = True
+        walked = walk_repository(root, config)
+        skipped_reasons = dict(walked.skipped_files)
+        for f in walked.files:
+            old = previous_files.get(f.path)
+            if old and old[0] == f.size and old[1] == f.mtime_ns and f.mtime_ns < racy_after:
+                state.files[f.path] = [f.size, f.mtime_ns, old[2]]
+            else:
+                state.files[f.path] = [f.size, f.mtime_ns, ""]
+                to_hash.append(f.path)
+        for path, reason in skipped_reasons.items():
+            st = _stat(root / path)
+            state.skipped[path] = [st.st_size if st else 0, st.st_mtime_ns if st else 0, reason]
+        state.dirs = _dirs_of(root, [*state.files, *state.skipped])
+        state.ignores = _ignores_of(root, state.dirs)
+    else:
+        assert previous is not None
+        state.dirs = dict(previous.dirs)
+        state.ignores = dict(previous.ignores)
+        for path, (size, mtime, *rest) in [*previous.files.items(), *previous.skipped.items()]:
+            st = _stat(root / path)
+            if st is None:
+                continue  # deleted (its directory's mtime did not move: e.g. replaced by rename)
+            same = st.st_size == size and st.st_mtime_ns == mtime and mtime < racy_after
+            if same and path in previous.files:
+                state.files[path] = [size, mtime, rest[0]]
+                continue
+            if same:
+                state.skipped[path] = [size, mtime, rest[0]]
+                continue
+            data = _read(root / path, st.st_size, config)
+            reason = classify(path, st.st_size, data, config)
+            if reason is not None:
+                state.skipped[path] = [st.st_size, st.st_mtime_ns, reason]
+            else:
+                assert data is not None
+                state.files[path] = [st.st_size, st.st_mtime_ns, blob_digest(data)]
+                changes.hashed += 1
+
+    _fill_digests(root, state, to_hash, changes)
+    _diff(previous_files, state.files, changes)
+    return state, changes
+
+
+def _read(path: Path, size: int, config: dict[str, Any]) -> bytes | None:
+    max_bytes = config.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    if size > max_bytes and not config.get("allow_large"):
+        return b""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _layout_changed(root: Path, previous: RepoState) -> bool:
+    """Did any recorded directory or ignore file change (files may have come or gone)?"""
+    for d, mtime in previous.dirs.items():
+        st = _stat(root / d if d else root)
+        if st is None or st.st_mtime_ns != mtime:
+            return True
+    for rel, (size, mtime) in previous.ignores.items():
+        st = _stat(root / rel)
+        if st is None or st.st_size != size or st.st_mtime_ns != mtime:
+            return True
+    for d in previous.dirs:  # an ignore file created where there was none
+        for name in IGNORE_FILES:
+            rel = f"{d}/{name}" if d else name
+            if rel not in previous.ignores and _stat(root / rel) is not None:
+                return True
+    return False
+
+
+def _fill_digests(root: Path, state: RepoState, paths: list[str], changes: ChangeSet) -> None:
+    known = git_digests(root) if len(paths) > GIT_THRESHOLD else None
+    for path in paths:
+        digest = known.get(path) if known else None
+        if digest is None:
+            try:
+                digest = blob_digest((root / path).read_bytes())
+            except OSError:
+                digest = "unreadable"
+            changes.hashed += 1
+        state.files[path][2] = digest
+
+
+def _diff(old: dict[str, list[Any]], new: dict[str, list[Any]], changes: ChangeSet) -> None:
+    added = [p for p in new if p not in old]
+    deleted = [p for p in old if p not in new]
+    changes.modified = sorted(p for p in new if p in old and new[p][2] != old[p][2])
+    by_digest: dict[str, list[str]] = {}
+    for p in sorted(deleted):
+        by_digest.setdefault(old[p][2], []).append(p)
+    still_added = []
+    for p in sorted(added):
+        olds = by_digest.get(new[p][2])
+        if olds:
+            changes.renamed.append((olds.pop(0), p))
+        else:
+            still_added.append(p)
+    renamed_from = {o for o, _n in changes.renamed}
+    changes.added = still_added
+    changes.deleted = sorted(p for p in deleted if p not in renamed_from)
+
+
+def is_stale(root: Path, path: str, record: list[Any] | None) -> bool:
+    """Has `path` changed since it was indexed? Stat first; on a stat change, compare content
+    digests so that a `touch` does not mark a result stale."""
+    if record is None:
+        return False
+    st = _stat(root / path)
+    if st is None:
+        return True
+    if st.st_size == record[0] and st.st_mtime_ns == record[1]:
+        return False
+    if st.st_size != record[0] or len(record) < 3:
+        return True
+    try:
+        return blob_digest((root / path).read_bytes()) != record[2]
+    except OSError:
+        return True

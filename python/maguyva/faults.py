@@ -1,0 +1,131 @@
+"""A fault-injecting file layer for tests: fail the Nth write, fsync or rename, run out of disk,
+or die by SIGKILL at the Nth operation.
+
+Every durable step of a commit (writing the indexer's files, fsyncing each file and directory of
+a generation, the renames) goes through `store.FILES`; `install()` swaps in a `FaultyFiles`.
+Tests run as root in CI, so permission tricks cannot make writes fail: this layer can (in the
+spirit of SQLite's test VFS and Lucene's MockDirectoryWrapper).
+
+A child process (the kill -9 tests) gets its faults from the environment:
+`MAGUYVA_FAULTS="kill@17"` (SIGKILL itself at the 17th operation), `"fail:fsync@3"`,
+`"fail:any@5"`, `"enospc@4096"` (the disk fills after 4096 bytes), or `"record"`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import store
+
+ENV = "MAGUYVA_FAULTS"
+OPS = ("write", "fsync", "rename", "mkdir", "remove")
+
+
+class FaultyFiles(store.OsFiles):
+    """`store.OsFiles` with faults. Operations are counted from 1, per kind and in total."""
+
+    def __init__(
+        self,
+        *,
+        fail_op: str | None = None,
+        fail_at: int | None = None,
+        kill_at: int | None = None,
+        disk_bytes: int | None = None,
+    ) -> None:
+        if fail_op is not None and fail_op not in (*OPS, "any"):
+            raise ValueError(f"unknown operation {fail_op!r}")
+        self.fail_op = fail_op
+        self.fail_at = fail_at
+        self.kill_at = kill_at
+        self.disk_bytes = disk_bytes
+        self.counts: dict[str, int] = dict.fromkeys(OPS, 0)
+        self.total = 0
+        self.written = 0
+        self.log: list[tuple[str, str]] = []
+
+    def _step(self, op: str, path: Path | str) -> None:
+        self.counts[op] += 1
+        self.total += 1
+        self.log.append((op, str(path)))
+        if self.kill_at is not None and self.total >= self.kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.fail_at is not None and (
+            (self.fail_op == "any" and self.total == self.fail_at)
+            or (self.fail_op == op and self.counts[op] == self.fail_at)
+        ):
+            raise OSError(errno.EIO, f"injected I/O error ({op} #{self.fail_at})", str(path))
+
+    def write_bytes(self, path: Path, data: bytes) -> None:
+        self._step("write", path)
+        if self.disk_bytes is not None and self.written + len(data) > self.disk_bytes:
+            room = max(0, self.disk_bytes - self.written)
+            with open(path, "wb") as fh:  # a full disk leaves a partial file behind
+                fh.write(data[:room])
+            self.written = self.disk_bytes
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        self.written += len(data)
+        super().write_bytes(path, data)
+
+    def fsync_file(self, path: Path) -> None:
+        self._step("fsync", path)
+        super().fsync_file(path)
+
+    def fsync_dir(self, path: Path) -> None:
+        self._step("fsync", path)
+        super().fsync_dir(path)
+
+    def replace(self, src: Path, dst: Path) -> None:
+        self._step("rename", dst)
+        super().replace(src, dst)
+
+    def mkdir(self, path: Path) -> None:
+        self._step("mkdir", path)
+        super().mkdir(path)
+
+    def remove_tree(self, path: Path) -> None:
+        self._step("remove", path)
+        super().remove_tree(path)
+
+
+def parse(spec: str) -> FaultyFiles:
+    """A layer from a `MAGUYVA_FAULTS` value (see the module doc)."""
+    spec = spec.strip()
+    try:
+        if spec == "record":
+            return FaultyFiles()
+        if spec.startswith("kill@"):
+            return FaultyFiles(kill_at=int(spec[5:]))
+        if spec.startswith("enospc@"):
+            return FaultyFiles(disk_bytes=int(spec[7:]))
+        if spec.startswith("fail:"):
+            op, _, n = spec[5:].partition("@")
+            return FaultyFiles(fail_op=op, fail_at=int(n))
+    except ValueError:
+        pass
+    raise ValueError(f"bad {ENV} value {spec!r}")
+
+
+def install_from_env() -> FaultyFiles | None:
+    """Install the layer named by `MAGUYVA_FAULTS`, if set (used by the indexer at start)."""
+    spec = os.environ.get(ENV)
+    if not spec:
+        return None
+    layer = parse(spec)
+    store.FILES = layer
+    return layer
+
+
+@contextlib.contextmanager
+def install(layer: store.OsFiles) -> Iterator[store.OsFiles]:
+    """Use `layer` for every durable file operation inside the block."""
+    saved = store.FILES
+    store.FILES = layer
+    try:
+        yield layer
+    finally:
+        store.FILES = saved
