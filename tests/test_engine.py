@@ -94,7 +94,9 @@ def test_cli_exit_codes_and_explain(corpus: Path, tmp_path: Path):
     for field in ("intent: find_definition", "strategy:", "preset:", "modalities:", "target:"):
         assert field in explained.stdout
     as_json = run_cli("search", "JSONDecoder", "--json", cwd=corpus)
-    assert json.loads(as_json.stdout)["intent"] == "find_definition"
+    summary = json.loads(as_json.stdout.splitlines()[-1])  # ripgrep JSON Lines (issue 8)
+    assert summary["type"] == "summary"
+    assert summary["data"]["maguyva"]["intent"] == "find_definition"
     bad = run_cli("search", "x", "--preset", "turbo", cwd=corpus)
     assert bad.returncode == 2
     missing = run_cli("search", "anything", cwd=tmp_path)

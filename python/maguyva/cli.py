@@ -1,7 +1,17 @@
-"""The `maguyva` command line: index, search, status.
+"""The `maguyva` command line, in ripgrep's manner.
 
-Exit codes follow ripgrep: 0 when results were found, 1 when none, 2 on error. Errors are one
-line on stderr; set MAGUYVA_DEBUG=1 to see a traceback for an unexpected failure.
+    maguyva index [PATH]                 build or refresh the index
+    maguyva search QUERY [PATH...]       ask a question (-i -s -S -w -F -g -t -l -C --json)
+    maguyva status                       what is indexed, how fresh
+    maguyva config --show                the effective configuration and where each value came from
+    maguyva mcp --root PATH              the MCP server on stdio
+
+Exit codes follow ripgrep: 0 when results were found, 1 when none, 2 on error. Results go to
+stdout; progress, warnings and errors to stderr. Errors are one line; set MAGUYVA_DEBUG=1 to
+see a traceback for an unexpected failure.
+
+Adding a subcommand: one `sub.add_parser(...)` block in `build_parser()` and one entry in
+`COMMANDS`; the handler takes the parsed arguments and returns an exit code.
 """
 
 from __future__ import annotations
@@ -17,9 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BadQueryError, MaguyvaError
-from .model import MODALITIES, Response
+from .model import MODALITIES
+from .output import Renderer, format_response, use_color, write_lines
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR = 0, 1, 2
+
+__all__ = ["COMMANDS", "build_parser", "format_response", "main"]
 
 
 def _parse_weights(text: str | None) -> dict[str, float] | None:
@@ -28,12 +41,12 @@ def _parse_weights(text: str | None) -> dict[str, float] | None:
     weights: dict[str, float] = {}
     for part in text.split(","):
         name, sep, value = part.partition("=")
+        if not sep:
+            raise BadQueryError(f"--weights expects name=number pairs, got {part!r}")
         try:
             weights[name.strip()] = float(value)
         except ValueError:
             raise BadQueryError(f"--weights expects name=number pairs, got {part!r}") from None
-        if not sep:
-            raise BadQueryError(f"--weights expects name=number pairs, got {part!r}")
     return weights
 
 
@@ -43,69 +56,135 @@ def _parse_modalities(text: str | None) -> list[str] | None:
     return [m.strip() for m in text.split(",") if m.strip()]
 
 
+def find_root(start: Path) -> Path:
+    """The nearest ancestor of `start` holding an index (`.maguyva/`) or a `.maguyva.toml`;
+    `start` itself when there is none (like git finding its work tree)."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".maguyva" / "manifest.json").is_file():
+            return candidate
+        if (candidate / ".maguyva.toml").is_file():
+            return candidate
+    return start
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return Path(args.root).resolve() if args.root else find_root(Path.cwd())
+
+
+def _open_index(args: argparse.Namespace, **overrides: Any):
+    from .api import Index
+
+    return Index.open(_root(args), index_dir=args.index_dir, **overrides)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="maguyva",
         description="Code search that classifies each question and fuses the right retrievers.",
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress or output")
+    parser.add_argument("--version", action="version", version=f"maguyva {_version()}")
+    # Subcommands repeat -q after their name (ripgrep users put flags last); SUPPRESS keeps
+    # the global value when the subcommand does not set it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS)
+    common.add_argument("--root", type=Path, help="repository root (default: nearest indexed)")
+    common.add_argument("--index-dir", type=Path, help="index location (default ROOT/.maguyva)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    index = sub.add_parser("index", help="index a repository (default: current directory)")
-    index.add_argument("path", nargs="?", default=".", type=Path)
-    index.add_argument(
-        "--index-dir", type=Path, help="where the index lives (default PATH/.maguyva)"
-    )
+    index = sub.add_parser("index", parents=[common], help="index a repository")
+    index.add_argument("path", nargs="?", type=Path, help="repository (default: --root or .)")
     index.add_argument("--modalities", help="comma-separated modalities to build (default: all)")
     index.add_argument("--wait", action="store_true", help="wait for another writer to finish")
+    index.add_argument("--rebuild", action="store_true", help="from scratch, ignoring caches")
     index.add_argument("--json", action="store_true", help="print the build summary as JSON")
 
-    search = sub.add_parser("search", help="ask a question about the indexed repository")
-    search.add_argument("query")
-    search.add_argument("--root", type=Path, default=Path("."), help="repository root (default .)")
-    search.add_argument("--index-dir", type=Path)
-    search.add_argument("--json", action="store_true", help="machine-readable output")
-    search.add_argument("--preset", default="default", choices=["quick", "default", "thorough"])
-    search.add_argument("--modalities", help=f"comma-separated subset of {','.join(MODALITIES)}")
-    search.add_argument(
-        "--weights", help="e.g. text=0.5,semantic=0.5 (manual tuning: prefer presets)"
+    search = sub.add_parser(
+        "search", parents=[common], help="ask a question about the indexed repository"
     )
+    search.add_argument("query", help='plain words, or "phrase", /regex/, file:, lang:, sym:...')
+    search.add_argument("paths", nargs="*", metavar="PATH", help="only results under these")
+    case = search.add_mutually_exclusive_group()
+    case.add_argument("-i", "--ignore-case", dest="case", action="store_const",
+                      const="insensitive", help="case-insensitive")  # fmt: skip
+    case.add_argument("-s", "--case-sensitive", dest="case", action="store_const",
+                      const="sensitive", help="case-sensitive")  # fmt: skip
+    case.add_argument("-S", "--smart-case", dest="case", action="store_const", const="smart",
+                      help="case-insensitive unless the query has an upper-case letter")  # fmt: skip
+    search.add_argument("-w", "--word-regexp", action="store_true", help="whole words only")
+    search.add_argument("-F", "--fixed-strings", action="store_true",
+                        help="the query is one literal string (no syntax, exact match)")  # fmt: skip
+    search.add_argument("--regex", action="store_true", help="the query is a regular expression")
+    search.add_argument("-g", "--glob", action="append", default=[], metavar="GLOB",
+                        help="include paths matching GLOB; !GLOB excludes (repeatable)")  # fmt: skip
+    search.add_argument("-t", "--type", action="append", default=[], metavar="TYPE",
+                        help="only this language (py, rust, go, ...; repeatable)")  # fmt: skip
+    search.add_argument("-T", "--type-not", action="append", default=[], metavar="TYPE",
+                        help="not this language (repeatable)")  # fmt: skip
+    search.add_argument("-l", "--files-with-matches", action="store_true",
+                        help="print only the paths of results")  # fmt: skip
+    search.add_argument("-C", "--context", type=int, default=0, metavar="N",
+                        help="show N lines around each match line")  # fmt: skip
+    search.add_argument("-n", "--line-number", action="store_true",
+                        help="accepted for ripgrep compatibility (always on)")  # fmt: skip
+    search.add_argument("-m", "--max-count", "--limit", dest="limit", type=int,
+                        help="number of results (default 10)")  # fmt: skip
+    search.add_argument("--json", action="store_true", help="ripgrep-style JSON Lines")
+    search.add_argument("--color", "--colour", choices=["auto", "always", "never"])
+    search.add_argument("--preset", choices=["quick", "default", "thorough"])
+    search.add_argument("--modalities", help=f"comma-separated subset of {','.join(MODALITIES)}")
+    search.add_argument("--weights", help="e.g. text=0.5,semantic=0.5 (manual tuning: prefer presets)")  # fmt: skip
     search.add_argument("--k", type=int, help="RRF k constant (default: the preset's)")
-    search.add_argument("-n", "--limit", type=int, default=10, help="number of results")
+    search.add_argument("--kind", help="definition kind to prefer (class, function, ...)")
     search.add_argument("--explain", action="store_true", help="show intent, routing, provenance")
     search.add_argument("--snippet", help="find code similar to this snippet")
 
-    status = sub.add_parser("status", help="what is indexed, how fresh")
-    status.add_argument("--root", type=Path, default=Path("."))
-    status.add_argument("--index-dir", type=Path)
+    status = sub.add_parser("status", parents=[common], help="what is indexed, how fresh")
     status.add_argument("--json", action="store_true")
+
+    config = sub.add_parser("config", parents=[common], help="the effective configuration")
+    config.add_argument("--show", action="store_true", help="print every key (default)")
+    config.add_argument("--json", action="store_true")
+
+    mcp = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio")
+    mcp.add_argument("--log-level", default="WARNING",
+                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])  # fmt: skip
+
+    from .eval.cli import add_eval_arguments, add_tune_arguments
+
+    add_eval_arguments(sub.add_parser("eval", parents=[common],
+                                      help="score retrieval on a query set, side by side"))  # fmt: skip
+    add_tune_arguments(sub.add_parser("tune", parents=[common],
+                                      help="tune weights and k per intent on a query set"))  # fmt: skip
     return parser
 
 
-def _progress(quiet: bool):
-    last = [0.0]
+def _version() -> str:
+    from . import __version__
 
-    def report(phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if quiet or (now - last[0] < 0.5 and done < total):
-            return
-        last[0] = now
-        print(f"maguyva: {phase}: {done}/{total}", file=sys.stderr)
-
-    return report
+    return __version__
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from .indexer import build_index
+    from .api import Index
+    from .progress import reporter
 
-    overrides: dict[str, Any] = {"index_dir": str(args.index_dir) if args.index_dir else None}
-    if args.modalities:
-        overrides["modalities"] = _parse_modalities(args.modalities)
-    summary = build_index(
-        args.path, config=overrides, progress=_progress(args.quiet), wait_for_lock=args.wait
-    )
+    root = args.path if args.path is not None else _root(args)
+    index = Index.open(root, index_dir=args.index_dir)
+    with reporter(quiet=args.quiet or args.json) as progress:
+        summary = index.build(
+            progress=progress,
+            wait=args.wait,
+            modalities=_parse_modalities(args.modalities),
+            rebuild=args.rebuild,
+        )
     if args.json:
-        print(json.dumps(_asdict(summary)))
+        from dataclasses import asdict
+
+        print(json.dumps(asdict(summary)))
+        return EXIT_FOUND
+    if args.quiet:
         return EXIT_FOUND
     print(f"indexed {summary.files} files, {summary.chunks} chunks -> {summary.index_dir} "
           f"(generation {summary.generation})")  # fmt: skip
@@ -121,59 +200,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     return EXIT_FOUND
 
 
-def _asdict(obj: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(obj)
-
-
-def format_response(response: Response, explain: bool) -> str:
-    """Human-readable results: path:start-end, symbol, snippet; provenance with --explain."""
-    out: list[str] = []
-    if explain:
-        out.append(
-            f"intent: {response.intent} (confidence {response.confidence:.2f}, rule "
-            f"{response.rule})  target: {response.target!r}"
-        )
-        weights = ", ".join(f"{m}={w:g}" for m, w in response.weights.items())
-        out.append(
-            f"strategy: {response.fusion_strategy}  preset: {response.preset}  k: {response.k}  "
-            f"modalities: {', '.join(response.modalities) or '-'}  weights: {weights}"
-        )
-        for name, reason in response.unavailable.items():
-            out.append(f"unavailable: {name}: {reason}")
-        for note in response.notes:
-            out.append(f"note: {note}")
-        timing = ", ".join(f"{k} {v:.2f}ms" for k, v in response.timings_ms.items())
-        out.append(f"timings: {timing}; total {response.total_ms:.2f}ms")
-        out.append("")
-    for number, result in enumerate(response.results, start=1):
-        label = f" {result.symbol}" if result.symbol else ""
-        flags = " [stale]" if result.stale else ""
-        flags += " [demoted]" if result.demoted else ""
-        out.append(f"{number}. {result.path}:{result.start_line}-{result.end_line}{label}{flags}")
-        if result.lines:
-            shown = ", ".join(str(n) for n in result.lines[:20])
-            more = f" (+{len(result.lines) - 20})" if len(result.lines) > 20 else ""
-            out.append(f"   lines: {shown}{more}")
-        if explain:
-            parts = [f"{p.modality}#{p.rank + 1}={p.contribution:.5f}" for p in result.provenance]
-            out.append(
-                f"   score {result.score:.5f} = ({' + '.join(parts)}) x boost {result.boost:.3f}"
-                + (" x demotion" if result.demoted else "")
-            )
-        for line in result.snippet.splitlines()[:4]:
-            out.append(f"   | {line}")
-    if not response.results:
-        out.append("no results")
-    return "\n".join(out)
-
-
 def cmd_search(args: argparse.Namespace) -> int:
-    from .engine import Engine
+    from .paths import relative
 
-    engine = Engine.open(args.root, args.index_dir)
-    response = engine.search(
+    started = time.perf_counter()
+    index = _open_index(args)
+    paths = [relative(index.root, Path.cwd() / p, allow_absolute=True) for p in args.paths]
+    if args.context < 0:
+        raise BadQueryError("--context must be >= 0")
+    response = index.search(
         args.query,
         preset=args.preset,
         modalities=_parse_modalities(args.modalities),
@@ -181,58 +216,128 @@ def cmd_search(args: argparse.Namespace) -> int:
         k=args.k,
         limit=args.limit,
         snippet=args.snippet,
+        case=args.case,
+        whole_word=args.word_regexp,
+        regex=args.regex,
+        fixed_strings=args.fixed_strings,
+        globs=args.glob,
+        languages=args.type,
+        kind=args.kind,
+        paths=paths,
+        syntax=not args.fixed_strings,
     )
+    response_regex = args.query if args.regex else None
+    if not args.regex and not args.fixed_strings:
+        from .query_syntax import parse
+
+        try:
+            response_regex = parse(args.query).regex
+        except MaguyvaError:
+            response_regex = None
+    if args.type_not:
+        from .api import normalize_language
+        from .languages import detect_language
+
+        banned = {normalize_language(t) for t in args.type_not}
+        response.results = [r for r in response.results if detect_language(r.path) not in banned]
+    code = EXIT_FOUND if response.results else EXIT_NONE
+    if args.quiet:
+        return code
+    color = use_color(args.color or index.config.get("color", "auto"), sys.stdout)
+    renderer = Renderer(index.root, color=color and not args.json, context=args.context,
+                        regex=response_regex, case=response_case(args), explain=args.explain)  # fmt: skip
     if args.json:
-        print(json.dumps(response.to_dict(), ensure_ascii=False))
+        write_lines(renderer.json_lines(response, time.perf_counter() - started))
+    elif args.files_with_matches:
+        write_lines(renderer.files(response))
     else:
-        print(format_response(response, args.explain))
-    return EXIT_FOUND if response.results else EXIT_NONE
+        write_lines(renderer.text(response))
+    return code
+
+
+def response_case(args: argparse.Namespace) -> str | None:
+    return "sensitive" if args.fixed_strings and args.case is None else args.case
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from .store import IndexDir, default_index_dir
-
-    root = args.root.resolve()
-    index = IndexDir(args.index_dir or default_index_dir(root))
-    generation = index.current()
-    manifest = generation.manifest
-    age = time.time() - float(manifest.get("committed_at", time.time()))
+    status = _open_index(args).status()
     if args.json:
-        print(json.dumps({"generation": generation.number, "path": str(generation.path),
-                          "age_s": round(age, 1), **manifest}))  # fmt: skip
+        print(json.dumps(status))
         return EXIT_FOUND
-    print(f"index: {index.path} (generation {generation.number}, built {age:.0f}s ago)")
-    print(f"root: {manifest.get('root')}  commit: {manifest.get('commit') or '-'}")
-    print(f"files: {manifest.get('files')}  chunks: {manifest.get('chunks')}")
-    for name, status in manifest.get("modalities", {}).items():
-        state = "built" if status.get("built") else f"unavailable: {status.get('reason')}"
-        print(f"  {name:<10} {state}")
-    skipped = manifest.get("skipped") or {}
-    if skipped:
-        print("skipped: " + ", ".join(f"{r} {n}" for r, n in sorted(skipped.items())))
+    print(f"index: {status['index_dir']} (generation {status['generation']}, "
+          f"built {status['age_s']:.0f}s ago)")  # fmt: skip
+    print(f"root: {status['root']}  commit: {status['commit'] or '-'}")
+    print(f"files: {status['files']}  chunks: {status['chunks']}  "
+          f"stale: {status['stale_files']}")  # fmt: skip
+    for name, state in status["modalities"].items():
+        shown = "built" if state["built"] else f"unavailable: {state['reason']}"
+        print(f"  {name:<10} {shown}")
+    if status["skipped"]:
+        print("skipped: " + ", ".join(f"{r} {n}" for r, n in sorted(status["skipped"].items())))
     return EXIT_FOUND
 
 
-COMMANDS = {"index": cmd_index, "search": cmd_search, "status": cmd_status}
+def cmd_config(args: argparse.Namespace) -> int:
+    from .config import effective_config, show
+
+    config = effective_config(_root(args), {"index_dir": args.index_dir})
+    rows = show(config)
+    if args.json:
+        print(json.dumps({"files": config.files, "settings": rows}))
+        return EXIT_FOUND
+    width = max(len(r["key"]) for r in rows)
+    for row in rows:
+        print(f"{row['key']:<{width}} = {json.dumps(row['value'])}  # {row['source']}")
+    return EXIT_FOUND
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp_server import serve
+
+    serve(_root(args), index_dir=args.index_dir, log_level=args.log_level)
+    return EXIT_FOUND
+
+
+COMMANDS = {
+    "index": cmd_index,
+    "search": cmd_search,
+    "status": cmd_status,
+    "config": cmd_config,
+    "mcp": cmd_mcp,
+    "eval": lambda args: _eval_cli().cmd_eval(args),
+    "tune": lambda args: _eval_cli().cmd_tune(args),
+}
+
+
+def _eval_cli() -> Any:
+    from .eval import cli
+
+    return cli
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="maguyva: %(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, format="maguyva: %(levelname)s: %(message)s", stream=sys.stderr
+    )
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors are exit 2, --help/--version exit 0
+        return int(exc.code or 0)
     try:
         return COMMANDS[args.command](args)
     except MaguyvaError as exc:
         print(f"maguyva: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_FOUND
     except OSError as exc:
         print(f"maguyva: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("maguyva: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_FOUND
     except Exception as exc:
         if os.environ.get("MAGUYVA_DEBUG"):
             traceback.print_exc()
@@ -242,6 +347,15 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (`maguyva search x | head`), stop Python's exit-time flush error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

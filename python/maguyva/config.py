@@ -1,56 +1,252 @@
-"""Effective configuration: built-in defaults overlaid with the caller's settings.
+"""Effective configuration, from six layers (the first that sets a key wins):
 
-Keys (all optional):
-- `index_dir`: where the index lives (default `<root>/.maguyva`).
-- `max_file_bytes`: files larger than this are skipped (default 1 MiB).
-- `embedding_provider`: "local" (default, offline) or "voyage" (needs VOYAGE_API_KEY).
-- `semantic_max_chunks`: cap on chunks embedded per build (None: all).
-- `modalities`: which modalities to build (default: all four).
+1. CLI flags / explicit overrides (`load_config(root, overrides)`)
+2. `MAGUYVA_<KEY>` environment variables (`MAGUYVA_MAX_FILE_BYTES=2000000`)
+3. `.maguyva.toml` at the repository root
+4. `[tool.maguyva]` in the root's `pyproject.toml`
+5. the user file `$XDG_CONFIG_HOME/maguyva/config.toml` (default `~/.config/maguyva/`)
+6. built-in defaults (`SCHEMA`)
+
+Secrets never come from files: a key that looks like a credential (`*api_key*`, `*token*`,
+`*secret*`, `*password*`) in a config file is refused; API keys are read from the environment
+by the provider that needs them (`VOYAGE_API_KEY`). `maguyva config --show` prints the result
+with the layer each value came from and every secret redacted.
+
+Modules may add keys with `register()`; unknown keys in a file are kept and warned about.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULTS: dict[str, Any] = {
-    "index_dir": None,
-    "max_file_bytes": 1 << 20,
-    "embedding_provider": "local",
-    "semantic_max_chunks": None,
-    "modalities": ["text", "structural", "graph", "semantic"],
-    "workers": None,
-}
+from .errors import ConfigError
+
+log = logging.getLogger("maguyva.config")
 
 ENV_PREFIX = "MAGUYVA_"
+PROJECT_FILE = ".maguyva.toml"
+USER_FILE = "config.toml"
+SECRET_ENV = ("VOYAGE_API_KEY",)
+"""Environment variables that carry secrets: reported as set/unset, never shown."""
+
+_SECRET_KEY = re.compile(r"api[_-]?key|token|secret|password|credential", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One configuration key: its type ("int", "float", "bool", "str", "list"), default and doc."""
+
+    kind: str
+    default: Any
+    doc: str
+    optional: bool = False  # None is a valid value
+    always: bool = True  # present in the effective dict even when None
+
+
+SCHEMA: dict[str, Setting] = {
+    "index_dir": Setting("str", None, "index directory (default <root>/.maguyva)", True),
+    "max_file_bytes": Setting("int", 1 << 20, "skip files larger than this"),
+    "allow_large": Setting("list", [], "globs exempt from max_file_bytes"),
+    "follow_symlinks": Setting("bool", False, "follow symlinks while walking"),
+    "max_trigrams": Setting("int", None, "skip files with more distinct trigrams", True, False),
+    "embedding_provider": Setting("str", "local", "'local' (offline) or 'voyage'"),
+    "semantic_max_chunks": Setting("int", None, "cap on chunks embedded per build", True),
+    "modalities": Setting(
+        "list", ["text", "structural", "graph", "semantic"], "modalities to build"
+    ),
+    "workers": Setting("int", None, "worker threads (default: all cores)", True),
+    "jobs": Setting("int", None, "extraction processes (default: all cores)", True, False),
+    "structural_budget_s": Setting("float", None, "per-file parse budget", True, False),
+    "preset": Setting("str", "default", "search preset: quick, default or thorough"),
+    "limit": Setting("int", 10, "number of search results"),
+    "color": Setting("str", "auto", "auto, always or never"),
+}
+DEFAULTS: dict[str, Any] = {k: s.default for k, s in SCHEMA.items() if s.always}
+"""The defaults as a plain dict (kept for callers of the first version of this module)."""
+
+
+def register(key: str, setting: Setting) -> None:
+    """Let a module declare its own key (type-checked and shown like the built-in ones)."""
+    SCHEMA.setdefault(key, setting)
+    if setting.always:
+        DEFAULTS.setdefault(key, setting.default)
+
+
+@dataclass(slots=True)
+class EffectiveConfig:
+    """The merged values and, for each key, the layer that set it."""
+
+    values: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "maguyva" / USER_FILE
+
+
+def _coerce(key: str, value: Any, origin: str) -> Any:
+    """Check a file value's type against the schema (unknown keys pass through)."""
+    setting = SCHEMA.get(key)
+    if setting is None:
+        return value
+    if value is None and setting.optional:
+        return None
+    ok = {
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "float": isinstance(value, int | float) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+        "str": isinstance(value, str),
+        "list": isinstance(value, list) and all(isinstance(v, str) for v in value),
+    }[setting.kind]
+    if not ok:
+        raise ConfigError(f"{origin}: {key} must be {_kind_name(setting.kind)}, got {value!r}")
+    return float(value) if setting.kind == "float" else value
+
+
+def _kind_name(kind: str) -> str:
+    return {"int": "an integer", "float": "a number", "bool": "true or false",
+            "str": "a string", "list": "a list of strings"}[kind]  # fmt: skip
+
+
+def parse_env_value(key: str, text: str) -> Any:
+    """Turn a `MAGUYVA_<KEY>` string into the key's type."""
+    setting = SCHEMA[key]
+    name = ENV_PREFIX + key.upper()
+    if setting.optional and text.strip().lower() in ("", "none", "null"):
+        return None
+    try:
+        if setting.kind == "int":
+            return int(text)
+        if setting.kind == "float":
+            return float(text)
+    except ValueError:
+        raise ConfigError(f"{name} must be {_kind_name(setting.kind)}, got {text!r}") from None
+    if setting.kind == "bool":
+        word = text.strip().lower()
+        if word in ("1", "true", "yes", "on"):
+            return True
+        if word in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name} must be true or false, got {text!r}")
+    if setting.kind == "list":
+        return [v.strip() for v in text.split(",") if v.strip()]
+    return text
+
+
+def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    for name in table:
+        data = data.get(name)
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: [{'.'.join(table)}] must be a table")
+    return data
+
+
+def _file_layers(root: Path) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(label, path, table) for every config file that exists, lowest precedence first."""
+    layers = []
+    candidates = [
+        ("user", user_config_path(), ()),
+        ("pyproject", root / "pyproject.toml", ("tool", "maguyva")),
+        ("project", root / PROJECT_FILE, ()),
+    ]
+    for label, path, table in candidates:
+        data = _read_toml(path, table)
+        if data is not None:
+            layers.append((label, path, data))
+    return layers
+
+
+def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> EffectiveConfig:
+    """Merge every layer; see the module docstring for the order."""
+    root = Path(root)
+    values = {k: s.default for k, s in SCHEMA.items()}
+    sources = {k: "default" for k in SCHEMA}
+    files: list[str] = []
+    for label, path, data in _file_layers(root):
+        files.append(str(path))
+        for key, value in data.items():
+            if _SECRET_KEY.search(key):
+                raise ConfigError(
+                    f"{path}: {key}: secrets are not read from config files; "
+                    "set them in the environment (e.g. VOYAGE_API_KEY)"
+                )
+            if key not in SCHEMA:
+                log.warning("%s: unknown configuration key %r (kept)", path, key)
+            value = _coerce(key, value, str(path))
+            if key == "index_dir" and isinstance(value, str):
+                value = str((path.parent / value).resolve()) if label != "user" else value
+            values[key] = value
+            sources[key] = f"{label} ({path})"
+    for key in SCHEMA:
+        text = os.environ.get(ENV_PREFIX + key.upper())
+        if text is not None:
+            values[key] = parse_env_value(key, text)
+            sources[key] = f"env ({ENV_PREFIX}{key.upper()})"
+    for key, value in (overrides or {}).items():
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if value is not None:
+            values[key] = _coerce(key, value, "option")
+            sources[key] = "option"
+    _validate(values)
+    for key, setting in SCHEMA.items():
+        if values.get(key) is None and not setting.always:
+            values.pop(key, None)
+            sources.pop(key, None)
+    values["root"] = str(root)
+    return EffectiveConfig(values, sources, files)
+
+
+def _validate(values: dict[str, Any]) -> None:
+    if values.get("preset") not in ("quick", "default", "thorough"):
+        raise ConfigError(f"preset must be quick, default or thorough, got {values['preset']!r}")
+    if values.get("color") not in ("auto", "always", "never"):
+        raise ConfigError(f"color must be auto, always or never, got {values['color']!r}")
+    limit = values.get("limit")
+    if not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"limit must be a positive integer, got {limit!r}")
+    unknown = set(values.get("modalities") or []) - {"text", "structural", "graph", "semantic"}
+    if unknown:
+        raise ConfigError(f"modalities: unknown {', '.join(sorted(unknown))}")
 
 
 def load_config(root: Path, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Defaults, then `MAGUYVA_*` environment variables, then explicit overrides."""
-    config = dict(DEFAULTS)
-    for key in DEFAULTS:
-        value = os.environ.get(ENV_PREFIX + key.upper())
-        if value is not None:
-            config[key] = _parse_env(key, value)
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            config[key] = value
-    config["root"] = str(root)
-    return config
+    """The effective configuration as a plain dict (what the indexer and modalities read)."""
+    return effective_config(root, overrides).values
 
 
-def _parse_env(key: str, value: str) -> Any:
-    default = DEFAULTS[key]
-    if key == "modalities":
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if isinstance(default, int) or key in ("semantic_max_chunks", "workers"):
-        try:
-            return int(value)
-        except ValueError:
-            from .errors import ConfigError
+def index_dir_for(root: Path, config: dict[str, Any]) -> Path:
+    """Where the index of `root` lives under this configuration."""
+    configured = config.get("index_dir")
+    return Path(configured) if configured else Path(root) / ".maguyva"
 
-            raise ConfigError(
-                f"{ENV_PREFIX}{key.upper()} must be an integer, got {value!r}"
-            ) from None
-    return value
+
+def show(config: EffectiveConfig) -> list[dict[str, Any]]:
+    """Rows for `maguyva config --show`: key, value, source; secrets redacted."""
+    rows = [
+        {"key": key, "value": value, "source": config.sources.get(key, "-")}
+        for key, value in sorted(config.values.items())
+    ]
+    for name in SECRET_ENV:
+        state = "set (redacted)" if os.environ.get(name) else "not set"
+        rows.append({"key": name, "value": state, "source": "env"})
+    return rows

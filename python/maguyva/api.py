@@ -1,0 +1,419 @@
+"""The Python API: one `Index` per repository, with the same options as the CLI.
+
+>>> import pathlib, tempfile
+>>> repo = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (repo / "greet.py").write_text(
+...     "def greet(name):\\n    return f'hello {name}'\\n\\n\\ndef main():\\n    greet('you')\\n")
+>>> index = Index.open(repo)
+>>> index.build(progress=None).files
+1
+>>> response = index.search("where is greet defined")
+>>> response.intent, response.results[0].path, response.results[0].start_line
+('find_definition', 'greet.py', 1)
+>>> [hit.path for hit in index.find_symbol("greet")]
+['greet.py']
+>>> index.read_chunk("greet.py", 1, 2).text
+"def greet(name):\\n    return f'hello {name}'"
+>>> index.read_chunk("../etc/passwd", 1, 2)
+Traceback (most recent call last):
+  ...
+maguyva.errors.PathEscapeError: '../etc/passwd': path is outside the repository root
+>>> import shutil; shutil.rmtree(repo)
+
+Queries accept the Zoekt-like syntax of `query_syntax` (`"phrase"`, `/regex/`, `file:`,
+`lang:`, `case:`, `sym:`, `-term`); pass `syntax=False` to send the words as written.
+`Index` is thread-safe: searches may run concurrently, and a search after `build()` (or after
+another process committed a new generation) uses the newest generation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import effective_config, index_dir_for
+from .errors import BadQueryError, MaguyvaError, ModalityUnavailable
+from .languages import detect_language
+from .model import Hit, Response, Result
+from .paths import confine, relative, resolve_root, under
+from .query_syntax import ParsedQuery, parse, path_matches
+from .store import IndexDir
+
+Progress = Callable[[str, int, int], None]
+
+LANGUAGE_ALIASES = {
+    "py": "python", "js": "javascript", "ts": "typescript", "rs": "rust", "rb": "ruby",
+    "cs": "csharp", "c#": "csharp", "kt": "kotlin", "sh": "bash", "shell": "bash",
+    "c++": "cpp", "cxx": "cpp", "golang": "go",
+}  # fmt: skip
+CASE_VALUES = ("smart", "sensitive", "insensitive")
+
+
+def normalize_language(name: str) -> str:
+    word = name.strip().lower()
+    return LANGUAGE_ALIASES.get(word, word)
+
+
+@dataclass(slots=True)
+class ChunkText:
+    """Lines `start_line..end_line` (1-based, inclusive) of one file, as `read_chunk` returns."""
+
+    path: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Filters:
+    """Result filters applied after fusion (the authority, whatever the retrievers honour)."""
+
+    paths: list[str] = field(default_factory=list)
+    globs: list[str] = field(default_factory=list)
+    exclude_globs: list[str] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    exclude_languages: list[str] = field(default_factory=list)
+    exclude_terms: list[str] = field(default_factory=list)
+    case_sensitive: bool = False
+
+    def active(self) -> bool:
+        return any((self.paths, self.globs, self.exclude_globs, self.languages,
+                    self.exclude_languages, self.exclude_terms))  # fmt: skip
+
+    def keep(self, path: str, text: str) -> bool:
+        if self.paths and not under(path, self.paths):
+            return False
+        if any(not path_matches(path, g) for g in self.globs):
+            return False
+        if any(path_matches(path, g) for g in self.exclude_globs):
+            return False
+        language = detect_language(path)
+        if self.languages and language not in self.languages:
+            return False
+        if language in self.exclude_languages:
+            return False
+        if self.exclude_terms:
+            hay = text if self.case_sensitive else text.lower()
+            for term in self.exclude_terms:
+                if (term if self.case_sensitive else term.lower()) in hay:
+                    return False
+        return True
+
+
+class Index:
+    """One repository and its index. Open with `Index.open(path)`."""
+
+    def __init__(self, root: Path, index_dir: Path, config: dict[str, Any]) -> None:
+        self.root = root
+        self.index_dir = index_dir
+        self.config = config
+        self._engine: Any = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] = ".", *, index_dir: str | os.PathLike[str]
+             | None = None, **config: Any) -> Index:  # fmt: skip
+        """Bind to the repository at `path` (the index need not exist yet: see `build`).
+        Keyword arguments override the configuration (see `maguyva.config`)."""
+        root = resolve_root(path)
+        if not root.is_dir():
+            raise MaguyvaError(f"{os.fspath(path)}: not a directory")
+        overrides = {**config, "index_dir": os.fspath(index_dir) if index_dir else None}
+        values = effective_config(root, overrides).values
+        return cls(root, index_dir_for(root, values), values)
+
+    def exists(self) -> bool:
+        return IndexDir(self.index_dir).exists()
+
+    # -- building ---------------------------------------------------------------------------
+
+    def build(
+        self,
+        *,
+        progress: Progress | None = None,
+        wait: bool = False,
+        paths: Sequence[str] | None = None,
+        modalities: Sequence[str] | None = None,
+        rebuild: bool = False,
+    ):
+        """Bring the index up to date (incrementally; a no-op when nothing changed; from
+        scratch with `rebuild`); returns the indexer's `BuildSummary`.
+
+        `paths` (root-relative, confined) are checked and passed on when the indexer accepts
+        them (it finds changes by itself otherwise). `progress(phase, done, total)`
+        is called as work proceeds."""
+        from .indexer import build_index
+
+        config = dict(self.config)
+        params = inspect.signature(build_index).parameters
+        if modalities:
+            config["modalities"] = list(modalities)
+        config["index_dir"] = str(self.index_dir)
+        kwargs: dict[str, Any] = {}
+        if paths:
+            checked = [relative(self.root, p) for p in paths]
+            if "paths" in params:
+                kwargs["paths"] = checked
+        if rebuild and "rebuild" in params:
+            kwargs["rebuild"] = True
+        summary = build_index(
+            self.root, config=config, progress=progress, wait_for_lock=wait, **kwargs
+        )
+        with self._lock:
+            self._engine = None
+        return summary
+
+    # -- the engine, kept on the newest generation -------------------------------------------
+
+    def engine(self):
+        """The query engine on the newest committed generation (reopened when it changes)."""
+        from .engine import Engine
+
+        manifest = IndexDir(self.index_dir).read_manifest()
+        with self._lock:
+            if self._engine is None or self._engine.generation.number != manifest["generation"]:
+                self._engine = Engine.open(self.root, self.index_dir)
+            return self._engine
+
+    def searcher(self, modality: str) -> Any:
+        """A modality's searcher; `ModalityUnavailable` (with the reason) when it is not built."""
+        return self.engine().searcher(modality)
+
+    # -- questions ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        preset: str | None = None,
+        modalities: Sequence[str] | None = None,
+        weights: dict[str, float] | None = None,
+        k: int | None = None,
+        limit: int | None = None,
+        snippet: str | None = None,
+        intent: str | None = None,
+        case: str | None = None,
+        whole_word: bool = False,
+        regex: bool = False,
+        fixed_strings: bool = False,
+        globs: Sequence[str] = (),
+        path_glob: str | None = None,
+        language: str | None = None,
+        languages: Sequence[str] = (),
+        kind: str | None = None,
+        depth: int | None = None,
+        paths: Sequence[str] = (),
+        syntax: bool = True,
+    ) -> Response:
+        """Answer `query`. Options mirror the CLI flags: `case` ("smart", "sensitive",
+        "insensitive"; -S/-s/-i), `whole_word` (-w), `regex`, `fixed_strings` (-F: the query
+        is one literal), `globs` (-g; a leading `!` excludes), `language`/`languages` (-t),
+        `paths` (root-relative, confined), plus the engine's preset/modalities/weights/k."""
+        if not isinstance(query, str):
+            raise BadQueryError("query must be a string")
+        limit = int(limit if limit is not None else self.config.get("limit", 10))
+        preset = preset or self.config.get("preset", "default")
+        if case is not None and case not in CASE_VALUES:
+            raise BadQueryError(f"case must be one of {', '.join(CASE_VALUES)}, got {case!r}")
+        parsed = ParsedQuery(text=query)
+        if syntax and not fixed_strings and not regex and snippet is None:
+            parsed = parse(query)
+        if fixed_strings:
+            intent = intent or "exact_match"
+            if '"' not in query:
+                parsed.text = f'"{query}"'
+        filters = self._filters(parsed, globs, path_glob, language, languages, paths, case)
+        options: dict[str, Any] = {
+            "case": parsed.case or case,
+            "whole_word": whole_word or None,
+            "regex": bool(regex or parsed.regex is not None) or None,
+            "kind": kind,
+            "depth": depth,
+            "language": filters.languages[0] if len(filters.languages) == 1 else None,
+            "path_glob": filters.globs[0] if len(filters.globs) == 1 else None,
+        }
+        if options["regex"]:
+            intent = intent or "exact_match"
+        if parsed.symbol is not None:
+            intent = intent or "find_definition"
+        engine = self.engine()
+        fetch = min(1000, max(limit * 5, 50)) if filters.active() else limit
+        response = engine.search(
+            parsed.text, preset=preset, modalities=parsed.modalities or modalities,
+            weights=weights, k=k, limit=fetch, snippet=snippet, intent=intent,
+            **{key: value for key, value in options.items() if value is not None},
+        )  # fmt: skip
+        if filters.active():
+            kept = [r for r in response.results if filters.keep(r.path, _chunk_text(engine, r))]
+            dropped = len(response.results) - len(kept)
+            if dropped:
+                response.notes.append(f"filters removed {dropped} result(s)")
+            response.results = kept[:limit]
+        return response
+
+    def _filters(
+        self,
+        parsed: ParsedQuery,
+        globs: Sequence[str],
+        path_glob: str | None,
+        language: str | None,
+        languages: Sequence[str],
+        paths: Sequence[str],
+        case: str | None,
+    ) -> Filters:
+        include = list(parsed.files) + ([path_glob] if path_glob else [])
+        exclude = list(parsed.exclude_files)
+        for glob in globs:
+            (exclude if glob.startswith("!") else include).append(glob.lstrip("!"))
+        langs = [normalize_language(x) for x in [*parsed.languages, *languages] if x]
+        if language:
+            langs.append(normalize_language(language))
+        rel_paths = [relative(self.root, p) for p in paths]
+        return Filters(
+            paths=[p for p in rel_paths if p] if "" not in rel_paths else [],
+            globs=include, exclude_globs=exclude, languages=sorted(set(langs)),
+            exclude_languages=[normalize_language(x) for x in parsed.exclude_languages],
+            exclude_terms=parsed.exclude_terms,
+            case_sensitive=(parsed.case or case) == "sensitive",
+        )  # fmt: skip
+
+    def find_symbol(self, name: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
+        """Definitions named `name` (exact, then case/spelling variants), best first."""
+        _require_name(name, "name")
+        return list(self.searcher("structural").find_symbol(name, kind=kind, limit=limit))
+
+    def find_references(self, symbol: str, depth: int = 1, limit: int = 50) -> list[Hit]:
+        """Call sites and references of `symbol` from the call graph (transitive callers up
+        to `depth`)."""
+        _require_name(symbol, "symbol")
+        graph = self.searcher("graph")
+        method = getattr(graph, "callers", None)
+        if method is None:
+            raise ModalityUnavailable("the graph modality in this index cannot list callers")
+        return list(method(symbol, depth=depth))[:limit]
+
+    def callees(self, symbol: str, limit: int = 50) -> list[Hit]:
+        """What `symbol` calls."""
+        _require_name(symbol, "symbol")
+        graph = self.searcher("graph")
+        method = getattr(graph, "callees", None)
+        if method is None:
+            raise ModalityUnavailable("the graph modality in this index cannot list callees")
+        return list(method(symbol))[:limit]
+
+    def impact(self, symbol: str, depth: int = 2, limit: int = 100) -> list[Hit]:
+        """What depends on `symbol`, transitively up to `depth` (its blast radius)."""
+        _require_name(symbol, "symbol")
+        graph = self.searcher("graph")
+        method = getattr(graph, "impact", None)
+        if method is None:
+            raise ModalityUnavailable("the graph modality in this index cannot compute impact")
+        return list(method(symbol, depth=depth))[:limit]
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        regex: bool = False,
+        case: str = "smart",
+        whole_word: bool = False,
+        path_glob: str | None = None,
+        max_results: int = 100,
+    ) -> list[Any]:
+        """Exact (or regex) text matches from the trigram index, verified against content."""
+        if not pattern:
+            raise BadQueryError("empty pattern")
+        text = self.searcher("text")
+        method = getattr(text, "grep", None)
+        if method is None:
+            raise ModalityUnavailable("the text modality in this index cannot grep")
+        return list(method(pattern, regex=regex, case=case, whole_word=whole_word,
+                           path_glob=path_glob, max_results=max_results))  # fmt: skip
+
+    def read_chunk(self, path: str, start_line: int = 1, end_line: int | None = None) -> ChunkText:
+        """Lines of an indexed file. `path` is root-relative; anything resolving outside the
+        root is refused (`PathEscapeError`), as is a file the index does not hold."""
+        rel = relative(self.root, path)
+        if not isinstance(start_line, int) or start_line < 1:
+            raise BadQueryError("start_line must be an integer >= 1")
+        if end_line is not None and (not isinstance(end_line, int) or end_line < start_line):
+            raise BadQueryError("end_line must be an integer >= start_line")
+        if rel not in self.indexed_files():
+            raise MaguyvaError(
+                f"{path!r}: not an indexed file (missing, ignored, hidden, binary, or added "
+                "since the last index: reindex first)"
+            )
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError as exc:
+            raise MaguyvaError(f"{path!r}: cannot read ({exc.strerror})") from None
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        total = len(lines)
+        if start_line > max(total, 1):
+            raise BadQueryError(f"start_line {start_line} is past the end ({total} lines)")
+        end = min(end_line if end_line is not None else total, total)
+        return ChunkText(rel, start_line, end, total, "\n".join(lines[start_line - 1 : end]))
+
+    def indexed_files(self) -> dict[str, list[Any]]:
+        """Root-relative path -> recorded state ([size, mtime_ns, digest]) of every file in the
+        current generation."""
+        from .store import read_file_states
+
+        engine = self.engine()
+        states = read_file_states(engine.generation.path)
+        return states or {path: [] for path in engine.chunks.paths()}
+
+    def status(self) -> dict[str, Any]:
+        """What is indexed and how fresh it is (stale = content changed or file deleted since
+        indexed; a `touch` alone is not stale)."""
+        engine = self.engine()
+        generation = engine.generation
+        manifest = generation.manifest
+        stale = sorted(path for path in self.indexed_files() if engine.is_stale(path))
+        modalities = {
+            name: {"built": bool(s.get("built")), "reason": s.get("reason")}
+            for name, s in manifest.get("modalities", {}).items()
+        }
+        return {
+            "root": str(self.root),
+            "index_dir": str(self.index_dir),
+            "generation": generation.number,
+            "committed_at": manifest.get("committed_at"),
+            "age_s": round(time.time() - float(manifest.get("committed_at", time.time())), 1),
+            "commit": manifest.get("commit"),
+            "files": manifest.get("files"),
+            "chunks": manifest.get("chunks"),
+            "skipped": manifest.get("skipped") or {},
+            "modalities": modalities,
+            "embedding": manifest.get("embedding"),
+            "stale_files": len(stale),
+            "stale_sample": stale[:20],
+        }
+
+
+def _require_name(value: Any, label: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise BadQueryError(f"{label} must be a non-empty string")
+
+
+def _chunk_text(engine: Any, result: Result) -> str:
+    chunk = engine.chunks.enclosing(result.path, result.start_line)
+    return chunk.text if chunk is not None else result.snippet
+
+
+def confine_paths(root: Path, paths: Sequence[str]) -> list[Path]:
+    """Confine several user paths at once (the CLI's positional PATH arguments)."""
+    return [confine(root, p, allow_absolute=True) for p in paths]
+
+
+__all__ = ["ChunkText", "Index", "normalize_language"]
