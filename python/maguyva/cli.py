@@ -26,6 +26,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from .cli_durability import add_subcommands as add_durability_subcommands
+from .cli_durability import commands as durability_commands
 from .errors import BadQueryError, MaguyvaError
 from .model import MODALITIES
 from .output import Renderer, format_response, use_color, write_lines
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--modalities", help="comma-separated modalities to build (default: all)")
     index.add_argument("--wait", action="store_true", help="wait for another writer to finish")
     index.add_argument("--rebuild", action="store_true", help="from scratch, ignoring caches")
+    add_durability_subcommands(sub, common, index)  # watch, fsck, index --repair
     index.add_argument("--json", action="store_true", help="print the build summary as JSON")
 
     search = sub.add_parser(
@@ -307,6 +310,7 @@ COMMANDS = {
     "eval": lambda args: _eval_cli().cmd_eval(args),
     "tune": lambda args: _eval_cli().cmd_tune(args),
 }
+COMMANDS.update(durability_commands(cmd_index, _root))
 
 
 def _eval_cli() -> Any:

@@ -181,6 +181,7 @@ class Indexer:
         self._records: dict[str, FileRecord] | None = None
         self._records_generation: int | None = None
         self._extractor = extractor_fingerprint()
+        self.last_state: RepoState | None = None
 
     # -- previous state ----------------------------------------------------------------------
 
@@ -258,6 +259,7 @@ class Indexer:
             if rebuild:
                 changes.reason = "rebuild requested"
             timings["scan"] = time.perf_counter() - started
+            self.last_state = state
             self.progress("scan", len(state.files), len(state.files))
             wanted = list(self.config.get("modalities") or BUILD_ORDER)
             if current is not None and changes.empty and current.manifest.get("built_for") == {
