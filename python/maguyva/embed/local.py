@@ -17,7 +17,7 @@ import os
 import threading
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -63,6 +63,7 @@ class MiniLMProvider(EmbeddingProvider):
     """all-MiniLM-L6-v2, 384 dims, int8 ONNX, CPU. Thread-safe; lazily loaded."""
 
     remote = False
+    total_loads: ClassVar[int] = 0  # process-wide model loads (tests assert laziness)
 
     def __init__(
         self,
@@ -118,6 +119,7 @@ class MiniLMProvider(EmbeddingProvider):
                 )
                 self._tokenizer = tokenizer
                 self.load_count += 1
+                MiniLMProvider.total_loads += 1
             return self._session, self._tokenizer
 
     def count_tokens(self, texts: list[str]) -> int:
