@@ -1,0 +1,7 @@
+"""`python -m maguyva.eval eval|tune ...` (the same as `maguyva eval|tune`)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
