@@ -1,0 +1,143 @@
+"""Incremental indexing equals a from-scratch build; no-op checks do no work; changes are
+classified (edit, add, delete, rename, touch) the way git would see them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from durability_support import CONFIG, answers, build, write_repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maguyva import _core, sealed
+from maguyva.changes import blob_digest, classify, estimate_distinct_trigrams, git_digests, scan
+from maguyva.indexer import build_index
+from maguyva.store import IndexDir
+
+
+def _snapshot(index_dir: Path) -> tuple:
+    """Chunks and extraction of the current generation, as stored."""
+    gen = IndexDir(index_dir).current()
+    chunks = sealed.read_sealed(gen.path / "chunks.jsonl", "chunks")
+    extract = sealed.read_sealed_json(gen.path / "extract.json", "extract")["files"]
+    return chunks, extract
+
+
+EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["edit", "add", "delete", "rename", "touch", "switch"]),
+        st.integers(0, 50),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@given(EDITS)
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_incremental_equals_from_scratch(tmp_path_factory, edits):
+    root = tmp_path_factory.mktemp("repo")
+    write_repo(root)
+    build(root)
+    for op, n in edits:
+        files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py")
+                       if ".maguyva" not in p.parts)  # fmt: skip
+        target = root / files[n % len(files)]
+        if op == "edit":
+            target.write_text(target.read_text() + f"\n\ndef added_{n}(x):\n    return x + {n}\n")
+        elif op == "add":
+            (root / f"pkg/new_{n}.py").write_text(f"from .core import load_items\n\n\n"
+                                                  f"def new_{n}():\n    return load_items({n})\n")  # fmt: skip
+        elif op == "delete" and len(files) > 1:
+            target.unlink()
+        elif op == "rename":
+            target.rename(target.with_name(f"moved_{n}.py"))
+        elif op == "touch":
+            os.utime(target, ns=(target.stat().st_atime_ns, target.stat().st_mtime_ns + 10**9))
+        elif op == "switch":
+            write_repo(root, n % 4)  # a branch switch: many files change at once
+        summary = build(root)
+        scratch = root.parent / (root.name + "-scratch")
+        shutil.rmtree(scratch, ignore_errors=True)
+        build_index(root, config={**CONFIG, "index_dir": str(scratch)})
+        assert _snapshot(root / ".maguyva") == _snapshot(scratch), (op, n, summary.changes)
+        assert answers(root) == answers(root, scratch), (op, n)
+
+
+def test_noop_and_touch_do_no_work(tmp_path):
+    write_repo(tmp_path)
+    old = time.time_ns() - 60 * 10**9  # files written a minute ago: not "racy" (see changes.py)
+    for path in tmp_path.rglob("*"):
+        os.utime(path, ns=(old, old))
+    first = build(tmp_path)
+    again = build(tmp_path)
+    assert again.noop and again.generation == first.generation
+    core = tmp_path / "pkg" / "core.py"
+    os.utime(core, ns=(old + 10**9, old + 10**9))
+    touched = build(tmp_path)
+    assert touched.noop, touched.changes  # same content: nothing to do
+    assert build(tmp_path).changes["hashed"] == 0  # the touch was remembered
+
+
+def test_change_kinds_are_classified(tmp_path):
+    write_repo(tmp_path)
+    build(tmp_path)
+    (tmp_path / "pkg" / "render.py").rename(tmp_path / "pkg" / "show.py")
+    (tmp_path / "pkg" / "core.py").write_text("def x():\n    return 1\n")
+    (tmp_path / "README.md").unlink()
+    (tmp_path / "pkg" / "extra.py").write_text("def extra():\n    return 3\n")
+    summary = build(tmp_path)
+    assert summary.changes == {"added": 1, "modified": 1, "deleted": 1, "renamed": 1,
+                               "walked": True, "hashed": summary.changes["hashed"]}  # fmt: skip
+    assert "show.py" in str(answers(tmp_path))
+
+
+def test_file_turning_binary_or_huge_leaves_the_index(tmp_path):
+    write_repo(tmp_path)
+    build(tmp_path)
+    (tmp_path / "pkg" / "render.py").write_bytes(b"def f():\n    return 1\n\0")
+    summary = build(tmp_path)
+    assert summary.skipped.get("binary") == 1 and summary.changes["deleted"] == 1
+    (tmp_path / "pkg" / "render.py").write_text("def back():\n    return 2\n")
+    assert build(tmp_path).changes["added"] == 1
+
+
+def test_python_classification_matches_the_walker(tmp_path):
+    rng = np.random.default_rng(7)
+    samples = {
+        "random.txt": rng.integers(33, 127, 200_000, dtype=np.uint8).tobytes(),
+        "code.py": (Path(__file__).read_bytes() * 5),
+        "nul.py": b"x = 1\n\0",
+        "b64.txt": np.char.encode(rng.choice(list("ABCDEFabcdef0123456789+/"), 60_000)).tobytes(),
+    }
+    for name, data in samples.items():
+        (tmp_path / name).write_bytes(data)
+    files, skipped = _core.walk_files(str(tmp_path), max_file_bytes=1 << 20, allow_large=[],
+                                      follow_symlinks=False, max_trigrams=20_000)  # fmt: skip
+    walker = {p: None for p, _s, _m in files} | dict(skipped)
+    for name, data in samples.items():
+        assert classify(name, len(data), data, {}) == walker[name], name
+    assert estimate_distinct_trigrams(b"abcabcabc") <= 4
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_blob_ids_are_used_and_agree_with_hashing(tmp_path):
+    write_repo(tmp_path)
+    run = {"cwd": tmp_path, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q"], **run)
+    subprocess.run(["git", "add", "."], **run)
+    known = git_digests(tmp_path)
+    assert known and all(blob_digest((tmp_path / p).read_bytes()) == d for p, d in known.items())
+    (tmp_path / "pkg" / "core.py").write_text("changed = True\n")
+    assert "pkg/core.py" not in (git_digests(tmp_path) or {})  # dirty: hashed by us instead
+    state, changes = scan(tmp_path, {}, None)
+    assert changes.reason == "first build" and len(changes.added) == len(state.files)
+    assert state.files["pkg/core.py"][2] == blob_digest(b"changed = True\n")

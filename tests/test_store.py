@@ -1,0 +1,126 @@
+"""Sealed files, the commit protocol, the writer lock and reader leases."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from durability_support import build, write_repo
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maguyva import sealed
+from maguyva.errors import CorruptIndexError, IndexBusyError, IndexVersionError
+from maguyva.store import MANIFEST, IndexDir, verify_generation
+
+
+@given(st.binary(max_size=300), st.data())
+@settings(max_examples=60, deadline=None)
+def test_every_bit_flip_and_truncation_of_a_sealed_file_is_detected(payload, data):
+    blob = sealed.seal("chunks", payload)
+    assert sealed.unseal(Path("f"), blob, "chunks", 1) == payload
+    bit = data.draw(st.integers(0, len(blob) * 8 - 1))
+    flipped = bytearray(blob)
+    flipped[bit // 8] ^= 1 << (bit % 8)
+    with pytest.raises((CorruptIndexError, IndexVersionError)):
+        sealed.unseal(Path("f"), bytes(flipped), "chunks", 1)
+    cut = data.draw(st.integers(0, len(blob) - 1))
+    with pytest.raises(CorruptIndexError):
+        sealed.unseal(Path("f"), blob[:cut], "chunks", 1)
+
+
+def test_loader_checks_sizes_before_reading_and_refuses_newer_versions(tmp_path):
+    path = tmp_path / "x"
+    head = b"MAGUYVA chunks 1 999999999999999 00000000"
+    path.write_bytes(head + b" %08x\n" % sealed.crc32(head) + b"tiny")
+    with pytest.raises(CorruptIndexError, match="truncated or extended"):
+        sealed.read_sealed(path, "chunks")
+    path.write_bytes(sealed.seal("chunks", b"data", version=7))
+    with pytest.raises(IndexVersionError, match="newer Maguyva"):
+        sealed.read_sealed(path, "chunks")
+    path.write_bytes(sealed.seal("meta", b"{}"))
+    with pytest.raises(CorruptIndexError, match="expected 'chunks'"):
+        sealed.read_sealed(path, "chunks")
+    path.write_text('{"format_version": 1}')
+    with pytest.raises(CorruptIndexError, match="not a Maguyva index file"):
+        sealed.read_sealed(path, "chunks")
+
+
+def test_commit_writes_checksummed_generation_and_cleans_leftovers(tmp_path):
+    write_repo(tmp_path)
+    summary = build(tmp_path)
+    index = IndexDir(tmp_path / ".maguyva")
+    gen = index.current()
+    assert gen.number == summary.generation
+    assert verify_generation(gen.path) == []
+    assert sealed.is_sealed(tmp_path / ".maguyva" / MANIFEST)
+    # a killed writer's leftovers are removed by the next writer
+    (tmp_path / ".maguyva" / "gen-000099.tmp-12345").mkdir()
+    (tmp_path / ".maguyva" / f"{MANIFEST}.tmp-12345").write_text("half")
+    (tmp_path / "pkg" / "core.py").write_text("def changed():\n    return 2\n")
+    build(tmp_path)
+    assert not list((tmp_path / ".maguyva").glob("*.tmp-*"))
+
+
+def test_old_format_index_is_rebuilt_and_newer_is_refused(tmp_path):
+    write_repo(tmp_path)
+    (tmp_path / ".maguyva").mkdir()
+    (tmp_path / ".maguyva" / MANIFEST).write_text('{"format_version": 1, "generation": 1}')
+    with pytest.raises(IndexVersionError, match="older index format"):
+        IndexDir(tmp_path / ".maguyva").current()
+    assert not build(tmp_path).noop  # rebuilt
+    manifest = sealed.read_sealed_json(tmp_path / ".maguyva" / MANIFEST, "manifest")
+    manifest["format_version"] = 99
+    (tmp_path / ".maguyva" / MANIFEST).write_bytes(
+        sealed.seal("manifest", sealed.dumps_json(manifest))
+    )
+    with pytest.raises(IndexVersionError, match="newer Maguyva"):
+        IndexDir(tmp_path / ".maguyva").current()
+    with pytest.raises(IndexVersionError, match="newer Maguyva"):
+        build(tmp_path)  # never overwrite a newer index
+
+
+def test_writer_lock_names_the_holder_and_dies_with_it(tmp_path):
+    index = IndexDir(tmp_path / "idx")
+    code = (
+        "import sys, time; from pathlib import Path; from maguyva.store import IndexDir\n"
+        "with IndexDir(Path(sys.argv[1])).writer_lock():\n"
+        "    print('locked', flush=True); time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(index.path)],
+                             stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "locked"
+        with pytest.raises(IndexBusyError, match=f"pid {child.pid}"), index.writer_lock():
+            pass
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        started = time.monotonic()
+        with index.writer_lock(wait=True, timeout=10):
+            pass  # a killed writer leaves no stale lock
+        assert time.monotonic() - started < 10
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_leased_generation_survives_commits_and_is_collected_after(tmp_path):
+    write_repo(tmp_path)
+    build(tmp_path)
+    index = IndexDir(tmp_path / ".maguyva")
+    pinned = index.current()
+    for variant in (1, 2, 3, 0):
+        write_repo(tmp_path, variant)
+        build(tmp_path)
+    assert pinned.path.is_dir(), "a generation in use was deleted"
+    assert verify_generation(pinned.path) == []
+    pinned.release()
+    write_repo(tmp_path, 1)
+    build(tmp_path)
+    assert not pinned.path.exists()
+    assert len(index.generations()) <= 2
