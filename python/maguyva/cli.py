@@ -204,11 +204,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from .paths import relative
-
     started = time.perf_counter()
     index = _open_index(args)
-    paths = [relative(index.root, Path.cwd() / p, allow_absolute=True) for p in args.paths]
+    paths = [_cli_path(index.root, p) for p in args.paths]
     if args.context < 0:
         raise BadQueryError("--context must be >= 0")
     response = index.search(
@@ -256,6 +254,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     else:
         write_lines(renderer.text(response))
     return code
+
+
+def _cli_path(root: Path, path: str) -> str:
+    """A PATH argument (relative to the working directory, or absolute) as a root-relative
+    path; refused in the words the user typed when it leaves the root."""
+    from .errors import PathEscapeError
+    from .paths import escape_error, relative
+
+    try:
+        return relative(root, os.path.join(os.getcwd(), path), allow_absolute=True)
+    except PathEscapeError:
+        raise escape_error(path) from None
 
 
 def response_case(args: argparse.Namespace) -> str | None:
@@ -325,7 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # ripgrep takes PATHs after flags (`search foo -l src`): argparse leaves them over
+        if extra and args.command == "search" and not any(e.startswith("-") for e in extra):
+            args.paths = [*args.paths, *extra]
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: usage errors are exit 2, --help/--version exit 0
         return int(exc.code or 0)
     try:

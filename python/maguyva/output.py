@@ -301,7 +301,8 @@ def format_response(response: Response, explain: bool) -> str:
     return "\n".join(out)
 
 
-def write_lines(lines: Iterator[str], stream: TextIO = sys.stdout) -> None:
+def write_lines(lines: Iterator[str], stream: TextIO | None = None) -> None:
+    stream = stream or sys.stdout  # looked up at call time (tests and redirections swap it)
     for line in lines:
         stream.write(line + "\n")
     stream.flush()

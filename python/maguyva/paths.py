@@ -59,7 +59,7 @@ def relative(root: str | os.PathLike[str], path: str | os.PathLike[str], **kw: b
 
 def under(rel_path: str, prefixes: list[str]) -> bool:
     """True when the root-relative `rel_path` is one of `prefixes` or inside one of them."""
-    for prefix in prefixes:
-        if not prefix or rel_path == prefix or rel_path.startswith(prefix.rstrip("/") + "/"):
+    for prefix in (p.rstrip("/") for p in prefixes):
+        if not prefix or rel_path == prefix or rel_path.startswith(prefix + "/"):
             return True
     return False
