@@ -1,0 +1,63 @@
+"""The intent classifier on the hot path: microseconds per query, per rule family.
+
+    .venv/bin/python -m pytest benches/bench_intent.py --benchmark-only
+    .venv/bin/python benches/bench_intent.py        # per-intent medians, for docs/BENCHMARKS.md
+
+The queries are the shipped evaluation sets' (hand-written and generated), so the mix is real.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from maguyva.eval.queryset import load_queries
+from maguyva.intent import classify
+
+EVAL = Path(__file__).parent.parent / "eval"
+
+
+def queries_by_intent() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for query in load_queries(sorted(EVAL.glob("*.jsonl"))):
+        out.setdefault(classify(query.query).intent, []).append(query.query)
+    return out
+
+
+GROUPS = queries_by_intent()
+
+
+@pytest.mark.parametrize("intent", sorted(GROUPS))
+@pytest.mark.benchmark(group="classify (one call per query of the group)")
+def test_classify(benchmark, intent):
+    texts = GROUPS[intent]
+
+    def run() -> None:
+        for text in texts:
+            classify(text)
+
+    benchmark.extra_info["queries"] = len(texts)
+    benchmark(run)
+
+
+def main() -> int:
+    print(f"{'routed intent':<18} {'n':>4} {'median us':>10} {'p99 us':>8}")
+    for intent, texts in sorted(GROUPS.items()):
+        samples = []
+        for _ in range(200):
+            for text in texts:
+                began = time.perf_counter_ns()
+                classify(text)
+                samples.append((time.perf_counter_ns() - began) / 1000)
+        samples.sort()
+        p99 = samples[int(0.99 * (len(samples) - 1))]
+        print(f"{intent:<18} {len(texts):>4} {statistics.median(samples):>10.1f} {p99:>8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
