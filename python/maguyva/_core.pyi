@@ -85,3 +85,62 @@ class TextIndex:
         score, matching_lines, term_indices)`."""
     def stats(self) -> dict[str, int]: ...
     def paths(self) -> list[str]: ...
+
+# -- hamming (semantic modality) ---------------------------------------------------------------
+# Codes are C-contiguous uint8 arrays of shape (n, dim/8) (or (dim/8,) for one code), bit order
+# of np.packbits / Voyage ubinary. Wrong dtype, shape or width raises ValueError naming the
+# expected shape. Memory-mapped arrays (np.load(..., mmap_mode="r")) work without copying.
+
+import numpy as _np  # noqa: E402
+
+def hamming_kernels() -> list[str]:
+    """Supported distance kernels, fastest first: a subset of avx512, avx2, neon, words, scalar."""
+
+def hamming_distances(
+    query: _np.ndarray, codes: _np.ndarray, *, kernel: str | None = None
+) -> _np.ndarray:
+    """Hamming distance (uint32, shape (n,)) from one code to every row of `codes`."""
+
+def hamming_topk(
+    queries: _np.ndarray,
+    codes: _np.ndarray,
+    k: int,
+    *,
+    threads: int | None = None,
+    kernel: str | None = None,
+    selector: str = "auto",
+) -> tuple[_np.ndarray, _np.ndarray]:
+    """Exact top-k by Hamming distance: `(ids int64, distances int32)`, each of shape
+    (q, min(k, n)) for a (q, w) batch or (min(k, n),) for a single (w,) query. Sorted by
+    distance, ties by the smaller id; identical for any thread count. `threads` caps the
+    rayon pool share (None: all, used only for scans large enough to pay off); `kernel` and
+    `selector` ("auto" | "counting" | "heap") are for tests and benchmarks."""
+
+class HammingIndex:
+    """An owned, growable code store with tombstones (thread-safe; ids are row numbers)."""
+
+    def __init__(self, width: int) -> None: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def live(self) -> int:
+        """Ids not deleted."""
+    def __len__(self) -> int:
+        """Ids ever assigned (live and deleted)."""
+    def add(self, codes: _np.ndarray) -> int:
+        """Append rows of `width` bytes; returns the first new id."""
+    def delete(self, ids: list[int]) -> int:
+        """Tombstone ids; returns how many were live. ValueError for an unknown id."""
+    def is_deleted(self, id: int) -> bool: ...
+    def search(
+        self,
+        queries: _np.ndarray,
+        k: int,
+        *,
+        threads: int | None = None,
+        kernel: str | None = None,
+        selector: str = "auto",
+    ) -> tuple[_np.ndarray, _np.ndarray]:
+        """Like `hamming_topk` over the live rows."""
+    def codes(self) -> _np.ndarray:
+        """A copy of every code (deleted rows included), shape (len, width)."""
