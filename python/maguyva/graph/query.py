@@ -5,6 +5,7 @@ breadth-first walk, so it holds the GIL only briefly."""
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,7 +84,8 @@ class GraphIndex:
         """Module-qualified name: `json.decoder.JSONDecoder.decode`; externals as written."""
         kind = self.kind[node]
         if kind == NodeKind.DEFINITION:
-            module = self.module_names[int(self.file[node])].replace("::", ".").replace("/", ".")
+            raw = self.module_names[int(self.file[node])]
+            module = ".".join(p for p in re.split(r"::|/|\.", raw) if p)
             return f"{module}.{self.qnames[node]}" if module else self.qnames[node]
         return self.qnames[node]
 

@@ -284,6 +284,10 @@ class GraphBuilder:
             if rest:
                 return self._walk(("unit", unit), rest)[0]
             return ("unit", unit)
+        if unit is None and family in ("jvm", "cs") and imp.name != "*":
+            cls_unit, _ = self.index.resolve(fid, f"{module}.{imp.name}")
+            if cls_unit is not None:
+                return self._member_anywhere(cls_unit, imp.name) or ("unit", cls_unit)
         if unit is None:
             if imp.name == "default" or not ext_name:
                 return ("ext", ext_name or imp.name)
