@@ -54,3 +54,28 @@ def escape_matrix(root: Path) -> list[str]:
         "textwrap.py/../../outside",
         "..",
     ]
+
+
+COMPONENTS = ["..", ".", "", "pkg", "textwrap.py", "link_in", "link_out", "link_file", "repo",
+              "repo-sibling", "outside", "secret.txt", "new"]  # fmt: skip
+"""Path components for generated paths: climbs, the fixture's symlinks, re-entry by name."""
+
+
+def oracle_inside(root: Path, path: str) -> bool:
+    """Does `path` resolve inside `root`? Resolved component by component, with the fixture's
+    three symlinks spelled out (an oracle independent of `os.path.realpath`)."""
+    base = root.parent
+    links = {
+        (*root.parts, "link_in"): (*root.parts, "pkg"),
+        (*root.parts, "link_out"): (*base.parts, "outside"),
+        (*root.parts, "link_file"): (*base.parts, "outside", "secret.txt"),
+    }
+    current: tuple[str, ...] = ("/",) if path.startswith("/") else root.parts
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current[:-1] if len(current) > 1 else current
+            continue
+        current = links.get((*current, part), (*current, part))
+    return current[: len(root.parts)] == root.parts

@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import pydantic_core
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -45,7 +46,7 @@ log = logging.getLogger("maguyva.mcp")
 
 CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 4000
-MIN_BUDGET, MAX_BUDGET = 200, 100_000
+MIN_BUDGET, MAX_BUDGET = 500, 100_000
 MAX_READ_LINES = 2000
 
 Modality = Literal["semantic", "text", "structural", "graph"]
@@ -198,7 +199,9 @@ def tool_errors(no_index_hint: bool = True) -> Iterator[None]:
 
 
 def tokens(model: BaseModel) -> int:
-    return math.ceil(len(model.model_dump_json()) / CHARS_PER_TOKEN)
+    """Estimated tokens of the text the client receives (the SDK sends indented JSON)."""
+    text = pydantic_core.to_json(model.model_dump(), fallback=str, indent=2)
+    return math.ceil(len(text.decode()) / CHARS_PER_TOKEN)
 
 
 def _signature(index: Index, path: str, start_line: int, fallback: str | None) -> str:
@@ -323,8 +326,14 @@ def create_server(root: Path | str, index_dir: Path | str | None = None) -> MCPS
             page = response.results[offset : offset + k]
             more = len(response.results) > offset + k
             output = _search_output(index, response, page)
-            output = fit_search(output, [_body(index, r) for r in page], budget_tokens)
+            # reserve room for the longest cursor and the note that may follow the fit
+            output.next_cursor = encode_cursor(key, offset + len(page))
+            reserve = 20
+            output = fit_search(output, [_body(index, r) for r in page], budget_tokens - reserve)
+            output.next_cursor = None
             shown = len(output.results)
+            if page and not shown:
+                output.notes.append("budget_tokens is too small for even one result")
             if shown < len(page) or more:
                 output.next_cursor = encode_cursor(key, offset + shown)
             return output
