@@ -45,3 +45,6 @@
 (raise_statement (identifier) @reference)
 (except_clause (identifier) @reference)
 (except_clause (attribute) @reference)
+
+; `name = lambda ...` defines a function (ctags agrees)
+(assignment left: (identifier) @name right: (lambda)) @definition.function

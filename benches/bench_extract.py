@@ -1,0 +1,91 @@
+"""Extraction throughput against Universal Ctags on the same files (2 cores).
+
+    .venv/bin/python benches/bench_extract.py DIR [--limit N] [--jobs J]   # prints a table
+    .venv/bin/python -m pytest benches/bench_extract.py --benchmark-only   # pytest-benchmark
+
+Maguyva runs `extract_files` (parse, queries, extraction and syntax-aware chunks) on all
+cores; ctags runs `ctags -L list -f /dev/null` (single process, as users run it). The file set
+is the same: every file under DIR that both know, up to --limit (sorted by path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+from maguyva.extract import extract_files
+from maguyva.languages import detect_language
+from maguyva.model import SourceFile
+
+SKIP_DIRS = {"site-packages", "__pycache__", ".git"}
+
+
+def collect(root: Path, limit: int | None) -> list[SourceFile]:
+    files = []
+    for dirpath, dirnames, names in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(names):
+            path = Path(dirpath) / name
+            lang = detect_language(name)
+            if lang and path.is_file() and not path.is_symlink():
+                size = path.stat().st_size
+                if size <= 1 << 20:
+                    files.append(SourceFile(str(path.relative_to(root)), size, 0, lang))
+    return files[:limit] if limit else files
+
+
+def run_maguyva(root: Path, files: list[SourceFile], jobs: int | None) -> float:
+    start = time.perf_counter()
+    count = sum(1 for _ in extract_files(root, files, jobs=jobs))
+    assert count == len(files)
+    return time.perf_counter() - start
+
+
+def run_ctags(root: Path, files: list[SourceFile]) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".list") as fh:
+        fh.write("\n".join(f.path for f in files))
+        fh.flush()
+        start = time.perf_counter()
+        subprocess.run(["ctags", "-L", fh.name, "-f", "/dev/null"], cwd=root, check=True)
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", type=Path)
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--jobs", type=int)
+    args = ap.parse_args()
+    files = collect(args.root, args.limit)
+    mb = sum(f.size for f in files) / 1e6
+    ours = run_maguyva(args.root, files, args.jobs)
+    theirs = run_ctags(args.root, files)
+    print(f"{len(files)} files, {mb:.1f} MB, {os.cpu_count()} cores")
+    for label, s in (("maguyva", ours), ("ctags", theirs)):
+        print(f"{label:8} {s:7.2f} s  {len(files) / s:8.0f} files/s  {mb / s:6.2f} MB/s")
+    print(f"ratio maguyva/ctags wall time: {ours / theirs:.2f}")
+
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def test_extract_stdlib(benchmark) -> None:
+    files = collect(STDLIB, 400)
+    benchmark.pedantic(run_maguyva, args=(STDLIB, files, None), rounds=1, iterations=1)
+
+
+def test_ctags_stdlib(benchmark) -> None:
+    files = collect(STDLIB, 400)
+    benchmark.pedantic(run_ctags, args=(STDLIB, files), rounds=1, iterations=1)
+
+
+if __name__ == "__main__":
+    main()
