@@ -69,7 +69,7 @@ def name_column(root: Path, path: str, line: int, name: str) -> int | None:
 class JediOracle:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self.project = jedi.Project(self.root, smart_sys_path=False)
+        self.project = jedi.Project(self.root, added_sys_path=[str(self.root)])
         self.cache: dict[tuple[str, int, int], set[tuple[str, int]] | None] = {}
         self.seconds: list[float] = []
 
@@ -100,9 +100,9 @@ class JediOracle:
 def enclosing_def(ex: FileExtraction, line: int):
     best = None
     for d in ex.definitions:
-        if d.kind in ("function", "method", "class") and d.start_line <= line <= d.end_line:
-            if best is None or d.end_line - d.start_line < best.end_line - best.start_line:
-                best = d
+        inside = d.kind in ("function", "method", "class") and d.start_line <= line <= d.end_line
+        if inside and (best is None or d.end_line - d.start_line < best.end_line - best.start_line):
+            best = d
     return best
 
 
@@ -117,8 +117,10 @@ def main() -> None:
     args = ap.parse_args()
     root = args.root.resolve()
     files, extraction, chunks, t_extract = load_corpus(root, args.exclude)
+    print(f"extracted {len(files)} files in {t_extract:.1f}s", file=sys.stderr)
     out = Path(tempfile.mkdtemp(prefix="graph-vs-jedi-"))
     report, t_build, peak = build(root, files, extraction, chunks, out)
+    print(f"graph built in {t_build:.1f}s: {report}", file=sys.stderr)
     t_open = time.perf_counter()
     searcher = MODALITY.open(out, {})
     t_open = time.perf_counter() - t_open
@@ -236,18 +238,27 @@ def main() -> None:
         "one_file_update_s": round(t_update, 2),
         "graph_report": report,
         "references": refs_pr,
-        "impact_depth2": {"samples": impact_rows,
-                          "recall": round(imp_tp / max(imp_tp + imp_fn, 1), 3),
-                          "tp": imp_tp, "fn": imp_fn, "ours_files": imp_ours},  # fmt: skip
-        "query_ms_ours_median": round(1000 * sorted(ours_s)[len(ours_s) // 2], 3) if ours_s else None,
+        "impact_depth2": {
+            "samples": impact_rows,
+            "recall": round(imp_tp / max(imp_tp + imp_fn, 1), 3),
+            "tp": imp_tp,
+            "fn": imp_fn,
+            "ours_files": imp_ours,
+        },
+        "query_ms_ours_median": round(1000 * sorted(ours_s)[len(ours_s) // 2], 3)
+        if ours_s
+        else None,
         "query_ms_jedi_median": round(1000 * sorted(oracle.seconds)[len(oracle.seconds) // 2], 1)
-        if oracle.seconds else None,
+        if oracle.seconds
+        else None,
         "misses_sample": misses[:60],
         "false_positive_sample": [
             f"{r['path']}:{r['name']} -> {p} ({c:.2f})"
-            for r in rows for p, c in sorted(r["ours"].items()) if p not in set(r["jedi"])
+            for r in rows
+            for p, c in sorted(r["ours"].items())
+            if p not in set(r["jedi"])
         ][:60],
-    }  # fmt: skip
+    }
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

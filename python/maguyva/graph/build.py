@@ -3,6 +3,7 @@ form for both directions, centrality, cycles, and the per-chunk / per-path `c` v
 
 from __future__ import annotations
 
+import bisect
 import time
 from typing import Any
 
@@ -158,6 +159,10 @@ def _chunk_centrality(chunks, paths, node_file, node_start, node_c, is_def, modu
         defs_by_file.setdefault(int(node_file[node]), []).append(
             (int(node_start[node]), float(node_c[node]))
         )
+    starts_by_file: dict[int, list[int]] = {}
+    for fid, items in defs_by_file.items():
+        items.sort()
+        starts_by_file[fid] = [s for s, _ in items]
     ids: list[str] = []
     values = np.zeros(len(chunks), dtype=np.float32)
     for i, chunk in enumerate(chunks):
@@ -165,9 +170,10 @@ def _chunk_centrality(chunks, paths, node_file, node_start, node_c, is_def, modu
         fid = fid_of.get(chunk.path)
         if fid is None:
             continue
-        inside = [
-            c for s, c in defs_by_file.get(fid, []) if chunk.start_line <= s <= chunk.end_line
-        ]
+        starts = starts_by_file.get(fid, [])
+        lo = bisect.bisect_left(starts, chunk.start_line)
+        hi = bisect.bisect_right(starts, chunk.end_line)
+        inside = [c for _, c in defs_by_file[fid][lo:hi]] if hi > lo else []
         if inside:
             values[i] = max(inside)
         elif module_of_file[fid] >= 0:

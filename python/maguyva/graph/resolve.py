@@ -17,6 +17,7 @@ builtin) becomes an external node; nothing is silently dropped.
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ CLASS_KINDS = frozenset(
     {"class", "struct", "interface", "trait", "enum", "impl", "type", "object", "record",
      "module", "protocol", "union", "namespace"}
 )  # fmt: skip
+_BRACKETS = re.compile(r"[()\[\]{}<>]")
 SELF_NAMES = frozenset({"self", "cls", "this", "Self", "@"})
 PY_BUILTINS = frozenset(dir(builtins))
 # Families whose bare names are visible across files without an import (linker / package scope).
@@ -493,6 +495,9 @@ class GraphBuilder:
 
     def resolve_all(self) -> None:
         self.declare()
+        bases_by_file: dict[int, list[int]] = {}
+        for node in self.bases:
+            bases_by_file.setdefault(self.nodes[node].file, []).append(node)
         for fid, ex in enumerate(self.ex):
             fnode = self.file_nodes[fid]
             for local, specs in self.scopes[fid].imports.items():
@@ -509,10 +514,8 @@ class GraphBuilder:
             for star_unit, line in self.scopes[fid].stars:
                 if star_unit is not None:
                     self.edge(fnode, self.unit_node(star_unit), EdgeKind.IMPORTS, CONF_IMPORT, line)
-            for node, bases in list(self.bases.items()):
-                if self.nodes[node].file != fid:
-                    continue
-                for base in bases:
+            for node in bases_by_file.get(fid, []):
+                for base in self.bases[node]:
                     res = self.resolve_name(fid, self._enclosing_qname(node), base)
                     if res is None:
                         continue
@@ -564,6 +567,8 @@ def split_chain(written: str) -> list[str]:
     `super().m` -> [super(), m]; `a.b().c` -> [a, b(), c]."""
     text = written.strip().replace("?.", ".").replace("::", ".").replace("->", ".")
     text = text.replace("$", "").replace("new ", "")
+    if not _BRACKETS.search(text):
+        return [p for p in (x.strip() for x in text.split(".")) if p]
     parts: list[str] = []
     depth = 0
     cur = []
