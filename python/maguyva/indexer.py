@@ -304,7 +304,13 @@ class Indexer:
         chunks = [c for path in sorted(merged) for c in merged[path].chunks]
         extraction = {path: r.extraction for path, r in merged.items()}
 
-        number, tmp = self.index.begin()
+        try:
+            number, tmp = self.index.begin()
+        except OSError as exc:
+            raise IndexWriteError(
+                f"could not start a new index generation ({exc.strerror or exc}: "
+                f"{exc.filename or self.index.path}); the previous generation still serves"
+            ) from exc
         try:
             started = time.perf_counter()
             self._write_own_files(tmp, merged, state)

@@ -366,11 +366,22 @@ class IndexDir:
                 "dir": final.name,
                 "committed_at": time.time(),
             }
-            write_sealed_atomic(self.path / MANIFEST, "manifest", sealed.dumps_json(manifest))
+            manifest_path = self.path / MANIFEST
+            tmp_manifest = manifest_path.with_name(f"{MANIFEST}.tmp-{os.getpid()}")
+            FILES.write_bytes(tmp_manifest, sealed.seal("manifest", sealed.dumps_json(manifest)))
+            FILES.fsync_file(tmp_manifest)
+            FILES.replace(tmp_manifest, manifest_path)  # the commit point
         except OSError as exc:
             raise IndexWriteError(
                 f"could not write the new index generation ({exc.strerror or exc}: "
                 f"{exc.filename or self.path}); the previous generation still serves"
+            ) from exc
+        try:
+            FILES.fsync_dir(self.path)
+        except OSError as exc:
+            raise IndexWriteError(
+                f"generation {number} is committed and current, but syncing {self.path} failed "
+                f"({exc.strerror or exc}): it may not survive a power loss"
             ) from exc
         self.collect(keep_from=number - KEEP_GENERATIONS + 1)
         return Generation(number, final, manifest)
