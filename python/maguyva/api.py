@@ -293,10 +293,12 @@ class Index:
         return list(self.searcher("structural").find_symbol(name, kind=kind, limit=limit))
 
     def find_references(self, symbol: str, depth: int = 1, limit: int = 50) -> list[Hit]:
-        """Call sites and references of `symbol` from the call graph (transitive callers up
-        to `depth`)."""
+        """Files that reference `symbol` (calls, imports, subclassing: depth 1), or its
+        transitive callers up to `depth`, from the call graph."""
         _require_name(symbol, "symbol")
         graph = self.searcher("graph")
+        if depth == 1 and hasattr(graph, "references"):
+            return list(graph.references(symbol))[:limit]
         method = getattr(graph, "callers", None)
         if method is None:
             raise ModalityUnavailable("the graph modality in this index cannot list callers")

@@ -371,11 +371,7 @@ def create_server(root: Path | str, index_dir: Path | str | None = None) -> MCPS
         """Who calls, imports or otherwise references a symbol, grouped by file with the
         line numbers of each use."""
         with tool_errors():
-            graph = index.searcher("graph")
-            if depth == 1 and hasattr(graph, "references"):
-                hits = list(graph.references(symbol))[:limit]
-            else:
-                hits = index.find_references(symbol, depth=depth, limit=limit)
+            hits = index.find_references(symbol, depth=depth, limit=limit)
             return _hits_output(index, symbol, "graph", hits, budget_tokens)
 
     @server.tool(annotations=_READ_ONLY)
