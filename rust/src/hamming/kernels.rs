@@ -34,12 +34,19 @@ pub const ALL: [Kernel; 5] = [
 ];
 
 type DistFn = unsafe fn(&[u8], &[u8], &mut [u32]);
+/// `(queries, rows, out)`: [`GROUP`] queries against every row, `out` query-major.
+type GroupFn = unsafe fn(&[u8], &[u8], &mut [u32]);
+
+/// Queries compared with a row while it is in registers by the batch kernels.
+pub const GROUP: usize = 4;
 
 /// A kernel that was checked to run on this CPU; the only way to call one.
 #[derive(Clone, Copy)]
 pub struct Resolved {
     kernel: Kernel,
     f: DistFn,
+    /// A kernel for [`GROUP`] queries at once, when the instruction set has one.
+    group: Option<GroupFn>,
 }
 
 impl std::fmt::Debug for Resolved {
@@ -109,6 +116,13 @@ impl Kernel {
         if !self.is_supported() {
             return None;
         }
+        #[cfg(target_arch = "x86_64")]
+        let group: Option<GroupFn> = match self {
+            Kernel::Avx512 => Some(x86::avx512_group),
+            _ => None,
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let group: Option<GroupFn> = None;
         let f: DistFn = match self {
             Kernel::Scalar => scalar_entry,
             Kernel::Words => words_entry,
@@ -121,7 +135,11 @@ impl Kernel {
             #[allow(unreachable_patterns)]
             _ => return None,
         };
-        Some(Resolved { kernel: self, f })
+        Some(Resolved {
+            kernel: self,
+            f,
+            group,
+        })
     }
 }
 
@@ -138,6 +156,41 @@ impl Resolved {
         // SAFETY: `Resolved` is only built by `Kernel::resolve`, after runtime detection confirmed
         // the CPU features the function was compiled for; the lengths were checked just above.
         unsafe { (self.f)(query, rows, out) }
+    }
+
+    /// Distances from each query of `queries` (whole rows of the code width) to each of the
+    /// `n` rows of `rows`, query-major: `out[q * n + r]`.
+    ///
+    /// Groups of [`GROUP`] queries share each row load and one horizontal reduction when the
+    /// kernel has a group form and distances fit in 16 bits (codes up to 65 535 bits); the
+    /// rest go one query at a time. Panics (a programming error) if the lengths disagree.
+    pub fn distances_multi(&self, queries: &[u8], width: usize, rows: &[u8], out: &mut [u32]) {
+        assert!(width > 0 && queries.len().is_multiple_of(width) && rows.len().is_multiple_of(width));
+        let n = rows.len() / width;
+        let nq = queries.len() / width;
+        assert!(out.len() == n * nq);
+        if n == 0 {
+            return;
+        }
+        let mut done = 0;
+        if let Some(g) = self.group.filter(|_| width * 8 <= u16::MAX as usize) {
+            while done + GROUP <= nq {
+                let qs = &queries[done * width..(done + GROUP) * width];
+                let o = &mut out[done * n..(done + GROUP) * n];
+                // SAFETY: `group` is only set by `Kernel::resolve` after runtime detection;
+                // `qs` holds GROUP rows, `o` GROUP * n slots, and 16-bit fields cannot overflow
+                // because no distance exceeds `width * 8 <= 65535`.
+                unsafe { g(qs, rows, o) };
+                done += GROUP;
+            }
+        }
+        for q in done..nq {
+            self.distances(
+                &queries[q * width..(q + 1) * width],
+                rows,
+                &mut out[q * n..(q + 1) * n],
+            );
+        }
     }
 }
 
@@ -237,36 +290,157 @@ mod x86 {
         }
     }
 
-    // The AVX-512 intrinsics are stable since Rust 1.89 (the crate's declared MSRV is older).
-    #[allow(clippy::incompatible_msrv)]
+    /// Per-lane popcounts of `row XOR query` over `blocks` full 64-byte blocks and a masked tail
+    /// (`mask` selects the `rem` valid tail bytes; `qt` is the query's masked tail).
+    #[inline(always)]
+    unsafe fn avx512_acc(
+        q: &[__m512i],
+        qt: __m512i,
+        p: *const u8,
+        blocks: usize,
+        mask: __mmask64,
+    ) -> __m512i {
+        // SAFETY (whole body): the caller guarantees avx512f/bw/vpopcntdq and that `p` points to
+        // a row of `blocks * 64 + rem` bytes; the masked tail load touches only the `rem` valid
+        // bytes (masked-off lanes are not read), and `q` has `blocks` entries.
+        unsafe {
+            let mut acc = _mm512_setzero_si512();
+            for b in 0..blocks {
+                let r = _mm512_loadu_si512(p.add(b * 64) as *const _);
+                let x = _mm512_xor_si512(*q.get_unchecked(b), r);
+                acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(x));
+            }
+            if mask != 0 {
+                let r = _mm512_maskz_loadu_epi8(mask, p.add(blocks * 64) as *const i8);
+                acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(qt, r)));
+            }
+            acc
+        }
+    }
+
+    /// Four per-lane count vectors packed into 16-bit fields of each 64-bit lane, reduced once:
+    /// field `i` of the result is the total of `a[i]`. Valid while every total is < 65 536.
+    #[inline(always)]
+    unsafe fn avx512_reduce4(a0: __m512i, a1: __m512i, a2: __m512i, a3: __m512i) -> u64 {
+        // SAFETY: the caller guarantees avx512f; pure register arithmetic.
+        unsafe {
+            let p = _mm512_or_si512(
+                _mm512_or_si512(a0, _mm512_slli_epi64::<16>(a1)),
+                _mm512_or_si512(_mm512_slli_epi64::<32>(a2), _mm512_slli_epi64::<48>(a3)),
+            );
+            // Lane values are < 65 536 (one row's share), so OR is an add without carries and
+            // the 8-lane sum keeps each field below 65 536 (the caller's bound on distances).
+            _mm512_reduce_add_epi64(p) as u64
+        }
+    }
+
+    /// Query blocks (full 64-byte blocks) and the masked tail of one query.
+    #[inline(always)]
+    unsafe fn avx512_query(
+        query: &[u8],
+        blocks: usize,
+        mask: __mmask64,
+    ) -> (Vec<__m512i>, __m512i) {
+        // SAFETY: loads stay inside `query` (full blocks, then a masked load of the tail).
+        unsafe {
+            let q = (0..blocks)
+                .map(|b| _mm512_loadu_si512(query.as_ptr().add(b * 64) as *const _))
+                .collect();
+            (
+                q,
+                _mm512_maskz_loadu_epi8(mask, query.as_ptr().add(blocks * 64) as *const i8),
+            )
+        }
+    }
+
+    fn tail_mask(width: usize, blocks: usize) -> __mmask64 {
+        let rem = width - blocks * 64;
+        if rem == 0 {
+            0
+        } else {
+            (1u64 << rem) - 1
+        }
+    }
+
     #[inline(always)]
     unsafe fn avx512_body(query: &[u8], rows: &[u8], out: &mut [u32], blocks: usize) {
         let width = query.len();
-        let rem = width - blocks * 64;
-        let mask: __mmask64 = if rem == 0 { 0 } else { (1u64 << rem) - 1 };
-        // SAFETY: loads stay inside `query` (full blocks, then a masked load of `rem` bytes).
-        let q: Vec<__m512i> = (0..blocks)
-            .map(|b| unsafe { _mm512_loadu_si512(query.as_ptr().add(b * 64) as *const _) })
-            .collect();
-        let qt =
-            unsafe { _mm512_maskz_loadu_epi8(mask, query.as_ptr().add(blocks * 64) as *const i8) };
-        for (row, slot) in rows.chunks_exact(width).zip(out.iter_mut()) {
+        let mask = tail_mask(width, blocks);
+        // SAFETY: see `avx512_query`.
+        let (q, qt) = unsafe { avx512_query(query, blocks, mask) };
+        let mut done = 0;
+        if width * 8 <= u16::MAX as usize {
+            // Four rows per horizontal reduction (16-bit fields cannot overflow: see above).
+            for (quad, slots) in rows.chunks_exact(4 * width).zip(out.chunks_exact_mut(4)) {
+                let p = quad.as_ptr();
+                // SAFETY: `quad` holds four rows of `width` bytes.
+                let s = unsafe {
+                    avx512_reduce4(
+                        avx512_acc(&q, qt, p, blocks, mask),
+                        avx512_acc(&q, qt, p.add(width), blocks, mask),
+                        avx512_acc(&q, qt, p.add(2 * width), blocks, mask),
+                        avx512_acc(&q, qt, p.add(3 * width), blocks, mask),
+                    )
+                };
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    *slot = ((s >> (16 * i)) & 0xffff) as u32;
+                }
+            }
+            done = out.len() / 4 * 4;
+        }
+        for (row, slot) in rows[done * width..]
+            .chunks_exact(width)
+            .zip(out[done..].iter_mut())
+        {
+            // SAFETY: `row` has `width` bytes.
+            let acc = unsafe { avx512_acc(&q, qt, row.as_ptr(), blocks, mask) };
+            *slot = _mm512_reduce_add_epi64(acc) as u32;
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn avx512_group_body(queries: &[u8], rows: &[u8], out: &mut [u32], blocks: usize) {
+        let width = queries.len() / super::GROUP;
+        let n = rows.len() / width;
+        let mask = tail_mask(width, blocks);
+        // SAFETY: see `avx512_query`; each slice is one query of `width` bytes.
+        let (q0, t0) = unsafe { avx512_query(&queries[..width], blocks, mask) };
+        let (q1, t1) = unsafe { avx512_query(&queries[width..2 * width], blocks, mask) };
+        let (q2, t2) = unsafe { avx512_query(&queries[2 * width..3 * width], blocks, mask) };
+        let (q3, t3) = unsafe { avx512_query(&queries[3 * width..], blocks, mask) };
+        let (o0, rest) = out.split_at_mut(n);
+        let (o1, rest) = rest.split_at_mut(n);
+        let (o2, o3) = rest.split_at_mut(n);
+        for (r, row) in rows.chunks_exact(width).enumerate() {
             let p = row.as_ptr();
-            // SAFETY: `row` has `width` bytes: full 64-byte blocks, then a masked tail load that
-            // touches only the `rem` valid bytes (masked-off lanes are not read).
-            let d = unsafe {
-                let mut acc = _mm512_setzero_si512();
-                for (b, qb) in q.iter().enumerate() {
-                    let r = _mm512_loadu_si512(p.add(b * 64) as *const _);
-                    acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(*qb, r)));
-                }
-                if rem != 0 {
-                    let r = _mm512_maskz_loadu_epi8(mask, p.add(blocks * 64) as *const i8);
-                    acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(qt, r)));
-                }
-                _mm512_reduce_add_epi64(acc)
+            // SAFETY: `row` has `width` bytes; the row is re-read from L1 by the later queries.
+            let s = unsafe {
+                avx512_reduce4(
+                    avx512_acc(&q0, t0, p, blocks, mask),
+                    avx512_acc(&q1, t1, p, blocks, mask),
+                    avx512_acc(&q2, t2, p, blocks, mask),
+                    avx512_acc(&q3, t3, p, blocks, mask),
+                )
             };
-            *slot = d as u32;
+            o0[r] = (s & 0xffff) as u32;
+            o1[r] = ((s >> 16) & 0xffff) as u32;
+            o2[r] = ((s >> 32) & 0xffff) as u32;
+            o3[r] = (s >> 48) as u32;
+        }
+    }
+
+    /// [`super::GROUP`] queries against every row (`out` query-major); distances must fit in
+    /// 16 bits (checked by the caller).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
+    pub unsafe fn avx512_group(queries: &[u8], rows: &[u8], out: &mut [u32]) {
+        // SAFETY: the features are enabled for this function; each arm only fixes `blocks`.
+        unsafe {
+            match queries.len() / super::GROUP / 64 {
+                1 => avx512_group_body(queries, rows, out, 1),
+                2 => avx512_group_body(queries, rows, out, 2),
+                4 => avx512_group_body(queries, rows, out, 4),
+                n => avx512_group_body(queries, rows, out, n),
+            }
         }
     }
 

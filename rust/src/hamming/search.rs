@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::kernels::{Kernel, Resolved};
+use super::kernels::{Kernel, Resolved, GROUP};
 use super::select::{merge, Neighbor, Selector, TopK};
 use crate::error::{CoreError, CoreResult};
 
@@ -44,7 +44,7 @@ impl<'a> Codes<'a> {
                 "code width must be at least 1 byte".into(),
             ));
         }
-        if data.len() % width != 0 {
+        if !data.len().is_multiple_of(width) {
             return Err(CoreError::InvalidArgument(format!(
                 "code buffer of {} bytes is not a whole number of {width}-byte rows",
                 data.len()
@@ -108,7 +108,7 @@ pub fn topk(
     opts: &SearchOptions,
 ) -> CoreResult<Vec<Vec<Neighbor>>> {
     let width = codes.width;
-    if queries.len() % width != 0 {
+    if !queries.len().is_multiple_of(width) {
         return Err(CoreError::InvalidArgument(format!(
             "queries buffer of {} bytes is not a whole number of {width}-byte rows",
             queries.len()
@@ -145,18 +145,23 @@ pub fn topk(
         let mut sel: Vec<TopK> = (0..n_queries)
             .map(|_| TopK::new(opts.selector, opts.k, max_distance))
             .collect();
-        let mut buf = vec![0u32; block_rows];
+        // Distances of one group of queries to one block (query-major), then selection.
+        let group = GROUP.min(n_queries);
+        let mut buf = vec![0u32; block_rows * group];
         let mut start = lo;
         while start < hi {
             let end = (start + block_rows).min(hi);
+            let n = end - start;
             let block = &codes.data[start * width..end * width];
-            let out = &mut buf[..end - start];
-            for (q, s) in queries.chunks_exact(width).zip(sel.iter_mut()) {
-                kernel.distances(q, block, out);
-                if let Some(bits) = deleted {
-                    mask_deleted(bits, start, out);
+            for (qs, sels) in queries.chunks(width * group).zip(sel.chunks_mut(group)) {
+                let out = &mut buf[..n * sels.len()];
+                kernel.distances_multi(qs, width, block, out);
+                for (s, dists) in sels.iter_mut().zip(out.chunks_exact_mut(n)) {
+                    if let Some(bits) = deleted {
+                        mask_deleted(bits, start, dists);
+                    }
+                    s.push_block(start as u32, dists);
                 }
-                s.push_block(start as u32, out);
             }
             start = end;
         }

@@ -73,7 +73,7 @@ proptest! {
         index.add(&data).unwrap();
         let mut dead = vec![false; index.len()];
         for (i, d) in dead.iter_mut().enumerate() {
-            if (seed.rotate_left(i as u32 % 64) ^ i as u64) % 3 == 0 {
+            if (seed.rotate_left(i as u32 % 64) ^ i as u64).is_multiple_of(3) {
                 *d = true;
                 index.delete(i as u32).unwrap();
             }

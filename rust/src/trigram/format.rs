@@ -128,7 +128,7 @@ impl Header {
             let len = u64_at(b, at + 8).unwrap_or(u64::MAX);
             let crc = u32_at(b, at + 16).unwrap_or(0);
             let end = off.checked_add(len);
-            if off < HEADER_LEN as u64 || end.map_or(true, |e| e > b.len() as u64) {
+            if off < HEADER_LEN as u64 || end.is_none_or(|e| e > b.len() as u64) {
                 return Err(corrupt(format!("section {i} lies outside the file")));
             }
             *s = (off, len, crc);
