@@ -75,7 +75,9 @@ def cmd_fsck(args: argparse.Namespace, root_of: Callable[[argparse.Namespace], P
 def cmd_repair(args: argparse.Namespace, root: Path) -> int:
     from .fsck import repair
 
-    overrides = {"index_dir": str(args.index_dir)} if args.index_dir else None
+    overrides: dict[str, Any] = {"index_dir": str(args.index_dir)} if args.index_dir else {}
+    if getattr(args, "modalities", None):
+        overrides["modalities"] = [m.strip() for m in args.modalities.split(",") if m.strip()]
     outcome = repair(root, config=overrides, wait_for_lock=args.wait)
     if getattr(args, "json", False):
         print(json.dumps(outcome))

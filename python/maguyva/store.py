@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
 import time
@@ -223,8 +224,12 @@ class IndexDir:
         if not path.is_file():
             raise IndexNotFoundError(f"no index at {self.path}; run `maguyva index` first")
         if not sealed.is_sealed(path):
-            raise OldIndexFormat(
-                f"{self.path} uses an older index format; run `maguyva index` to rebuild it"
+            if _old_manifest(path):
+                raise OldIndexFormat(
+                    f"{self.path} uses an older index format; run `maguyva index` to rebuild it"
+                )
+            raise CorruptIndexError(
+                f"{path}: damaged (not a Maguyva manifest); run `maguyva index --repair`"
             )
         manifest = sealed.read_sealed_json(path, "manifest", max_version=FORMAT_VERSION)
         try:
@@ -443,6 +448,15 @@ class IndexDir:
             return True
         finally:
             os.close(fd)
+
+
+def _old_manifest(path: Path) -> bool:
+    """Is `path` a plain-JSON manifest of format 1?"""
+    try:
+        data = json.loads(path.read_bytes()[: 1 << 20])
+        return isinstance(data, dict) and int(data.get("format_version", 0)) < FORMAT_VERSION
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:

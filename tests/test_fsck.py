@@ -1,0 +1,95 @@
+"""Bit flips and truncation of every index file are detected by fsck and by the loaders;
+`index --repair` makes the index sound again (falling back to a sound generation, or
+rebuilding)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+import pytest
+from durability_support import answers, build, write_repo
+
+from maguyva import sealed
+from maguyva.cli import main
+from maguyva.errors import CorruptIndexError
+from maguyva.fsck import fsck, repair
+from maguyva.store import CHECKSUMS, IndexDir
+
+OWN = {"meta.json": "meta", "files.json": "files", "extract.json": "extract",
+       "chunks.jsonl": "chunks", CHECKSUMS: "checksums"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    root = tmp_path_factory.mktemp("repo")
+    write_repo(root, 0)
+    build(root)
+    return root, answers(root)
+
+
+def _copy(pristine, tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(pristine[0], root)
+    gen = IndexDir(root / ".maguyva").current(pin=False)
+    files = sorted(p for p in gen.path.rglob("*") if p.is_file())
+    return root, gen, files
+
+
+def test_every_file_bit_flip_is_named_by_fsck(pristine, tmp_path):
+    root, _gen, files = _copy(pristine, tmp_path)
+    assert fsck(root / ".maguyva").ok
+    rng = random.Random(1)
+    assert len(files) >= 8
+    for path in files:
+        original = path.read_bytes()
+        if not original:
+            continue
+        damaged = bytearray(original)
+        at = rng.randrange(len(damaged))
+        damaged[at] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(damaged))
+        report = fsck(root / ".maguyva")
+        assert not report.ok and any(str(path.name) in e for e in report.errors), (path, at)
+        if path.name in OWN:  # the indexer's own files: their loader refuses them too
+            with pytest.raises(CorruptIndexError):
+                sealed.read_sealed(path, OWN[path.name])
+        path.write_bytes(original)
+    assert fsck(root / ".maguyva").ok
+
+
+def test_every_file_truncation_is_caught_when_a_reader_opens(pristine, tmp_path):
+    root, _gen, files = _copy(pristine, tmp_path)
+    for path in files:
+        original = path.read_bytes()
+        path.write_bytes(original[: len(original) // 2])
+        with pytest.raises(CorruptIndexError):
+            IndexDir(root / ".maguyva").current()
+        assert not fsck(root / ".maguyva").ok
+        path.write_bytes(original)
+    assert answers(root) == pristine[1]
+
+
+def test_repair_falls_back_then_updates(pristine, tmp_path):
+    root, _gen, _files = _copy(pristine, tmp_path)
+    write_repo(root, 1)
+    build(root)
+    write_repo(root, 0)
+    new = IndexDir(root / ".maguyva").current(pin=False)
+    victim = next(p for p in sorted(new.path.rglob("*")) if p.is_file() and p.suffix != ".json")
+    victim.write_bytes(victim.read_bytes()[:-1] + b"\x00")
+    outcome = repair(root, config={"modalities": ["text", "structural", "graph"]})
+    assert outcome["before"]["errors"] and outcome["after"]["ok"], outcome
+    assert answers(root) == pristine[1]
+
+
+def test_repair_rebuilds_when_nothing_is_sound_and_cli_exit_codes(pristine, tmp_path, capsys):
+    root, _gen, files = _copy(pristine, tmp_path)
+    (root / ".maguyva" / "manifest.json").write_bytes(b"garbage")
+    for path in files:
+        path.write_bytes(b"")
+    assert main(["fsck", str(root)]) == 1
+    assert "manifest.json" in capsys.readouterr().out
+    assert main(["index", str(root), "--repair", "--modalities", "text,structural,graph"]) == 0
+    assert main(["fsck", str(root)]) == 0
+    assert answers(root) == pristine[1]
