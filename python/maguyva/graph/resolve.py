@@ -100,6 +100,8 @@ class GraphBuilder:
         self._memo_unit: dict[tuple[str, str], Binding | None] = {}
         self._memo_import: dict[tuple[int, str], Binding | None] = {}
         self._busy: set[tuple] = set()
+        self._memo_member: dict[tuple[int, str], int | None] = {}
+        self._memo_bases: dict[int, list[int]] = {}
         self.stats = {"calls": 0, "resolved": 0, "candidate": 0, "external": 0, "dropped": 0}
 
     # -- nodes and edges --------------------------------------------------------------------
@@ -322,7 +324,11 @@ class GraphBuilder:
         member = self.children.get(cls, {}).get(name)
         if member is not None:
             return member
-        seen = seen if seen is not None else set()
+        if seen is None:
+            key = (cls, name)
+            if key not in self._memo_member:
+                self._memo_member[key] = self.method_of(cls, name, set())
+            return self._memo_member[key]
         if cls in seen or len(seen) > 12:
             return None
         seen.add(cls)
@@ -339,6 +345,9 @@ class GraphBuilder:
         return None
 
     def resolved_bases(self, cls: int) -> list[int]:
+        if cls in self._memo_bases:
+            return self._memo_bases[cls]
+        self._memo_bases[cls] = []  # an inheritance cycle resolves to no bases
         out = []
         for base in self.bases.get(cls, []):
             res = self.resolve_name(self.nodes[cls].file, self._enclosing_qname(cls), base)
@@ -347,6 +356,7 @@ class GraphBuilder:
             kind, value = res[0][0][0]
             if kind == "def" and value != cls:
                 out.append(int(value))  # type: ignore[call-overload]
+        self._memo_bases[cls] = out
         return out
 
     def _enclosing_qname(self, node: int) -> str | None:
