@@ -141,3 +141,12 @@ def test_git_blob_ids_are_used_and_agree_with_hashing(tmp_path):
     state, changes = scan(tmp_path, {}, None)
     assert changes.reason == "first build" and len(changes.added) == len(state.files)
     assert state.files["pkg/core.py"][2] == blob_digest(b"changed = True\n")
+
+
+def test_file_in_new_nested_empty_directory_is_found(tmp_path):
+    write_repo(tmp_path)
+    build(tmp_path)
+    (tmp_path / "newdir" / "deeper").mkdir(parents=True)
+    assert build(tmp_path).noop
+    (tmp_path / "newdir" / "deeper" / "leaf.py").write_text("def leaf():\n    return 1\n")
+    assert build(tmp_path).changes["added"] == 1

@@ -155,8 +155,9 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 def _dirs_of(root: Path, paths: list[str]) -> dict[str, int]:
-    """Every ancestor directory of `paths` and their immediate non-hidden subdirectories (so a
-    file created in an empty directory is noticed), with mtimes."""
+    """Every ancestor directory of `paths`, their non-hidden subdirectories, and below those
+    every chain of directories that hold no file (so a file created in a new or empty
+    directory is noticed), with mtimes."""
     dirs: set[str] = {""}
     for p in paths:
         parent = p.rpartition("/")[0]
@@ -164,18 +165,25 @@ def _dirs_of(root: Path, paths: list[str]) -> dict[str, int]:
             dirs.add(parent)
             parent = parent.rpartition("/")[0]
     out: dict[str, int] = {}
-    for d in sorted(dirs):
+    stack = sorted(dirs)
+    while stack:
+        d = stack.pop()
         base = root / d if d else root
         try:
+            st = base.stat()
+            subdirs, has_files = [], False
             with os.scandir(base) as it:
                 for entry in it:
-                    if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
-                        rel = f"{d}/{entry.name}" if d else entry.name
-                        if rel not in dirs:
-                            out[rel] = entry.stat(follow_symlinks=False).st_mtime_ns
-            out[d] = base.stat().st_mtime_ns
+                    if entry.is_dir(follow_symlinks=False):
+                        if not entry.name.startswith("."):
+                            subdirs.append(f"{d}/{entry.name}" if d else entry.name)
+                    else:
+                        has_files = True
         except OSError:
             continue
+        out[d] = st.st_mtime_ns
+        if d in dirs or not has_files:  # descend below ancestors and file-less directories
+            stack.extend(s for s in subdirs if s not in dirs and s not in out)
     return out
 
 

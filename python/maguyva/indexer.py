@@ -247,15 +247,20 @@ class Indexer:
 
     # -- one update --------------------------------------------------------------------------
 
-    def update(self, *, wait_for_lock: bool = False, rebuild: bool = False) -> BuildSummary:
-        """Bring the index up to date; a no-op (no new generation) when nothing changed."""
+    def update(
+        self, *, wait_for_lock: bool = False, rebuild: bool = False, force_walk: bool = False
+    ) -> BuildSummary:
+        """Bring the index up to date; a no-op (no new generation) when nothing changed.
+        `force_walk` lists the tree again even when no directory seems to have changed."""
         faults.install_from_env()
         timings: dict[str, float] = {}
         with self.index.writer_lock(wait=wait_for_lock):
             started = time.perf_counter()
             current = None if rebuild else self._current()
             previous = self._previous_state(current)
-            state, changes = scan(self.root, self.config, previous, force_walk=rebuild)
+            state, changes = scan(
+                self.root, self.config, previous, force_walk=rebuild or force_walk
+            )
             if rebuild:
                 changes.reason = "rebuild requested"
             timings["scan"] = time.perf_counter() - started

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,9 @@ DEFAULT_DEBOUNCE_MS = 300
 DEFAULT_STEP_MS = 50
 DEFAULT_RECONCILE_S = 30.0
 DEFAULT_POLL_S = 2.0
+DEFAULT_FULL_WALK_S = 600.0
+"""Every so often a check lists the whole tree again: insurance against a file appearing where
+no recorded directory changes (under a directory that holds only ignored files)."""
 
 
 def inotify_budget() -> int | None:
@@ -68,6 +72,7 @@ class Watcher:
         poll_s: float = DEFAULT_POLL_S,
         max_watches: int | None = None,
         force_polling: bool = False,
+        full_walk_s: float = DEFAULT_FULL_WALK_S,
         on_update: Callable[[BuildSummary], None] | None = None,
     ) -> None:
         self.indexer = Indexer(root, config=config)
@@ -77,6 +82,8 @@ class Watcher:
         self.poll_s = poll_s
         self.max_watches = max_watches if max_watches is not None else inotify_budget()
         self.force_polling = force_polling
+        self.full_walk_s = full_walk_s
+        self._last_walk = 0.0
         self.on_update = on_update or (lambda summary: None)
         self.stats = WatchStats()
         self.stop_event = threading.Event()
@@ -86,12 +93,15 @@ class Watcher:
 
     def update(self) -> BuildSummary | None:
         """One check-and-update; a busy index (another writer) is retried at the next event."""
+        walk = time.monotonic() - self._last_walk > self.full_walk_s
         try:
-            summary = self.indexer.update(wait_for_lock=True)
+            summary = self.indexer.update(wait_for_lock=True, force_walk=walk)
         except IndexBusyError as exc:
             log.warning("%s", exc)
             self.stats.errors += 1
             return None
+        if summary.changes.get("walked"):
+            self._last_walk = time.monotonic()
         if summary.noop:
             self.stats.noops += 1
         else:

@@ -1,0 +1,73 @@
+"""`maguyva watch`: edits reach the index, bursts are debounced into few updates, new
+directories are picked up, and a watch budget too small falls back to periodic checks."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from durability_support import CONFIG, write_repo
+
+from maguyva.engine import Engine
+from maguyva.store import IndexDir
+from maguyva.watch import Watcher
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _finds(root: Path, name: str) -> bool:
+    response = Engine.open(root).search(name, modalities=["structural"])
+    return any(r.symbol and r.symbol.endswith(name) for r in response.results)
+
+
+def _start(root: Path, **options) -> tuple[Watcher, threading.Thread]:
+    watcher = Watcher(root, config=dict(CONFIG), debounce_ms=200, reconcile_s=5.0, **options)
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    assert _wait_for(lambda: IndexDir(root / ".maguyva").exists())
+    return watcher, thread
+
+
+def test_edits_bursts_and_new_directories(tmp_path):
+    write_repo(tmp_path)
+    watcher, thread = _start(tmp_path)
+    try:
+        time.sleep(0.5)  # let the watch start on the directories of the first index
+        (tmp_path / "pkg" / "core.py").write_text("def freshly_added():\n    return 1\n")
+        assert _wait_for(lambda: _finds(tmp_path, "freshly_added")), watcher.stats
+        before = watcher.stats.updates
+        for n in range(300):  # a burst, like a branch switch
+            (tmp_path / "pkg" / f"gen_{n}.py").write_text(f"def burst_{n}():\n    return {n}\n")
+        assert _wait_for(lambda: _finds(tmp_path, "burst_299")), watcher.stats
+        assert watcher.stats.updates - before <= 4, watcher.stats
+        (tmp_path / "newdir" / "deeper").mkdir(parents=True)
+        time.sleep(0.5)
+        (tmp_path / "newdir" / "deeper" / "leaf.py").write_text("def in_new_dir():\n    pass\n")
+        assert _wait_for(lambda: _finds(tmp_path, "in_new_dir")), watcher.stats
+        assert watcher.stats.mode == "events"
+    finally:
+        watcher.stop()
+        thread.join(timeout=10)
+    assert not thread.is_alive(), "the watcher did not stop"
+
+
+def test_falls_back_to_periodic_checks_over_the_watch_budget(tmp_path):
+    write_repo(tmp_path)
+    watcher, thread = _start(tmp_path, max_watches=1, poll_s=0.3)
+    try:
+        assert _wait_for(lambda: watcher.stats.mode == "polling")
+        assert "watch budget" in watcher.stats.fallback_reason
+        (tmp_path / "tools" / "cli.py").write_text("def polled_in():\n    return 2\n")
+        assert _wait_for(lambda: _finds(tmp_path, "polled_in")), watcher.stats
+    finally:
+        watcher.stop()
+        thread.join(timeout=10)
+    assert not thread.is_alive()
