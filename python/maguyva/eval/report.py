@@ -68,6 +68,12 @@ def format_report(report: EvalReport, per_intent: bool = True) -> str:
         for intent in intents:
             rows = [(s.name, s.by_intent[intent]) for s in report.systems if intent in s.by_intent]
             out += _table(f"intent {intent}", rows, _PER_INTENT)
+    sources = list(dict.fromkeys(src for s in report.systems for src in s.by_source))
+    if len(sources) > 1:
+        for source in sources:
+            rows = [(s.name, s.by_source[source]) for s in report.systems
+                    if source in s.by_source]  # fmt: skip
+            out += _table(f"query source {source}", rows, _PER_INTENT)
     clf = report.classifier
     per = ", ".join(
         f"{i} {100 * v['accuracy']:.0f}% (n={v['queries']})" for i, v in clf["by_intent"].items()

@@ -26,7 +26,7 @@ from ..errors import ConfigError, ModalityUnavailable
 from ..intent import classify
 from ..model import INTENTS, Hit
 from ..retriever import RetrieverQuery
-from ..routing import WEIGHTS
+from ..routing import PRESETS, WEIGHTS
 from .metrics import Ranked, file_metrics, line_metrics
 from .queryset import Query
 from .runner import SystemReport, run_system
@@ -37,6 +37,7 @@ STEP = 10  # weights in tenths
 DEPTH = 50
 PROFILE_VERSION = 1
 MIN_GAIN = 0.005
+DEFAULT_K = PRESETS["default"] or 40
 
 
 @dataclass
@@ -225,8 +226,8 @@ def tune(
             distance = sum(abs(weights.get(m, 0) - prior.get(m, 0)) for m in available)
             for k in K_GRID:
                 value = _mean([score(fuse_cached(c, weights, k, limit), c.query) for c in items])
-                key = (value, -distance)
-                if best is None or key > (best[0], best[1]):
+                key = (value, -distance, -abs(k - DEFAULT_K))
+                if best is None or key > (best[0], best[1], -abs(best[3] - DEFAULT_K)):
                     best = (value, -distance, weights, k)
         assert best is not None
         adopted = best[0] > baseline + MIN_GAIN
@@ -256,11 +257,17 @@ def format_tuning(result: TuneResult) -> str:
         out += [
             "",
             "held-out half (never seen by tuning):",
-            f"{'':<16} {'file MRR':>9} {'S@1':>6} {'R@10':>6} {'nDCG':>6} {'line nDCG':>9}",
+            f"{'(labelled intent)':<24} {'file MRR':>9} {'S@1':>6} {'R@10':>6} {'nDCG':>6} {'line nDCG':>9}",
         ]
-        for label, rep in (("default", result.heldout_default), ("tuned", result.heldout_tuned)):
-            o = rep.overall
-            out.append(f"{label:<16} {o['file.mrr@10']:>9.3f} {o['file.success@1']:>6.3f} "
-                       f"{o['file.recall@10']:>6.3f} {o['file.ndcg@10']:>6.3f} "
-                       f"{o['line.ndcg@10']:>9.3f}")  # fmt: skip
+        rows = [
+            ("all", "default", result.heldout_default.overall),
+            ("all", "tuned", result.heldout_tuned.overall),
+        ]
+        for intent, stats in result.heldout_default.by_intent.items():
+            rows.append((intent, "default", stats))
+            rows.append((intent, "tuned", result.heldout_tuned.by_intent[intent]))
+        for scope, label, o in rows:
+            out.append(f"{scope + ' ' + label:<24} {o['file.mrr@10']:>9.3f} "
+                       f"{o['file.success@1']:>6.3f} {o['file.recall@10']:>6.3f} "
+                       f"{o['file.ndcg@10']:>6.3f} {o['line.ndcg@10']:>9.3f}  n={o['queries']}")  # fmt: skip
     return "\n".join(out)
