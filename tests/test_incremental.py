@@ -41,7 +41,7 @@ EDITS = st.lists(
 
 @given(EDITS)
 @settings(
-    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 def test_incremental_equals_from_scratch(tmp_path_factory, edits):
     root = tmp_path_factory.mktemp("repo")
