@@ -9,18 +9,20 @@
 //! only ranks do.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// Multiplier applied to results under vendor/build/archive/generated paths.
 pub const DEMOTION_FACTOR: f64 = 0.5;
 /// Upper bound of the centrality boost; keeps a hub from burying a relevant leaf.
 pub const BOOST_CAP: f64 = 1.5;
 
-/// One retriever's ranked list: items best first.
+/// One retriever's ranked list: items best first. Keys and paths are borrowed, so the
+/// binding layer can hand over Python's own string buffers without copying them.
 #[derive(Debug, Clone)]
-pub struct RankedList {
+pub struct RankedList<'a> {
     pub weight: f64,
     /// `(key, path)` pairs; the key identifies a chunk, the path its file.
-    pub items: Vec<(String, String)>,
+    pub items: Vec<(&'a str, &'a str)>,
 }
 
 /// How one list contributed to a fused item.
@@ -36,16 +38,16 @@ pub struct Contribution {
 
 /// A fused result with everything needed to explain its position.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fused {
-    pub key: String,
-    pub path: String,
+pub struct Fused<'a> {
+    pub key: &'a str,
+    pub path: &'a str,
     /// Final score: `sum(contributions) * boost * (DEMOTION_FACTOR if demoted)`.
     pub score: f64,
     pub boost: f64,
     pub demoted: bool,
     pub contributions: Vec<Contribution>,
     /// Keys of other chunks of the same file that were folded into this result.
-    pub folded: Vec<String>,
+    pub folded: Vec<&'a str>,
 }
 
 /// The centrality boost `min(1 + 0.3 ln(1 + c), 1.5)`; negative or NaN centrality counts as 0.
@@ -117,26 +119,22 @@ pub fn is_demoted_path(path: &str) -> bool {
 /// Fuse ranked lists. `centrality` maps an item key (or its path, as a fallback) to its scaled
 /// centrality. Returns at most `limit` items, best first; ties are broken by path then key so
 /// the order is deterministic.
-pub fn fuse(
-    lists: &[RankedList],
-    centrality: &HashMap<String, f64>,
+pub fn fuse<'a, S: BuildHasher>(
+    lists: &[RankedList<'a>],
+    centrality: &HashMap<String, f64, S>,
     k: f64,
     limit: usize,
-) -> Vec<Fused> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut fused: Vec<Fused> = Vec::new();
+) -> Vec<Fused<'a>> {
+    let expected: usize = lists.iter().map(|l| l.items.len()).sum();
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(expected);
+    let mut fused: Vec<Fused<'a>> = Vec::with_capacity(expected);
     for (list_no, list) in lists.iter().enumerate() {
-        let mut seen_in_list: HashMap<&str, ()> = HashMap::new();
-        for (rank, (key, path)) in list.items.iter().enumerate() {
-            // A retriever that repeats a key only counts at its best rank.
-            if seen_in_list.insert(key.as_str(), ()).is_some() {
-                continue;
-            }
+        for (rank, &(key, path)) in list.items.iter().enumerate() {
             let contribution = list.weight / (k + rank as f64 + 1.0);
-            let slot = *index.entry(key.as_str()).or_insert_with(|| {
+            let slot = *index.entry(key).or_insert_with(|| {
                 fused.push(Fused {
-                    key: key.clone(),
-                    path: path.clone(),
+                    key,
+                    path,
                     score: 0.0,
                     boost: 1.0,
                     demoted: false,
@@ -145,39 +143,51 @@ pub fn fuse(
                 });
                 fused.len() - 1
             });
-            fused[slot].contributions.push(Contribution {
+            let contributions = &mut fused[slot].contributions;
+            // A retriever that repeats a key only counts at its best (first) rank.
+            if contributions.last().is_some_and(|c| c.list == list_no) {
+                continue;
+            }
+            contributions.push(Contribution {
                 list: list_no,
                 rank,
                 contribution,
             });
         }
     }
+    let mut demoted_paths: HashMap<&str, bool> = HashMap::new();
     for item in &mut fused {
         let raw: f64 = item.contributions.iter().map(|c| c.contribution).sum();
         let c = centrality
-            .get(&item.key)
-            .or_else(|| centrality.get(&item.path))
+            .get(item.key)
+            .or_else(|| centrality.get(item.path))
             .copied()
             .unwrap_or(0.0);
         item.boost = boost(c);
-        item.demoted = is_demoted_path(&item.path);
+        item.demoted = *demoted_paths
+            .entry(item.path)
+            .or_insert_with(|| is_demoted_path(item.path));
         let demotion = if item.demoted { DEMOTION_FACTOR } else { 1.0 };
         item.score = raw * item.boost * demotion;
     }
-    fused.sort_by(|a, b| {
+    fused.sort_unstable_by(|a, b| {
         b.score
             .total_cmp(&a.score)
-            .then_with(|| a.path.cmp(&b.path))
-            .then_with(|| a.key.cmp(&b.key))
+            .then_with(|| a.path.cmp(b.path))
+            .then_with(|| a.key.cmp(b.key))
     });
     // Best chunk per file: the first occurrence of a path wins, later ones fold into it.
-    let mut best_of_path: HashMap<String, usize> = HashMap::new();
-    let mut kept: Vec<Fused> = Vec::new();
+    let mut best_of_path: HashMap<&str, usize> = HashMap::with_capacity(fused.len());
+    let mut kept: Vec<Fused<'a>> = Vec::new();
     for item in fused {
-        match best_of_path.get(&item.path) {
-            Some(&slot) => kept[slot].folded.push(item.key),
+        match best_of_path.get(item.path) {
+            Some(&slot) => {
+                if slot < limit {
+                    kept[slot].folded.push(item.key);
+                }
+            }
             None => {
-                best_of_path.insert(item.path.clone(), kept.len());
+                best_of_path.insert(item.path, kept.len());
                 kept.push(item);
             }
         }
@@ -190,13 +200,10 @@ pub fn fuse(
 mod tests {
     use super::*;
 
-    fn list(weight: f64, items: &[(&str, &str)]) -> RankedList {
+    fn list<'a>(weight: f64, items: &[(&'a str, &'a str)]) -> RankedList<'a> {
         RankedList {
             weight,
-            items: items
-                .iter()
-                .map(|(k, p)| (k.to_string(), p.to_string()))
-                .collect(),
+            items: items.to_vec(),
         }
     }
 
@@ -235,7 +242,7 @@ mod tests {
         let lists = vec![list(1.0, &[("a1", "a.py"), ("a2", "a.py"), ("b", "b.py")])];
         let out = fuse(&lists, &HashMap::new(), 60.0, 10);
         assert_eq!(out.len(), 2);
-        assert_eq!(out[0].folded, vec!["a2".to_string()]);
+        assert_eq!(out[0].folded, vec!["a2"]);
     }
 
     #[test]
