@@ -102,3 +102,21 @@ def test_cli_exit_codes_and_explain(corpus: Path, tmp_path: Path):
     missing = run_cli("search", "anything", cwd=tmp_path)
     assert missing.returncode == 2
     assert "no index" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_absent_literal_answers_nothing(engine: Engine):
+    response = engine.search('"this literal occurs nowhere 1f9c"')
+    assert response.intent == "exact_match" and response.fusion_strategy == "direct"
+    assert response.results == []
+    assert response.modalities == ["text"]
+
+
+def test_present_literal_takes_the_direct_path_to_text(engine: Engine, corpus: Path):
+    response = engine.search('"Expecting value"', limit=50)
+    assert response.fusion_strategy == "direct" and response.modalities == ["text"]
+    expected = {
+        str(p.relative_to(corpus))
+        for p in corpus.rglob("*.py")
+        if "Expecting value" in p.read_text(encoding="utf-8")
+    }
+    assert expected and {r.path for r in response.results} == expected

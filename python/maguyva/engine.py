@@ -143,7 +143,16 @@ class Engine:
 
         used = plan
         direct_empty = plan.strategy in ("direct", "single") and not lists.get(plan.direct or "")
-        if direct_empty and plan.fallback is not None:
+        # A verified literal search that found nothing is an answer, not a miss: falling back
+        # would only add weak matches from other modalities for a string that is nowhere.
+        literal_absent = (
+            verdict.intent == "exact_match"
+            and plan.direct == "text"
+            and ("text" not in unavailable)
+        )
+        if literal_absent and direct_empty:
+            notes.append("the literal occurs in no indexed file")
+        elif direct_empty and plan.fallback is not None:
             why = "unavailable" if plan.direct in unavailable else "returned nothing"
             notes.append(f"{plan.direct} {why}; fell back to fusion")
             missing = [m for m in plan.fallback.modalities if m not in lists]
@@ -191,6 +200,14 @@ class Engine:
             timings[name] = round(elapsed, 4)
             lists[name] = [self._keyed(hit) for hit in hits]
         return lists
+
+    def keyed(self, hit: Hit) -> Hit:
+        """Public form of `_keyed` (used by the tuner to replay cached lists)."""
+        return self._keyed(hit)
+
+    def centrality_of(self, lists: dict[str, list[Hit]]) -> dict[str, float]:
+        """Scaled centrality for every hit of `lists` (empty when the graph is not built)."""
+        return self._centrality(lists)
 
     def _keyed(self, hit: Hit) -> Hit:
         """Give a hit the key of its enclosing chunk, so that modalities agree on keys."""
