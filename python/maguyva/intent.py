@@ -441,17 +441,17 @@ def classify(query: str) -> Classification:
             FIND_DEFINITION, 0.95, match.group("name"), "1:keyword",
             kind=_DEF_KEYWORDS[keyword], terms=terms,
         )  # fmt: skip
-    found = _named(_DEF_PHRASES, text)
+    found = _named(_DEF_PHRASES, text, _DEF_TRIGGERS)
     if found:
         match, name = found
         kind = (match.groupdict().get("kind") or "").lower() or None
         return Classification(FIND_DEFINITION, 0.90, name, "1:phrase", kind=kind, terms=terms)
 
-    found = _named(_REF_PHRASES, text)
+    found = _named(_REF_PHRASES, text, _REF_TRIGGERS)
     if found:
         return Classification(FIND_REFERENCES, 0.90, found[1], "2:references", terms=terms)
 
-    found = _named(_IMPACT_PHRASES, text)
+    found = _named(_IMPACT_PHRASES, text, _IMPACT_TRIGGERS)
     if found:
         name = found[1] or _last_identifier(text)
         return Classification(IMPACT_ANALYSIS, 0.90, name, "3:impact", terms=terms)
@@ -490,7 +490,7 @@ def _literal(text: str) -> tuple[str, float, str] | None:
     if quoted:
         literal = quoted.group("dq") or quoted.group("sq") or quoted.group("bq")
         return literal, 0.90, "4:quoted"
-    errno = _ERRNO.search(text)
+    errno = _ERRNO.search(text) if _ERRNO_HINT.search(text) else None
     if errno:
         return errno.group(0), 0.85, "4:error-token"
     error = _ERROR_NAME.search(text)
