@@ -45,7 +45,7 @@ fmt:  ## format Rust and Python
 	$(VENV)/bin/ruff check --fix python tests benches
 
 bench: setup  ## benchmarks side by side with the peers
-	$(PY) -m pytest benches -q --benchmark-only --benchmark-columns=min,median,max,ops
+	$(PY) -m pytest benches -q -o python_files="bench_*.py" --benchmark-only --benchmark-columns=min,median,max,ops
 
 clean:
 	rm -rf $(VENV) target .maguyva

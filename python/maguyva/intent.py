@@ -417,7 +417,21 @@ def _similar(query: str) -> Classification | None:
     return None
 
 
-def _named(patterns: list[re.Pattern[str]], query: str) -> tuple[re.Match[str], str] | None:
+_DEF_TRIGGERS = ("defin", "declar", "implement", "where")
+_REF_TRIGGERS = ("call", "usage", "uses", "used", "referenc", "refs", "invo", "consumer", "import")
+_IMPACT_TRIGGERS = ("depend", "relies", "break", "affect", "blast", "impact")
+_ERRNO_HINT = re.compile(r"\bE[A-Z]{2}|\bERR_")
+
+
+def _named(
+    patterns: list[re.Pattern[str]], query: str, triggers: tuple[str, ...] = ()
+) -> tuple[re.Match[str], str] | None:
+    """First pattern that matches, with its `name` group. The cheap `triggers` substring test
+    (on the lower-cased query) skips the regexes for the many queries that cannot match."""
+    if triggers:
+        lowered = query.lower()
+        if not any(t in lowered for t in triggers):
+            return None
     for pattern in patterns:
         match = pattern.search(query)
         if match:
