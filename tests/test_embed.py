@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from maguyva.embed import (
     EmbeddingCache,
@@ -129,3 +131,22 @@ def test_secret_paths(path: str, secret: bool) -> None:
 )  # fmt: skip
 def test_secret_content(text: str, kind: str | None) -> None:
     assert secret_reason(text) == kind
+
+
+@given(st.lists(st.integers(1, 600), max_size=60), st.integers(1, 3000), st.integers(1, 70))
+def test_length_batches_respect_the_token_budget(
+    lengths: list[int], budget: int, rows: int
+) -> None:
+    from maguyva.embed.local import _batches
+
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches = list(_batches(order, lengths, budget, rows))
+    assert [i for b in batches for i in b] == order  # every text once, order kept
+    for b in batches:
+        padded = len(b) * max(lengths[i] for i in b)
+        assert len(b) <= rows and (padded <= budget or len(b) == 1)
+
+
+def test_bulk_threads_follow_the_setting() -> None:
+    assert MiniLMProvider(threads=2).bulk_threads() == 2
+    assert MiniLMProvider(threads=0).bulk_threads() in (1, 2)  # 0/None: decided by the load

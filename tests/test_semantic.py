@@ -15,12 +15,19 @@ from maguyva.chunks import chunk_id
 from maguyva.chunkstore import write_chunks
 from maguyva.embed import MiniLMProvider, ProviderIdentity
 from maguyva.embed.base import EmbeddingProvider, Embeddings
-from maguyva.errors import ModalityUnavailable, ModelMismatchError
+from maguyva.errors import ConfigError, ModalityUnavailable, ModelMismatchError
 from maguyva.model import Chunk
 from maguyva.retriever import BuildContext, RetrieverQuery
-from maguyva.semantic import MODALITY, SemanticModality, SemanticSearcher
+from maguyva.semantic import (
+    MODALITY,
+    SemanticModality,
+    SemanticSearcher,
+    embed_text,
+    head_text,
+)
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
+MODALITY_IDENTITY = MiniLMProvider().identity
 FILES = ("shlex.py", "fnmatch.py", "base64.py", "colorsys.py")
 
 
@@ -167,3 +174,67 @@ def test_exact_match_never_loads_the_model(tmp_path: Path) -> None:
     assert MiniLMProvider.total_loads == loads
     quick = engine.search("how are shell words split", preset="quick")
     assert quick.modalities == ["semantic"] and quick.results
+
+
+def test_heads_first_then_bodies(tmp_path: Path) -> None:
+    """Phase one gives every chunk a (head) vector; the next full build replaces only those
+    whose head is not the whole chunk, and the report says what was partial."""
+    chunks, _ = function_chunks(limit=12)
+    long = {c.id for c in chunks if head_text(c) != embed_text(c, MODALITY_IDENTITY)}
+    assert 0 < len(long) < len(chunks)  # both kinds present, or the test proves nothing
+    cache = tmp_path / "cache"
+    first = SemanticModality().build(
+        make_ctx(tmp_path / "a", chunks, cache, semantic_phases="heads")
+    )
+    meta = json.loads((tmp_path / "a" / "gen" / "semantic" / "meta.json").read_text())
+    assert first["phases"] == "heads" and first["pending"] == 0
+    assert first["partial"] == len(long) and set(meta["partial_ids"]) == long
+    assert first["new"] == len(chunks)  # one head per chunk (short chunks: the head is all)
+    heads_only = SemanticModality().open(tmp_path / "a" / "gen", {})
+    assert heads_only.search(query("split a string using shell-like syntax"), 3)
+    second = SemanticModality().build(
+        make_ctx(tmp_path / "b", chunks, cache, semantic_phases="full")
+    )
+    assert second["partial"] == 0 and second["pending"] == 0 and second["new"] == len(long)
+
+
+def test_heads_first_queue_order(tmp_path: Path) -> None:
+    chunks, _ = function_chunks(limit=12)
+    report = SemanticModality().build(
+        make_ctx(tmp_path, chunks, semantic_phases="heads-first", semantic_max_chunks=len(chunks))
+    )
+    # The cap is spent on heads first: every chunk is searchable, the long bodies are pending.
+    assert report["pending"] == 0 and report["partial"] > 0
+
+
+def test_bad_phases_setting(tmp_path: Path) -> None:
+    chunks, _ = function_chunks(limit=2)
+    with pytest.raises(ConfigError, match="semantic_phases"):
+        SemanticModality().build(make_ctx(tmp_path, chunks, semantic_phases="bodies"))
+
+
+def test_rebuild_reuses_previous_rows_without_the_cache(tmp_path: Path) -> None:
+    """An incremental build copies the previous generation's rows by content hash: with an
+    empty cache, only the changed chunk is embedded."""
+    chunks, _ = function_chunks(limit=8)
+    SemanticModality().build(make_ctx(tmp_path / "a", chunks, tmp_path / "cache-a"))
+    old = tmp_path / "a" / "gen"
+    changed = Chunk(id="changed", path="x.py", start_line=1, end_line=2, kind="function",
+                    name="tokens", header="x.py: function tokens", text="def tokens(s):\n    return s.split()")  # fmt: skip
+    ctx = make_ctx(tmp_path / "b", [*chunks[1:], changed], tmp_path / "cache-b")
+    ctx.previous_dir = old
+    report = SemanticModality().build(ctx)
+    assert report["new"] == 1 and report["reused_rows"] == len(chunks) - 1
+    new_dir = tmp_path / "b" / "gen" / "semantic"
+    a_ids = json.loads((old / "semantic" / "ids.json").read_text())
+    b_ids = json.loads((new_dir / "ids.json").read_text())
+    a_codes, b_codes = np.load(old / "semantic" / "codes.npy"), np.load(new_dir / "codes.npy")
+    a_floats, b_floats = np.load(old / "semantic" / "floats.npy"), np.load(new_dir / "floats.npy")
+    for i, cid in enumerate(b_ids):
+        if cid in a_ids:
+            np.testing.assert_array_equal(b_codes[i], a_codes[a_ids.index(cid)])
+            np.testing.assert_array_equal(b_floats[i], a_floats[a_ids.index(cid)])
+    # A previous generation built with another identity is never reused.
+    ctx = make_ctx(tmp_path / "c", chunks, tmp_path / "cache-c", embedding_max_length=64)
+    ctx.previous_dir = old
+    assert SemanticModality().build(ctx)["reused_rows"] == 0

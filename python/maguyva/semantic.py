@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,6 +40,7 @@ from .embed import (
     secret_reason,
 )
 from .errors import (
+    ConfigError,
     CorruptIndexError,
     MaguyvaError,
     ModalityUnavailable,
@@ -50,17 +52,44 @@ from .retriever import BuildContext, RetrieverQuery
 
 log = logging.getLogger("maguyva.semantic")
 
-FORMAT_VERSION = 1  # 1: codes.npy + floats.npy (float16) + ids.json + meta.json
+FORMAT_VERSION = 1
+"""1: codes.npy + floats.npy (float16) + ids.json + meta.json; later additions that older
+readers ignore: hashes.json (content hash of each row's embedded text, for reuse by the next
+build), meta `partial_ids` (rows holding a head vector, body pending)."""
 RESCORE_DEPTH = 100
 """Hamming candidates rescored with float vectors (measured: top-100 rescoring recovers the
 float ranking's MRR on the standard-library set; see docs/semantic.md)."""
-EMBED_GROUP = 64  # chunks per provider call: progress, cache commits and budget checks
+EMBED_GROUP = 64  # texts per provider call: progress, cache commits and budget checks
+PHASES = ("auto", "full", "heads-first", "heads")
+HEADS_FIRST_MIN = 2000
+"""With more chunks than this to embed, "auto" embeds every chunk's head before any body."""
 
+register("semantic_phases", Setting("str", None, "auto | full | heads-first | heads", True))
 register("semantic_time_budget_s", Setting("float", None, "stop embedding after this long", True))
 register("embedding_max_length", Setting("int", None, "local model token window", True, False))
 register("embedding_threads", Setting("int", None, "local model intra-op threads", True, False))
 
 ProviderFactory = Callable[[dict[str, Any]], EmbeddingProvider]
+
+
+HEAD_CHARS = 400
+"""Phase one embeds a chunk's head: its header and the first lines of its text up to this many
+characters (signature, docstring, first statements), about 100 tokens, ~3x cheaper than a full
+256-token window (measured in docs/semantic.md)."""
+
+
+def head_text(chunk: Chunk) -> str:
+    """The head of a chunk (phase one): header, then whole lines of the text while they fit in
+    `HEAD_CHARS` (at least the first line, cut)."""
+    lines = chunk.text.split("\n")
+    taken, size = [], 0
+    for line in lines:
+        if taken and size + len(line) + 1 > HEAD_CHARS:
+            break
+        taken.append(line[:HEAD_CHARS])
+        size += len(line) + 1
+    body = "\n".join(taken)
+    return f"{chunk.header}\n{body}" if chunk.header else body
 
 
 def embed_text(chunk: Chunk, identity: ProviderIdentity) -> str:
@@ -69,6 +98,116 @@ def embed_text(chunk: Chunk, identity: ProviderIdentity) -> str:
     text = f"{chunk.header}\n{chunk.text}" if chunk.header else chunk.text
     limit = (identity.max_tokens or 8192) * 8
     return text[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A chunk to embed: the full text and its head (phase one), each with its content hash.
+    `head is text` when the whole chunk is short enough to be its own head."""
+
+    chunk: Chunk
+    text: str
+    hash: str
+    head: str
+    head_hash: str
+
+
+def _phases(config: dict[str, Any], missing: int) -> str:
+    """ "full", "heads-first" or "heads" (config `semantic_phases`; "auto" picks heads-first when
+    more than `HEADS_FIRST_MIN` chunks lack a full vector)."""
+    mode = str(config.get("semantic_phases") or "auto")
+    if mode not in PHASES:
+        raise ConfigError(f"semantic_phases must be one of {', '.join(PHASES)}, got {mode!r}")
+    if mode == "auto":
+        return "heads-first" if missing > HEADS_FIRST_MIN else "full"
+    return mode
+
+
+def _order_key(p: Planned, text: str) -> tuple[bool, int]:
+    # Definitions before line windows (they are what semantic questions are about), then
+    # shortest first: similar lengths share a batch, and a budget covers the most chunks.
+    return (p.chunk.kind == "lines", len(text))
+
+
+def _queue(eligible: list[Planned], have: set[str], phases: str) -> list[tuple[str, str]]:
+    """(hash, text) to embed, in order: heads of chunks with no vector at all (unless "full"),
+    then full texts (unless "heads"); each hash once."""
+    need = [p for p in eligible if p.hash not in have]
+    stages: list[list[tuple[Planned, str, str]]] = []
+    if phases != "full":
+        stages.append([(p, p.head_hash, p.head) for p in need if p.head_hash not in have])
+    if phases != "heads":
+        stages.append([(p, p.hash, p.text) for p in need])
+    queue: dict[str, str] = {}
+    for stage in stages:
+        for _, h, text in sorted(stage, key=lambda e: _order_key(e[0], e[2])):
+            if h not in have:
+                queue.setdefault(h, text)
+    return list(queue.items())
+
+
+class _PreviousVectors:
+    """The codes and floats of the generation being replaced, by content hash: an incremental
+    build copies their rows instead of reading every vector back from the cache."""
+
+    def __init__(
+        self, rows: dict[str, int], codes: np.ndarray | None, floats: np.ndarray | None
+    ) -> None:
+        self.rows, self.codes, self.floats = rows, codes, floats
+
+    @classmethod
+    def load(cls, previous_dir: Path | None, identity: ProviderIdentity) -> _PreviousVectors:
+        empty = cls({}, None, None)
+        d = Path(previous_dir) / "semantic" if previous_dir else None
+        if d is None or identity.centred or not (d / "hashes.json").exists():
+            return empty
+        try:
+            meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+            built = ProviderIdentity.from_dict(meta["provider"])
+            if built.cache_key != identity.cache_key or meta.get("format") != FORMAT_VERSION:
+                return empty
+            hashes = json.loads((d / "hashes.json").read_text(encoding="utf-8"))
+            codes = np.load(d / "codes.npy", mmap_mode="r")
+            floats = np.load(d / "floats.npy", mmap_mode="r") if meta.get("rescore") else None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.info("semantic: previous generation not reused: %s", exc)
+            return empty
+        if codes.shape != (len(hashes), identity.width) or (
+            floats is not None and floats.shape != (len(hashes), identity.dim)
+        ):
+            return empty
+        return cls({h: i for i, h in enumerate(hashes)}, codes, floats)
+
+
+def _assemble(
+    rows: list[tuple[Chunk, str]],
+    identity: ProviderIdentity,
+    vectors: dict[str, tuple[np.ndarray, np.ndarray | None]],
+    previous: _PreviousVectors,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The code matrix (and float matrix when every row has floats) in row order."""
+    n = len(rows)
+    codes = np.zeros((n, identity.width), dtype=np.uint8)
+    from_prev = [(i, previous.rows[h]) for i, (_, h) in enumerate(rows) if h not in vectors]
+    have_floats = n > 0 and all(
+        vectors[h][1] is not None if h in vectors else previous.floats is not None for _, h in rows
+    )
+    floats = np.zeros((n, identity.dim), np.float32) if have_floats else None
+    if from_prev:
+        dst, src = (np.array(x, dtype=np.int64) for x in zip(*from_prev, strict=True))
+        order = np.argsort(src, kind="stable")  # read the memory map in file order
+        dst, src = dst[order], src[order]
+        assert previous.codes is not None
+        codes[dst] = previous.codes[src]
+        if floats is not None and previous.floats is not None:
+            floats[dst] = previous.floats[src]
+    for i, (_, h) in enumerate(rows):
+        if h in vectors:
+            code, vec = vectors[h]
+            codes[i] = code
+            if floats is not None and vec is not None:
+                floats[i] = vec
+    return codes, floats
 
 
 class SemanticModality:
@@ -82,10 +221,11 @@ class SemanticModality:
     # -- build ---------------------------------------------------------------------------------
 
     def plan(self, ctx: BuildContext, provider: EmbeddingProvider) -> dict[str, Any]:
-        """Which chunks are eligible, which are excluded as secrets (remote providers only)."""
+        """Which chunks are eligible (with their full and head texts and hashes), which are
+        excluded as secrets (remote providers only)."""
         identity = provider.identity
         chunks = sorted(ctx.chunks, key=lambda c: (c.path, c.start_line, c.end_line, c.id))
-        eligible: list[tuple[Chunk, str, str]] = []
+        eligible: list[Planned] = []
         excluded: dict[str, int] = {}
         for chunk in chunks:
             text = embed_text(chunk, identity)
@@ -94,7 +234,9 @@ class SemanticModality:
                 if reason:
                     excluded[reason] = excluded.get(reason, 0) + 1
                     continue
-            eligible.append((chunk, text, content_hash(text)))
+            head = head_text(chunk)
+            head = text if len(head) >= len(text) else head
+            eligible.append(Planned(chunk, text, content_hash(text), head, content_hash(head)))
         return {"eligible": eligible, "excluded": excluded}
 
     def dry_run(self, ctx: BuildContext) -> dict[str, Any]:
@@ -102,18 +244,27 @@ class SemanticModality:
         Loads no model for a remote provider (tokens are estimated)."""
         provider = self.provider_factory(ctx.config)
         planned = self.plan(ctx, provider)
-        eligible = planned["eligible"]
+        eligible: list[Planned] = planned["eligible"]
         with EmbeddingCache(ctx.cache_dir / "embeddings", provider.identity) as cache:
-            cached = cache.get_many(sorted({h for _, _, h in eligible}))
-        todo = {h: t for _, t, h in eligible if h not in cached}
+            wanted = {p.hash for p in eligible} | {p.head_hash for p in eligible}
+            cached = cache.get_many(sorted(wanted))
+        todo = {p.hash: p.text for p in eligible if p.hash not in cached}
+        phases = _phases(ctx.config, len(todo))
+        heads = {p.head_hash: p.head for p in eligible
+                 if p.hash not in cached and p.head_hash not in cached and p.head_hash != p.hash}  # fmt: skip
+        texts = list(todo.values()) if phases != "heads" else []
+        if phases != "full":
+            texts += list(heads.values())
         return {
             "provider": provider.identity.to_dict(),
             "remote": provider.remote,
             "chunks": len(ctx.chunks),
             "eligible": len(eligible),
-            "cached": len(eligible) - sum(1 for _, _, h in eligible if h in todo),
+            "cached": len(eligible) - sum(1 for p in eligible if p.hash in todo),
             "to_embed": len(todo),
-            "tokens_to_send": provider.count_tokens(list(todo.values())) if todo else 0,
+            "phases": phases,
+            "heads_to_embed": len(heads) if phases != "full" else 0,
+            "tokens_to_send": provider.count_tokens(texts) if texts else 0,
             "excluded": planned["excluded"],
         }
 
@@ -127,19 +278,23 @@ class SemanticModality:
         out = ctx.out_dir / self.name
         out.mkdir(parents=True, exist_ok=True)
         planned = self.plan(ctx, provider)
-        eligible: list[tuple[Chunk, str, str]] = planned["eligible"]
+        eligible: list[Planned] = planned["eligible"]
         cap = ctx.config.get("semantic_max_chunks")
         budget = ctx.config.get("semantic_time_budget_s")
 
         with EmbeddingCache(ctx.cache_dir / "embeddings", identity) as cache:
-            vectors = cache.get_many(sorted({h for _, _, h in eligible}))
-            from_cache = len(vectors)
-            todo: dict[str, str] = {}
-            # Definitions before line windows: they are what semantic questions are about.
-            for _, text, h in sorted(eligible, key=lambda e: e[0].kind == "lines"):
-                if h not in vectors:
-                    todo.setdefault(h, text)
-            queue = list(todo.items())
+            # Vectors of the generation being replaced first (no cache read), then the cache.
+            previous = _PreviousVectors.load(ctx.previous_dir, identity)
+            wanted = {p.hash for p in eligible} | {p.head_hash for p in eligible}
+            reused = {h for h in wanted if h in previous.rows}
+            vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(
+                sorted(wanted - reused)
+            )
+            have = reused | set(vectors)
+            from_cache = sum(1 for p in eligible if p.hash in have or p.head_hash in have)
+            missing = sum(1 for p in eligible if p.hash not in have)
+            phases = _phases(ctx.config, missing)
+            queue = _queue(eligible, have, phases)
             if cap is not None:
                 queue = queue[: max(0, int(cap))]
             error, embedded_new, tokens = None, 0, 0
@@ -161,24 +316,26 @@ class SemanticModality:
                 for i, h in enumerate(hashes):
                     floats = None if result.floats is None else result.floats[i]
                     vectors[h] = (result.codes[i], floats)
+                    have.add(h)
                 embedded_new += len(group)
                 tokens += result.tokens
                 ctx.progress("embed", embedded_new, len(queue))
             embed_seconds = time.perf_counter() - embed_started
 
-        rows = [(chunk, h) for chunk, _, h in eligible if h in vectors]
-        pending = [chunk.id for chunk, _, h in eligible if h not in vectors]
+        # Each chunk takes its full vector, else its head's (body pending), else nothing.
+        rows: list[tuple[Chunk, str]] = []
+        pending, partial = [], []
+        for p in eligible:
+            if p.hash in have:
+                rows.append((p.chunk, p.hash))
+            elif p.head_hash in have:
+                rows.append((p.chunk, p.head_hash))
+                partial.append(p.chunk.id)
+            else:
+                pending.append(p.chunk.id)
         if not rows and error is not None:
             raise ModalityUnavailable(f"no chunk could be embedded: {error}")
-        width = identity.width
-        codes = np.zeros((len(rows), width), dtype=np.uint8)
-        have_floats = bool(rows) and all(vectors[h][1] is not None for _, h in rows)
-        floats = np.zeros((len(rows), identity.dim), np.float32) if have_floats else None
-        for i, (_, h) in enumerate(rows):
-            code, vec = vectors[h]
-            codes[i] = code
-            if floats is not None and vec is not None:
-                floats[i] = vec
+        codes, floats = _assemble(rows, identity, vectors, previous)
         centre = None
         if identity.centred and floats is not None and len(rows):
             centre = floats.mean(axis=0).astype(np.float32)
@@ -188,14 +345,18 @@ class SemanticModality:
         if floats is not None:
             np.save(out / "floats.npy", floats.astype(np.float16))
         (out / "ids.json").write_text(json.dumps([c.id for c, _ in rows]), encoding="utf-8")
+        (out / "hashes.json").write_text(json.dumps([h for _, h in rows]), encoding="utf-8")
         report = {
             "provider": identity.to_dict(),
             "format": FORMAT_VERSION,
+            "phases": phases,
             "chunks": len(ctx.chunks),
             "embedded": len(rows),
             "from_cache": min(from_cache, len(rows)),
+            "reused_rows": len(reused),
             "new": embedded_new,
             "pending": len(pending),
+            "partial": len(partial),
             "excluded": planned["excluded"],
             "tokens": tokens,
             "embed_seconds": round(embed_seconds, 3),
@@ -203,7 +364,7 @@ class SemanticModality:
             "error": error,
             "seconds": round(time.perf_counter() - started, 3),
         }
-        meta = dict(report, pending_ids=pending, rescore=floats is not None)
+        meta = dict(report, pending_ids=pending, partial_ids=partial, rescore=floats is not None)
         (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
         return report
 

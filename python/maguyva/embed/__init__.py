@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import ConfigError, ProviderError
 from .base import BIT_ORDER, EmbeddingProvider, Embeddings, ProviderIdentity, binarize
 from .cache import EmbeddingCache, content_hash
-from .local import MiniLMProvider
+from .local import BATCH_SIZE, MAX_LENGTH, MiniLMProvider
 from .secrets import is_secret_path, secret_reason
 from .voyage import VoyageProvider
 
@@ -52,8 +52,8 @@ def make_provider(config: dict[str, Any] | None = None) -> EmbeddingProvider:
     name = config.get("embedding_provider") or "local"
     if name == "local":
         return MiniLMProvider(
-            max_length=int(config.get("embedding_max_length") or 256),
-            batch_size=int(config.get("embedding_batch_size") or 16),
+            max_length=int(config.get("embedding_max_length") or MAX_LENGTH),
+            batch_size=int(config.get("embedding_batch_size") or BATCH_SIZE),
             threads=config.get("embedding_threads"),
         )
     if name == "voyage":

@@ -44,7 +44,9 @@ class ProviderIdentity:
     @property
     def cache_key(self) -> str:
         """Key prefix of the embedding cache: vectors are reusable only for the same model."""
-        return f"{self.provider}:{self.model_id}:{self.dim}:{self.sha256 or '-'}"
+        key = f"{self.provider}:{self.model_id}:{self.dim}:{self.sha256 or '-'}"
+        # The token window changes the vector of a long text: never mix windows.
+        return f"{key}:{self.max_tokens}" if self.max_tokens else key
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -59,6 +59,37 @@ proptest! {
     }
 
     #[test]
+    fn multi_query_kernels_equal_scalar(
+        width in 1usize..300,
+        rows in 0usize..23,
+        nq in 1usize..11,
+        seed in any::<u64>(),
+    ) {
+        // Random bytes of every width (tails, 1/2/4 and odd numbers of 64-byte blocks) and query
+        // counts that are and are not multiples of the group size.
+        let mut state = seed | 1;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        };
+        let data: Vec<u8> = (0..width * rows).map(|_| next()).collect();
+        let queries: Vec<u8> = (0..width * nq).map(|_| next()).collect();
+        let mut want = Vec::new();
+        for q in queries.chunks_exact(width) {
+            for row in data.chunks_exact(width) {
+                want.push(scalar::distance(q, row));
+            }
+        }
+        for kernel in Kernel::available() {
+            let mut got = vec![0u32; rows * nq];
+            kernel.resolve().unwrap().distances_multi(&queries, width, &data, &mut got);
+            prop_assert_eq!(&got, &want, "kernel {}", kernel.name());
+        }
+    }
+
+    #[test]
     fn topk_equals_full_sort((width, data, queries) in codes_strategy(), k in 0usize..40, heap in any::<bool>()) {
         let codes = Codes::new(&data, width).unwrap();
         let selector = if heap { Selector::Heap } else { Selector::Counting };
@@ -114,6 +145,24 @@ fn threaded_scan_equals_single_thread() {
     let b = search::topk(&queries, codes, None, &many).unwrap();
     assert_eq!(a, b);
     assert_eq!(a, full_sort(&queries, &data, width, 50, &[]));
+}
+
+#[test]
+fn distances_above_16_bits_use_the_unpacked_path() {
+    // 8 200-byte codes: a distance of 65 600 does not fit the packed 16-bit fields.
+    let width = 8_200;
+    let data: Vec<u8> = [vec![0xffu8; width], vec![0u8; width], vec![0x0fu8; width]].concat();
+    let queries = vec![0u8; width * 5];
+    for kernel in Kernel::available() {
+        let resolved = kernel.resolve().unwrap();
+        let mut got = vec![0u32; 15];
+        resolved.distances_multi(&queries, width, &data, &mut got);
+        assert_eq!(got[..3], [65_600, 0, 32_800], "kernel {}", kernel.name());
+        assert!(got.chunks(3).all(|c| c == &got[..3]));
+        let mut single = vec![0u32; 3];
+        resolved.distances(&queries[..width], &data, &mut single);
+        assert_eq!(single, [65_600, 0, 32_800], "kernel {}", kernel.name());
+    }
 }
 
 #[test]
