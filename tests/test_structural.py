@@ -68,7 +68,7 @@ def top(s: StructuralSearcher, query: RetrieverQuery, n: int = 3) -> list[tuple[
 
 
 def test_exact_name_prefers_implementation_over_stub_and_test(searcher) -> None:
-    hits = searcher.search(q("parse_config"), 10)
+    hits = searcher.find_symbol("parse_config", limit=10)
     paths = [h.path for h in hits]
     assert paths[0] == "src/config.py"
     assert paths.index("src/config.py") < paths.index("src/config.pyi")
@@ -77,9 +77,27 @@ def test_exact_name_prefers_implementation_over_stub_and_test(searcher) -> None:
     assert hits[0].symbol == "parse_config" and hits[0].start_line == 2
 
 
+def test_find_definition_keeps_only_the_answer_tier(searcher) -> None:
+    # The engine fuses this list and boosts by centrality: weaker matches left in it could
+    # outrank the definition, so "where is X defined" keeps exact names and bodies only.
+    hits = searcher.search(q("parse_config"), 10)
+    assert [h.path for h in hits] == ["src/config.py", "tests/test_config.py"]
+    # No exact spelling: the best tier (same letters, any case) answers.
+    assert {h.symbol for h in searcher.search(q("parseconfig"), 10)} == {
+        "parseConfig",
+        "ParseConfig",
+    }
+    # Only a stub exists: the stub is the answer.
+    stub_only = searcher.search(q("ConfigLoader.load"), 5)
+    assert [h.symbol for h in stub_only] == ["ConfigLoader.load"]
+    # Other intents keep the full ranking.
+    wide = searcher.search(q("parse_config", intent="find_references"), 10)
+    assert {"src/config.pyi", "web/loader.ts"} <= {h.path for h in wide}
+
+
 def test_subtoken_spellings_find_each_other(searcher) -> None:
     for spelling in ("parseConfig", "ParseConfig", "parse_config", "PARSE_CONFIG"):
-        found = {h.symbol for h in searcher.search(q(spelling), 10)}
+        found = {h.symbol for h in searcher.find_symbol(spelling, limit=10)}
         assert {"parse_config", "parseConfig", "ParseConfig"} <= found, spelling
 
 

@@ -8,6 +8,7 @@ recursion over the tree happens in Python, so a 100,000-deep nesting cannot over
 
 from __future__ import annotations
 
+import operator
 import re
 import time
 from dataclasses import dataclass, field
@@ -80,7 +81,7 @@ def normalize_callee(text: str) -> str:
 def parse(grammar: Grammar, data: bytes, deadline: float) -> ts.Tree:
     """Parse `data`, giving up (BudgetExceeded) when the deadline passes."""
     parser = grammar.parser()
-    step = 1 << 16
+    step = 1 << 18
     expired = False
 
     def read(offset: int, _point: tuple[int, int]) -> bytes:
@@ -96,19 +97,25 @@ def parse(grammar: Grammar, data: bytes, deadline: float) -> ts.Tree:
     return tree
 
 
+REFERENCES_BELOW = 512 << 10
+"""Files at least this large get definitions, imports and calls but no references (they are
+generated tables or vendored bundles far more often than code anyone reads)."""
+
+
 def extract(
     grammar: Grammar, path: str, data: bytes, deadline: float
 ) -> tuple[FileExtraction, Parsed]:
-    """Run the language's query over `data` and assemble the file's extraction."""
+    """Run the language's queries over `data` and assemble the file's extraction."""
     tree = parse(grammar, data, deadline)
     root = tree.root_node
-    matches = ts.QueryCursor(grammar.query).matches(root)
+    matches = ts.QueryCursor(grammar.grouped).matches(root)
     if time.monotonic() > deadline:
         raise BudgetExceeded("query")
 
     defs: dict[int, _Def] = {}  # keyed by the name node's start byte: keeps the widest match
-    call_nodes: list[tuple[int, int, ts.Node]] = []  # call start, callee start, callee
-    ref_nodes: list[ts.Node] = []
+    # Call sites as plain tuples, sorted as written (outer call first on ties):
+    # (callee start, -callee end, first byte of the callee text, line).
+    sites: list[tuple[int, int, int, int]] = []
     import_matches: list[dict[str, list[ts.Node]]] = []
     for number, (_pattern, caps) in enumerate(matches):
         if number % CHECK_EVERY == 0 and time.monotonic() > deadline:
@@ -120,14 +127,22 @@ def extract(
                 break
         if main is not None:
             _add_def(defs, data, main, caps)
-        elif "call" in caps and "callee" in caps:
+        elif "callee" in caps:  # a call with a receiver (`callee.object`)
             callee = caps["callee"][0]
-            first = caps["callee.object"][0] if "callee.object" in caps else callee
-            call_nodes.append((caps["call"][0].start_byte, first.start_byte, callee))
+            first = caps["callee.object"][0].start_byte if "callee.object" in caps else None
+            start = callee.start_byte
+            sites.append((start, -callee.end_byte, start if first is None else first,
+                          callee.start_point[0] + 1))  # fmt: skip
         elif "import" in caps:
             import_matches.append(caps)
-        elif "reference" in caps:
-            ref_nodes.extend(caps["reference"])
+    # Callees and references need no grouping: `captures` builds no per-match dictionaries.
+    flat_query = grammar.flat if len(data) < REFERENCES_BELOW else grammar.flat_calls
+    flat = ts.QueryCursor(flat_query).captures(root)
+    if time.monotonic() > deadline:
+        raise BudgetExceeded("calls")
+    for callee in flat.get("callee", ()):
+        start = callee.start_byte
+        sites.append((start, -callee.end_byte, start, callee.start_point[0] + 1))
 
     ordered = sorted(defs.values(), key=lambda d: (d.start_byte, -d.end_byte))
     _nest(ordered, grammar.spec.class_kinds)
@@ -157,27 +172,41 @@ def extract(
         raise BudgetExceeded("definitions")
 
     enclosing = _Enclosing([d for d in real if d.kind not in _NON_SCOPES])
+    at = enclosing.at
+    calls = extraction.calls
     seen_calls: set[tuple[int, int]] = set()
-    for call_start, first, callee in sorted(call_nodes, key=lambda c: c[1]):
-        key = (first, callee.end_byte)
+    sites.sort()
+    for start, neg_end, first, line in sites:
+        end = -neg_end
+        key = (first, end)
         if key in seen_calls:
             continue
         seen_calls.add(key)
-        name = normalize_callee(data[first : callee.end_byte].decode("utf-8", "replace"))
+        raw = data[first:end]
+        name = (
+            normalize_callee(raw.decode("utf-8", "replace"))
+            if _IRREGULAR.search(raw)
+            else raw.decode("utf-8", "replace")[:MAX_CALLEE]
+        )
         if name:
-            owner = enclosing.at(call_start)
-            extraction.calls.append(Call(name, callee.start_point[0] + 1, owner))
+            calls.append(Call(name, line, at(start)))
+    references = extraction.references
     seen_refs: set[tuple[str, int]] = set()
-    called = {c[2].start_byte for c in call_nodes}
-    for node in sorted(ref_nodes, key=lambda n: n.start_byte):
-        if node.start_byte in called:
+    called = {site[0] for site in sites}
+    # `captures` lists nodes pattern by pattern, not in document order.
+    for node in sorted(flat.get("reference", ()), key=_START):
+        start = node.start_byte
+        if start in called:
             continue
-        name = _SPACE.sub("", _text(data, node))[:MAX_CALLEE]
+        raw = data[start : node.end_byte]
+        if _WHITESPACE.search(raw):
+            raw = _WHITESPACE.sub(b"", raw)
+        name = raw.decode("utf-8", "replace")[:MAX_CALLEE]
         line = node.start_point[0] + 1
         if not name or name in _SELF or (name, line) in seen_refs:
             continue
         seen_refs.add((name, line))
-        extraction.references.append(Reference(name, line, enclosing.at(node.start_byte)))
+        references.append(Reference(name, line, at(start)))
     by_statement: dict[int, list[Import]] = {}
     for caps in import_matches:
         found = import_shapes.build(grammar.name, data, caps)
@@ -194,6 +223,12 @@ def extract(
         if d.end_line - d.start_line > 40:
             breaks.update(_statement_starts(d.node))
     return extraction, Parsed(breaks, doc_starts)
+
+
+# Callee text that `normalize_callee` would change: whitespace, arguments or generics.
+_START = operator.attrgetter("start_byte")
+_IRREGULAR = re.compile(rb"[\s(<]")
+_WHITESPACE = re.compile(rb"\s+")
 
 
 _NON_SCOPES = frozenset({"variable", "field", "constant"})

@@ -13,6 +13,7 @@ in `maguyva.languages`, and add a fixture under tests/fixtures/langs/.
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,15 +68,56 @@ QUERY_FILES: dict[str, tuple[str, ...]] = {
 
 @dataclass(slots=True)
 class Grammar:
-    """A loaded grammar: the language, its compiled query and the capture names it uses."""
+    """A loaded grammar: the language and its query, compiled once per process in three
+    views. `grouped` holds the patterns whose captures must stay together (definitions,
+    imports, calls with a receiver) and runs with `matches`; `flat` holds the callee and
+    reference patterns, whose captures stand alone, and runs with `captures`, which costs
+    about half as much (no per-match dictionaries); `flat_calls` is `flat` without
+    references, for very large files."""
 
     name: str
     spec: GrammarSpec
     language: ts.Language
-    query: ts.Query
+    grouped: ts.Query
+    flat: ts.Query
+    flat_calls: ts.Query
+    _parser: ts.Parser | None = None
 
     def parser(self) -> ts.Parser:
-        return ts.Parser(self.language)
+        """One parser per grammar and process (extraction is single-threaded per process)."""
+        if self._parser is None:
+            self._parser = ts.Parser(self.language)
+        return self._parser
+
+
+# Captures that tie a match together: such patterns must run through `matches`.
+_GROUPED = ("definition.", "declaration.", "scope", "import", "callee.object", "receiver")
+_CAPTURE = re.compile(r"@([\w.]+)")
+
+
+def compile_queries(language: ts.Language, source: str) -> tuple[ts.Query, ts.Query, ts.Query]:
+    """The grouped, flat and flat-without-references views of one query source."""
+    grouped, flat, flat_calls = (ts.Query(language, source) for _ in range(3))
+    raw = source.encode("utf-8")
+    for index in range(grouped.pattern_count):
+        text = raw[grouped.start_byte_for_pattern(index) : grouped.end_byte_for_pattern(index)]
+        names = _CAPTURE.findall(text.decode("utf-8"))
+        if any(n.startswith(_GROUPED) for n in names):
+            flat.disable_pattern(index)
+            flat_calls.disable_pattern(index)
+        else:
+            grouped.disable_pattern(index)
+            if "reference" in names:
+                flat_calls.disable_pattern(index)
+    for query in (flat, flat_calls):
+        _disable(query, "call")  # the callee's position is enough; saves a node per call
+    return grouped, flat, flat_calls
+
+
+def _disable(query: ts.Query, name: str) -> None:
+    """Drop a capture (its nodes are never built); harmless when the query lacks it."""
+    if any(query.capture_name(i) == name for i in range(query.capture_count)):
+        query.disable_capture(name)
 
 
 _lock = threading.Lock()
@@ -102,7 +144,7 @@ def load(language: str | None) -> Grammar | None:
         try:
             module = importlib.import_module(spec.module)
             lang = ts.Language(getattr(module, spec.entry)())
-            grammar = Grammar(language, spec, lang, ts.Query(lang, query_source(language)))
+            grammar = Grammar(language, spec, lang, *compile_queries(lang, query_source(language)))
         except (ImportError, AttributeError, OSError, ValueError, ts.QueryError) as exc:
             _errors[language] = f"{type(exc).__name__}: {exc}"
         _loaded[language] = grammar

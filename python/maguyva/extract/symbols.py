@@ -203,6 +203,8 @@ class StructuralSearcher:
         named = bool(target) and _looks_like_name(target)
         if named:
             ranked = self._rank_name(target, kind)
+            if query.intent == "find_definition":
+                ranked = _definitive(ranked)
         # A name asked for and not found is an honest empty answer (the engine then fuses);
         # questions in words also match symbol names and doc comments.
         if query.intent != "find_definition" or not named:
@@ -341,6 +343,20 @@ class StructuralSearcher:
                 )
             )
         return hits
+
+
+def _definitive(ranked: list[tuple[tuple[Any, ...], int]]) -> list[tuple[tuple[Any, ...], int]]:
+    """For "where is X defined": only the best match tier (an exact name hides prefix and
+    other-spelling matches), and only definitions when the tier has any (a prototype or a stub
+    is dropped when the body exists). The engine fuses this list with text hits and boosts by
+    centrality, so a weaker match left in the list can outrank the answer; `find_symbol`
+    keeps the full ranking."""
+    if not ranked:
+        return ranked
+    best = ranked[0][0][0]
+    kept = [(key, i) for key, i in ranked if key[0] == best]
+    bodies = [(key, i) for key, i in kept if key[2] == 0]  # key[2]: 1 for declarations
+    return bodies or kept
 
 
 _NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$~][\w$]*)*(?:\(\))?$")
