@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -38,12 +39,23 @@ def test_query_latency(benchmark, threads: int) -> None:
     benchmark(provider.embed, ["how does the http client retry failed requests"], "query")
 
 
-@pytest.mark.parametrize(("max_length", "threads"), [(256, 2), (256, 1), (128, 2)])
-def test_chunk_throughput(benchmark, max_length: int, threads: int) -> None:
+@pytest.mark.parametrize(
+    ("max_length", "threads", "batching"),
+    [(256, 1, "16 rows"), (128, 1, "16 rows"), (128, 1, "2048 tokens"), (128, 2, "2048 tokens")],
+)
+def test_chunk_throughput(benchmark, max_length: int, threads: int, batching: str) -> None:
+    """Before (window 256, fixed batches of 16) and after (window 128, batches of at most 2048
+    padded tokens) side by side; the extra info has the process CPU seconds per round."""
     benchmark.group = "bulk: 64 stdlib functions"
     texts = stdlib_functions()
-    provider = MiniLMProvider(max_length=max_length, threads=threads)
-    provider.embed(["warm up"], "document")
+    fixed = batching == "16 rows"
+    provider = MiniLMProvider(
+        max_length=max_length, threads=threads,
+        batch_size=16 if fixed else 64, batch_tokens=1 << 30 if fixed else 2048,
+    )  # fmt: skip
+    provider.embed(["warm up", "warm up again"], "document")
+    cpu = time.process_time()
     result = benchmark.pedantic(provider.embed, (texts, "document"), rounds=2, iterations=1)
+    benchmark.extra_info["cpu_s_per_round"] = round((time.process_time() - cpu) / 2, 2)
     benchmark.extra_info["chunks"] = len(texts)
     benchmark.extra_info["tokens"] = result.tokens

@@ -72,10 +72,10 @@ register("embedding_threads", Setting("int", None, "local model intra-op threads
 ProviderFactory = Callable[[dict[str, Any]], EmbeddingProvider]
 
 
-HEAD_CHARS = 400
+HEAD_CHARS = 200
 """Phase one embeds a chunk's head: its header and the first lines of its text up to this many
-characters (signature, docstring, first statements), about 100 tokens, ~3x cheaper than a full
-256-token window (measured in docs/semantic.md)."""
+characters (signature, start of the docstring), about 50 tokens: cheaper than a full
+window (measured in docs/semantic.md)."""
 
 
 def head_text(chunk: Chunk) -> str:
@@ -438,7 +438,13 @@ class SemanticSearcher:
 
     @property
     def pending(self) -> int:
+        """Chunks with no vector yet (not searchable by meaning until a later build)."""
         return int(self.meta.get("pending", 0))
+
+    @property
+    def partial(self) -> int:
+        """Chunks searchable by their head only (header, signature, docstring); body pending."""
+        return int(self.meta.get("partial", 0))
 
     def chunks(self) -> ChunkStore:
         with self._lock:
