@@ -24,8 +24,10 @@ from maguyva.store import IndexDir
 def _snapshot(index_dir: Path) -> tuple:
     """Chunks and extraction of the current generation, as stored."""
     gen = IndexDir(index_dir).current()
-    chunks = sealed.read_sealed(gen.path / "chunks.jsonl", "chunks")
-    extract = sealed.read_sealed_json(gen.path / "extract.json", "extract")["files"]
+    chunks = b"".join(sealed.read_sealed(p, "chunks") for p in sorted(gen.path.glob("chunks/*")))
+    extract = {}
+    for p in sorted(gen.path.glob("extract/*")):
+        extract.update(sealed.read_sealed_json(p, "extract")["files"])
     return chunks, extract
 
 

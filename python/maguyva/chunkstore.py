@@ -41,18 +41,20 @@ class ChunkStore:
     @classmethod
     def open(cls, gen_dir: Path) -> ChunkStore:
         """Load and verify (header, size, checksum) a generation's chunks."""
-        path = gen_dir / FILE_NAME
-        if not path.exists():
-            return cls([])
+        segments = gen_dir / "chunks"  # segmented by the indexer (see indexer.SEGMENTS)
+        paths = sorted(segments.glob("*.jsonl")) if segments.is_dir() else [gen_dir / FILE_NAME]
         chunks: list[Chunk] = []
-        payload = read_sealed(path, "chunks")
-        for number, line in enumerate(payload.split(b"\n"), start=1):
-            if not line:
+        for path in paths:
+            if not path.exists():
                 continue
-            try:
-                chunks.append(Chunk(**json.loads(line)))
-            except (ValueError, TypeError) as exc:
-                raise CorruptIndexError(f"{path}:{number}: bad chunk record") from exc
+            payload = read_sealed(path, "chunks")
+            for number, line in enumerate(payload.split(b"\n"), start=1):
+                if not line:
+                    continue
+                try:
+                    chunks.append(Chunk(**json.loads(line)))
+                except (ValueError, TypeError) as exc:
+                    raise CorruptIndexError(f"{path}:{number}: bad chunk record") from exc
         return cls(chunks)
 
     def __len__(self) -> int:

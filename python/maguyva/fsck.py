@@ -80,7 +80,12 @@ def check_generation(gen_dir: Path, manifest: dict[str, Any]) -> tuple[list[str]
                 sealed.read_sealed_json(path, kind)
             except MaguyvaError as exc:
                 problems.append(str(exc))
-    if (gen_dir / "chunks.jsonl").exists():
+    for path in sorted((gen_dir / "extract").glob("*.json")):
+        try:
+            sealed.read_sealed_json(path, "extract")
+        except MaguyvaError as exc:
+            problems.append(str(exc))
+    if (gen_dir / "chunks.jsonl").exists() or (gen_dir / "chunks").is_dir():
         try:
             ChunkStore.open(gen_dir)
         except MaguyvaError as exc:

@@ -17,14 +17,17 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
 import subprocess
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import extract_types, faults, sealed
+from . import store as _store
 from .changes import RACY_NS, ChangeSet, RepoState, scan
 from .chunks import line_window_chunks
 from .config import load_config
@@ -48,7 +51,13 @@ log = logging.getLogger("maguyva.index")
 Progress = Callable[[str, int, int], None]
 
 FILES_JSON = "files.json"
-EXTRACT_JSON = "extract.json"
+EXTRACT_JSON = "extract.json"  # format 2 before segments: one file (still read)
+EXTRACT_DIR = "extract"
+CHUNKS_DIR = "chunks"
+SEGMENTS = 64
+"""Chunks and extraction are split into segments by a hash of the path: an update rewrites
+the segments holding changed files and hard-links the others from the previous generation
+(generations are immutable, so sharing inodes is safe)."""
 META_JSON = "meta.json"
 CHUNKS_FILE = "chunks.jsonl"
 SCAN_STATE = "scan.json"  # the last no-op check's state, so the next check starts from it
@@ -147,6 +156,18 @@ def _same_state(old: RepoState, new: RepoState) -> bool:
     return all(r[1] < racy for r in old.files.values())
 
 
+def segment_of(path: str) -> int:
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
+
+
+def _segment_files(gen_dir: Path) -> tuple[list[Path], list[Path]]:
+    """(chunk files, extraction files) of a generation, segmented or not."""
+    if (gen_dir / CHUNKS_DIR).is_dir():
+        return (sorted((gen_dir / CHUNKS_DIR).glob("*.jsonl")),
+                sorted((gen_dir / EXTRACT_DIR).glob("*.json")))  # fmt: skip
+    return [gen_dir / CHUNKS_FILE], [gen_dir / EXTRACT_JSON]
+
+
 def _git_commit(root: Path) -> str | None:
     try:
         out = subprocess.run(
@@ -221,23 +242,30 @@ class Indexer:
         if self._records is not None and self._records_generation == current.number:
             return self._records
         records: dict[str, FileRecord] = {}
+        chunk_files, extract_files = _segment_files(current.path)
+        by_path: dict[str, tuple[list[Chunk], list[bytes]]] = {}
+        extracted: dict[str, Any] = {}
         try:
-            data = sealed.read_sealed_json(current.path / EXTRACT_JSON, "extract")
-            if data.get("schema") != EXTRACTION_SCHEMA or data.get("extractor") != self._extractor:
-                return {}
-            raw = sealed.read_sealed(current.path / CHUNKS_FILE, "chunks")
-        except MaguyvaError as exc:
+            for path in extract_files:
+                data = sealed.read_sealed_json(path, "extract")
+                if (
+                    data.get("schema") != EXTRACTION_SCHEMA
+                    or data.get("extractor") != self._extractor
+                ):
+                    return {}
+                extracted.update(data["files"])
+            for path in chunk_files:
+                for line in sealed.read_sealed(path, "chunks").split(b"\n"):
+                    if line:
+                        chunk = Chunk(**json.loads(line))
+                        mine = by_path.setdefault(chunk.path, ([], []))
+                        mine[0].append(chunk)
+                        mine[1].append(line)
+        except (MaguyvaError, ValueError, TypeError, KeyError) as exc:
             log.warning("%s: previous extraction unusable (%s); extracting again", current.path,
                         exc)  # fmt: skip
             return {}
-        by_path: dict[str, tuple[list[Chunk], list[bytes]]] = {}
-        for line in raw.split(b"\n"):
-            if line:
-                chunk = Chunk(**json.loads(line))
-                mine = by_path.setdefault(chunk.path, ([], []))
-                mine[0].append(chunk)
-                mine[1].append(line)
-        for path, (digest, encoded) in data["files"].items():
+        for path, (digest, encoded) in extracted.items():
             chunks, lines = by_path.get(path, ([], []))
             records[path] = FileRecord(
                 digest, _decode_extraction(path, encoded), chunks,
@@ -318,7 +346,11 @@ class Indexer:
             ) from exc
         try:
             started = time.perf_counter()
-            self._write_own_files(tmp, merged, state)
+            dirty = {segment_of(p) for p in (set(new_records) | (records.keys() - merged.keys()))}
+            reuse = current.path if current is not None and records else None
+            timings["segments_rewritten"] = float(
+                self._write_own_files(tmp, merged, state, reuse, dirty)
+            )
             timings["write"] = time.perf_counter() - started
             ctx = BuildContext(
                 root=self.root, out_dir=tmp, files=files, chunks=chunks, extraction=extraction,
@@ -344,7 +376,9 @@ class Indexer:
             }
             write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
             started = time.perf_counter()
-            generation = self.index.commit(number, tmp, manifest)
+            generation = self.index.commit(
+                number, tmp, manifest, previous=current.path if current is not None else None
+            )
             timings["commit"] = time.perf_counter() - started
         except OSError as exc:
             self.index.abort(tmp)
@@ -393,16 +427,38 @@ class Indexer:
                                      _encode_extraction(ex))  # fmt: skip
         return out, report
 
-    def _write_own_files(self, tmp: Path, merged: dict[str, FileRecord], state: RepoState) -> None:
-        write_sealed(tmp / CHUNKS_FILE, "chunks",
-                     b"".join(merged[p].encoded_chunks for p in sorted(merged)))  # fmt: skip
+    def _write_own_files(
+        self,
+        tmp: Path,
+        merged: dict[str, FileRecord],
+        state: RepoState,
+        previous: Path | None,
+        dirty: set[int],
+    ) -> int:
+        """Write the file state and the chunk and extraction segments; segments without a
+        changed file are hard-linked from `previous`. Returns how many were written."""
         write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({"state": state.to_json()}))
-        extract = {
-            "schema": EXTRACTION_SCHEMA,
-            "extractor": self._extractor,
-            "files": {p: [r.digest, r.encoded_extraction] for p, r in merged.items()},
-        }
-        write_sealed(tmp / EXTRACT_JSON, "extract", sealed.dumps_json(extract))
+        groups: dict[int, list[str]] = {n: [] for n in range(SEGMENTS)}
+        for path in sorted(merged):
+            groups[segment_of(path)].append(path)
+        _store.FILES.mkdir(tmp / CHUNKS_DIR)
+        _store.FILES.mkdir(tmp / EXTRACT_DIR)
+        linkable = previous is not None and (previous / CHUNKS_DIR).is_dir()
+        written = 0
+        for n, paths in groups.items():
+            names = (f"{CHUNKS_DIR}/{n:02d}.jsonl", f"{EXTRACT_DIR}/{n:02d}.json")
+            if linkable and n not in dirty and _link_all(previous, tmp, names):
+                continue
+            written += 1
+            write_sealed(tmp / names[0], "chunks",
+                         b"".join(merged[p].encoded_chunks for p in paths))  # fmt: skip
+            extract = {
+                "schema": EXTRACTION_SCHEMA,
+                "extractor": self._extractor,
+                "files": {p: [merged[p].digest, merged[p].encoded_extraction] for p in paths},
+            }
+            write_sealed(tmp / names[1], "extract", sealed.dumps_json(extract))
+        return written
 
     def _summary(
         self,
@@ -441,6 +497,21 @@ def build_index(
     return Indexer(root, config=config, progress=progress).update(
         wait_for_lock=wait_for_lock, rebuild=rebuild
     )
+
+
+def _link_all(previous: Path | None, tmp: Path, names: tuple[str, ...]) -> bool:
+    """Hard-link `names` from the previous generation; False (and nothing linked) if any fails."""
+    assert previous is not None
+    done = []
+    try:
+        for name in names:
+            os.link(previous / name, tmp / name)
+            done.append(tmp / name)
+    except OSError:
+        for path in done:
+            path.unlink(missing_ok=True)
+        return False
+    return True
 
 
 def _build_modalities(

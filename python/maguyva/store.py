@@ -120,8 +120,16 @@ def write_sealed_atomic(path: Path, kind: str, payload: bytes, version: int = 1)
     FILES.fsync_dir(path.parent)
 
 
-def checksum_table(gen_dir: Path) -> dict[str, list[int]]:
-    """relative path -> [size, crc32] of every file of a generation directory except the table."""
+def checksum_table(gen_dir: Path, previous: Path | None = None) -> dict[str, list[int]]:
+    """relative path -> [size, crc32] of every file of a generation directory except the table.
+    A file hard-linked from the `previous` generation (same inode) keeps its recorded CRC
+    instead of being read again: generations are immutable."""
+    known: dict[str, list[int]] = {}
+    if previous is not None:
+        try:
+            known = sealed.read_sealed_json(previous / CHECKSUMS, "checksums")
+        except MaguyvaError:
+            known = {}
     table: dict[str, list[int]] = {}
     for dirpath, dirnames, filenames in os.walk(gen_dir):
         dirnames.sort()
@@ -130,13 +138,16 @@ def checksum_table(gen_dir: Path) -> dict[str, list[int]]:
             rel = full.relative_to(gen_dir).as_posix()
             if rel == CHECKSUMS:
                 continue
-            crc = 0
-            size = 0
-            with open(full, "rb") as fh:
-                while block := fh.read(1 << 20):
-                    crc = zlib.crc32(block, crc)
-                    size += len(block)
-            table[rel] = [size, crc & 0xFFFFFFFF]
+            if rel in known and previous is not None:
+                try:
+                    mine, theirs = full.stat(), (previous / rel).stat()
+                    if (mine.st_ino, mine.st_dev, mine.st_size) == (
+                        theirs.st_ino, theirs.st_dev, known[rel][0]):  # fmt: skip
+                        table[rel] = list(known[rel])
+                        continue
+                except OSError:
+                    pass
+            table[rel] = [full.stat().st_size, checksum_table_one(full)]
     return table
 
 
@@ -353,10 +364,14 @@ class IndexDir:
         FILES.mkdir(tmp)
         return number, tmp
 
-    def commit(self, number: int, tmp: Path, manifest: dict[str, Any]) -> Generation:
-        """Make a filled generation durable and current (the single commit point)."""
+    def commit(
+        self, number: int, tmp: Path, manifest: dict[str, Any], previous: Path | None = None
+    ) -> Generation:
+        """Make a filled generation durable and current (the single commit point). Files
+        hard-linked from `previous` keep their checksums without being read again."""
         try:
-            write_sealed(tmp / CHECKSUMS, "checksums", sealed.dumps_json(checksum_table(tmp)))
+            table = checksum_table(tmp, previous)
+            write_sealed(tmp / CHECKSUMS, "checksums", sealed.dumps_json(table))
             for dirpath, _dirnames, filenames in os.walk(tmp):
                 for name in filenames:
                     FILES.fsync_file(Path(dirpath, name))
