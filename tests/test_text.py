@@ -285,3 +285,74 @@ def test_corrupt_and_missing_index(built: tuple[Path, dict], tmp_path: Path) -> 
         MODALITY.open(gen, {})
     with pytest.raises(ModalityUnavailable):
         MODALITY.open(tmp_path / "nowhere", {})
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_mutated_literals_equal_brute_force(
+    searcher: TextSearcher, contents: dict[str, bytes], data: st.DataObject
+) -> None:
+    """A literal from the corpus with one byte changed is mostly absent: the follow-mask
+    filter must reject those files without ever dropping a real match."""
+    body = contents[data.draw(st.sampled_from(sorted(contents)))]
+    start = data.draw(st.integers(0, max(0, len(body) - 1)))
+    piece = bytearray(body[start : start + data.draw(st.integers(3, 16))])
+    if len(piece) < 3 or b"\n" in piece:
+        piece = bytearray(b"self.assert")
+    at = data.draw(st.integers(0, len(piece) - 1))
+    piece[at] = data.draw(st.sampled_from(list(b"aeiouxyz_(.E0 ")))
+    literal = piece.decode("utf-8", "ignore")
+    if len(literal) < 1:
+        return
+    want = _oracle(contents, re.compile(re.escape(literal.encode())))
+    assert _files(searcher, literal, case="sensitive") == want, literal
+
+
+def test_count_all_is_exact_and_early_stop_is_a_prefix(
+    searcher: TextSearcher, contents: dict[str, bytes]
+) -> None:
+    index = searcher._index
+    full, _, _ = index.search("return", case="sensitive", max_lines=10**9, max_lines_per_file=3)
+    quick, _, _ = index.search(
+        "return", case="sensitive", max_lines=10**9, max_lines_per_file=3, count_all=False
+    )
+    assert {f[0] for f in full} == {p for p, c in contents.items() if b"return" in c}
+    for path, n_matches, n_lines, lines in full:
+        body = contents[path]
+        assert n_matches == body.count(b"return")
+        assert n_lines == sum(1 for line in body.split(b"\n") if b"return" in line)
+        assert len(lines) == min(3, n_lines)
+    assert [(f[0], f[3]) for f in quick] == [(f[0], f[3]) for f in full]
+    assert all(q[1] <= f[1] for q, f in zip(quick, full, strict=True))
+
+
+def test_damaged_content_is_detected(built: tuple[Path, dict], tmp_path: Path) -> None:
+    import shutil
+
+    gen = tmp_path / "gen"
+    shutil.copytree(built[0], gen)
+    content = gen / "text" / "content.bin"
+    data = bytearray(content.read_bytes())
+    for at in range(len(data) // 3, len(data), len(data) // 7):
+        data[at] ^= 0x20  # flips letter case: LZ4 still decodes, only the CRC notices
+    content.write_bytes(bytes(data))
+    damaged = MODALITY.open(gen, {})
+    with pytest.raises(CorruptIndexError):
+        damaged.grep("e", max_results=10**9)
+
+
+def test_zstd_store_answers_like_lz4(corpus: Path, searcher: TextSearcher, tmp_path: Path) -> None:
+    walked = walk_repository(corpus)
+    ctx = BuildContext(
+        root=corpus, out_dir=tmp_path, files=walked.files, chunks=[], extraction={},
+        config={"text_zstd_level": 3}, cache_dir=tmp_path / "cache",
+    )  # fmt: skip
+    report = MODALITY.build(ctx)
+    assert report["stored_bytes"] < searcher.stats()["stored_bytes"]
+    zstd = MODALITY.open(tmp_path, {})
+    for pattern, regex in [("return", False), ("Error", False), (r"def \w+_\w+\(", True)]:
+        got = [m.to_dict() for m in zstd.grep(pattern, regex=regex, max_results=10**9)]
+        want = [m.to_dict() for m in searcher.grep(pattern, regex=regex, max_results=10**9)]
+        assert got == want, pattern

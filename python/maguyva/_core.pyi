@@ -52,11 +52,13 @@ def build_text_index(
     out_dir: str,
     files: list[tuple[str, list[tuple[int, int, str]]]],
     *,
-    zstd_level: int = 1,
+    zstd_level: int = 0,
 ) -> dict[str, object]:
     """Index `files` (`(path, [(start_line, end_line, chunk_id)])`, read from `root`) into
-    `out_dir` (`trigram.idx` and `content.bin`). Returns counts and sizes (docs, trigrams,
-    chunks, content_bytes, stored_bytes, index_bytes) and `skipped_files` `[(path, reason)]`."""
+    `out_dir` (`trigram.idx` and `content.bin`). Content is stored as LZ4 blocks with
+    `zstd_level=0` (the default), as zstd frames of that level otherwise. Returns counts and
+    sizes (docs, trigrams, chunks, content_bytes, stored_bytes, index_bytes) and
+    `skipped_files` `[(path, reason)]`."""
 
 class TextIndex:
     """A loaded text index; immutable and safe to share between threads."""
@@ -74,10 +76,12 @@ class TextIndex:
         max_lines: int = 1000,
         max_files: int = ...,
         max_lines_per_file: int = ...,
+        count_all: bool = True,
     ) -> tuple[list[tuple[str, int, int, list[tuple[int, str, list[tuple[int, int]]]]]], int, bool]:
         """`([(path, n_matches, n_lines, [(line, text, [(start, end)])])], candidates, truncated)`
-        in path order; columns are byte offsets in the line. Raises BadQueryError for a bad or
-        oversized regex, ValueError for a bad glob or case."""
+        in path order; columns are byte offsets in the line. With `count_all=False` a file's
+        scan stops after `max_lines_per_file` lines (its counts are then lower bounds).
+        Raises BadQueryError for a bad or oversized regex, ValueError for a bad glob or case."""
     def bm25(
         self, terms: list[str], k: int, *, max_docs: int = 4000
     ) -> list[tuple[str, int, int, str | None, float, list[int], list[int]]]:

@@ -1,7 +1,7 @@
 """The text modality: literal, regex and lexical (BM25) search over a Rust trigram index.
 
-Build writes `text/trigram.idx` (posting lists) and `text/content.bin` (each file's bytes,
-zstd-compressed) into the new generation: matches are verified against exactly the content
+Build writes `text/trigram.idx` (posting lists with follow masks) and `text/content.bin` (each
+file's bytes, LZ4-compressed) into the new generation: matches are verified against exactly the content
 that was indexed, so results never disagree with the generation they come from.
 
 Search has two modes. Literal questions (exact_match, definitions, references, or an explicit
@@ -258,6 +258,7 @@ class TextSearcher:
             max_lines=MAX_FILES_RANKED * MAX_LINES_PER_FILE,
             max_files=MAX_FILES_RANKED,
             max_lines_per_file=MAX_LINES_PER_FILE,
+            count_all=False,
         )
         definition = None if query.regex else _definition_pattern(target)
         ranked: list[tuple[tuple[Any, ...], Hit]] = []
@@ -336,7 +337,8 @@ class TextModality:
         for chunk in ctx.chunks:
             by_path.setdefault(chunk.path, []).append((chunk.start_line, chunk.end_line, chunk.id))
         files = [(f.path, by_path.get(f.path, [])) for f in sorted(ctx.files, key=lambda f: f.path)]
-        level = int(ctx.config.get("text_zstd_level", 1))
+        # 0: LZ4 (fast to verify against); 1..22: zstd (smaller, ~3x slower to decompress).
+        level = int(ctx.config.get("text_zstd_level", 0))
         ctx.progress("text", 0, len(files))
         report = dict(
             _core.build_text_index(

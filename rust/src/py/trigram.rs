@@ -24,7 +24,7 @@ type ChunkTuple = (String, u32, u32, Option<String>, f64, Vec<u32>, Vec<usize>);
 
 /// Build a text index; returns a report dict. See `maguyva._core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (root, out_dir, files, *, zstd_level=1))]
+#[pyo3(signature = (root, out_dir, files, *, zstd_level=0))]
 fn build_text_index(
     py: Python<'_>,
     root: PathBuf,
@@ -113,7 +113,7 @@ impl TextIndex {
     /// Literal or regex search, in path order; returns `(files, candidates, truncated)`.
     #[pyo3(signature = (pattern, *, regex=false, case="smart", whole_word=false,
                         path_glob=None, max_lines=1000, max_files=usize::MAX,
-                        max_lines_per_file=usize::MAX))]
+                        max_lines_per_file=usize::MAX, count_all=true))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -126,6 +126,7 @@ impl TextIndex {
         max_lines: usize,
         max_files: usize,
         max_lines_per_file: usize,
+        count_all: bool,
     ) -> PyResult<(Vec<FileTuple>, usize, bool)> {
         let spec = SearchSpec {
             pattern,
@@ -136,6 +137,7 @@ impl TextIndex {
             max_lines,
             max_files,
             max_lines_per_file,
+            count_all,
         };
         let out = py
             .detach(|| search::search(&self.inner, &spec))

@@ -35,7 +35,9 @@ pub struct BuildInput {
 /// Builder settings.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
-    /// zstd level for the stored content (1 is fast and already ~4x on source code).
+    /// 0 (the default) stores content as LZ4 blocks (~0.37x of source code, decompressed at
+    /// several GB/s); a zstd level (1..=22) stores zstd frames instead (~0.26x at level 1,
+    /// about three times slower to decompress, so every literal query pays for it).
     pub zstd_level: i32,
     /// Files per batch.
     pub batch: usize,
@@ -44,11 +46,14 @@ pub struct BuildOptions {
 impl Default for BuildOptions {
     fn default() -> Self {
         Self {
-            zstd_level: 1,
+            zstd_level: 0,
             batch: 256,
         }
     }
 }
+
+/// Files this small are stored as is: compression gains a few bytes and costs a decode.
+const STORE_BELOW: usize = 64;
 
 /// What a build did; every refused file is listed with its reason.
 #[derive(Debug, Default, Clone)]
@@ -64,14 +69,52 @@ pub struct BuildReport {
 
 struct Prepared {
     compressed: Vec<u8>,
+    codec: u8,
+    crc: u32,
     raw_len: u32,
     trigrams: Vec<u32>,
+}
+
+/// Per-thread scratch: the zstd compressor (when used) and the trigram dedup bitmap.
+struct Scratch {
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    seen: ngram::TrigramSet,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        Self {
+            zstd: None,
+            seen: ngram::TrigramSet::new(),
+        }
+    }
+}
+
+fn compress(bytes: &[u8], level: i32, scratch: &mut Scratch) -> Result<(Vec<u8>, u8), SkipReason> {
+    if bytes.len() < STORE_BELOW {
+        return Ok((bytes.to_vec(), format::CODEC_STORED));
+    }
+    let (out, codec) = if level <= 0 {
+        (lz4_flex::block::compress(bytes), format::CODEC_LZ4)
+    } else {
+        if scratch.zstd.is_none() {
+            let c = zstd::bulk::Compressor::new(level).map_err(|_| SkipReason::Unreadable)?;
+            scratch.zstd = Some(c);
+        }
+        let comp = scratch.zstd.as_mut().ok_or(SkipReason::Unreadable)?;
+        let out = comp.compress(bytes).map_err(|_| SkipReason::Unreadable)?;
+        (out, format::CODEC_ZSTD)
+    };
+    if out.len() >= bytes.len() {
+        return Ok((bytes.to_vec(), format::CODEC_STORED));
+    }
+    Ok((out, codec))
 }
 
 fn prepare(
     root: &Path,
     input: &BuildInput,
-    comp: &mut Option<zstd::bulk::Compressor<'static>>,
+    scratch: &mut Scratch,
     level: i32,
 ) -> Result<Prepared, SkipReason> {
     let bytes = std::fs::read(root.join(&input.path)).map_err(|_| SkipReason::Unreadable)?;
@@ -79,21 +122,13 @@ fn prepare(
         return Err(SkipReason::Binary);
     }
     let raw_len = u32::try_from(bytes.len()).map_err(|_| SkipReason::TooLarge)?;
-    if comp.is_none() {
-        let mut c = zstd::bulk::Compressor::new(level).map_err(|_| SkipReason::Unreadable)?;
-        c.include_checksum(true)
-            .map_err(|_| SkipReason::Unreadable)?;
-        *comp = Some(c);
-    }
-    let compressed = comp
-        .as_mut()
-        .ok_or(SkipReason::Unreadable)?
-        .compress(&bytes)
-        .map_err(|_| SkipReason::Unreadable)?;
+    let (compressed, codec) = compress(&bytes, level, scratch)?;
     let mut trigrams = Vec::new();
-    ngram::distinct_trigrams(&bytes, &mut trigrams);
+    scratch.seen.distinct(&bytes, &mut trigrams);
     Ok(Prepared {
         compressed,
+        codec,
+        crc: crc32fast::hash(&bytes),
         raw_len,
         trigrams,
     })
@@ -102,7 +137,16 @@ fn prepare(
 /// Posting lists under construction, addressed directly by trigram through a slot table.
 struct Postings {
     slot_of: Vec<u32>,
-    slots: Vec<(u32, u32, Vec<u8>)>, // (last doc, count, delta-varint bytes)
+    slots: Vec<Slot>,
+}
+
+struct Slot {
+    last: u32,
+    count: u32,
+    /// Delta-varint document ids.
+    ids: Vec<u8>,
+    /// One 4-bit follow mask per document, two per byte (low nibble first).
+    masks: Vec<u8>,
 }
 
 impl Postings {
@@ -113,18 +157,31 @@ impl Postings {
         }
     }
 
-    fn add(&mut self, doc: u32, trigrams: &[u32]) {
-        for &t in trigrams {
-            let idx = &mut self.slot_of[t as usize];
+    /// Add document `doc` for `packed` trigrams (`trigram << 8 | follow mask`).
+    fn add(&mut self, doc: u32, packed: &[u32]) {
+        for &x in packed {
+            let (t, mask) = ((x >> 8) as usize, ngram::fold_mask(x as u8));
+            let idx = &mut self.slot_of[t];
             if *idx == u32::MAX {
                 *idx = self.slots.len() as u32;
-                self.slots.push((doc, 1, Vec::with_capacity(4)));
-                put_varint(&mut self.slots[*idx as usize].2, doc);
+                let mut ids = Vec::with_capacity(4);
+                put_varint(&mut ids, doc);
+                self.slots.push(Slot {
+                    last: doc,
+                    count: 1,
+                    ids,
+                    masks: vec![mask],
+                });
             } else {
                 let slot = &mut self.slots[*idx as usize];
-                put_varint(&mut slot.2, doc - slot.0);
-                slot.0 = doc;
-                slot.1 += 1;
+                put_varint(&mut slot.ids, doc - slot.last);
+                if slot.count.is_multiple_of(2) {
+                    slot.masks.push(mask);
+                } else if let Some(last) = slot.masks.last_mut() {
+                    *last |= mask << 4;
+                }
+                slot.last = doc;
+                slot.count += 1;
             }
         }
     }
@@ -175,7 +232,9 @@ pub fn build(
     let run_batch = |batch: &[BuildInput]| -> Vec<Result<Prepared, SkipReason>> {
         batch
             .par_iter()
-            .map_init(|| None, |comp, input| prepare(root, input, comp, level))
+            .map_init(Scratch::new, |scratch, input| {
+                prepare(root, input, scratch, level)
+            })
             .collect()
     };
     let batches: Vec<&[BuildInput]> = inputs.chunks(opts.batch.max(1)).collect();
@@ -218,6 +277,8 @@ pub fn build(
                     docs.extend_from_slice(&prep.raw_len.to_le_bytes());
                     docs.extend_from_slice(&first_chunk.to_le_bytes());
                     docs.extend_from_slice(&(input.chunks.len() as u32).to_le_bytes());
+                    docs.extend_from_slice(&prep.crc.to_le_bytes());
+                    docs.extend_from_slice(&[prep.codec, 0, 0, 0]);
                     paths.extend_from_slice(input.path.as_bytes());
                     content_off += prep.compressed.len() as u64;
                     report.content_bytes += u64::from(prep.raw_len);
@@ -250,11 +311,12 @@ pub fn build(
         if slot == u32::MAX {
             continue;
         }
-        let (_, count, bytes) = &postings.slots[slot as usize];
+        let s = &postings.slots[slot as usize];
         table.extend_from_slice(&(t as u32).to_le_bytes());
-        table.extend_from_slice(&count.to_le_bytes());
+        table.extend_from_slice(&s.count.to_le_bytes());
         table.extend_from_slice(&(blob.len() as u64).to_le_bytes());
-        blob.extend_from_slice(bytes);
+        blob.extend_from_slice(&s.masks);
+        blob.extend_from_slice(&s.ids);
         report.trigrams += 1;
     }
     drop(postings);

@@ -17,6 +17,8 @@ pub struct DocEntry {
     pub raw_len: u32,
     pub first_chunk: u32,
     pub n_chunks: u32,
+    pub crc: u32,
+    pub codec: u8,
 }
 
 /// The immutable index. Every accessor checks bounds, so a corrupt file yields an error,
@@ -153,31 +155,65 @@ impl TextIndex {
             raw_len: u32_at(docs, at + 20).unwrap_or(0),
             first_chunk: u32_at(docs, at + 24).unwrap_or(0),
             n_chunks: u32_at(docs, at + 28).unwrap_or(0),
+            crc: u32_at(docs, at + 32).unwrap_or(0),
+            codec: docs.get(at + 36).copied().unwrap_or(u8::MAX),
         }
     }
 
-    /// Decompress document `d` into `out` with a per-thread decompressor.
-    pub fn content(
-        &self,
+    /// The bytes of document `d`: borrowed from the mapping when stored as is, otherwise
+    /// decompressed into `out` (zstd with the caller's per-thread decompressor). The CRC32 of
+    /// the result is checked, so a damaged content file is `CorruptIndex`, never wrong results.
+    pub fn read<'a>(
+        &'a self,
         d: u32,
-        dec: &mut zstd::bulk::Decompressor<'static>,
-        out: &mut Vec<u8>,
-    ) -> CoreResult<()> {
+        zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+        out: &'a mut Vec<u8>,
+    ) -> CoreResult<&'a [u8]> {
         let e = self.doc(d);
-        let start = e.content_off as usize;
-        let frame = self
+        let start = usize::try_from(e.content_off).unwrap_or(usize::MAX);
+        let block = self
             .content
-            .get(start..start + e.clen as usize)
+            .get(start..start.saturating_add(e.clen as usize))
             .ok_or_else(|| self.corrupt(format!("document {d} content out of bounds")))?;
-        out.clear();
-        out.reserve(e.raw_len as usize);
-        let n = dec
-            .decompress_to_buffer(frame, out)
-            .map_err(|err| self.corrupt(format!("document {d} ({}): {err}", self.path(d))))?;
-        if n != e.raw_len as usize {
-            return Err(self.corrupt(format!("document {d}: content length mismatch")));
+        let bad = |what: String| self.corrupt(format!("document {d} ({}): {what}", self.path(d)));
+        let bytes: &[u8] = match e.codec {
+            format::CODEC_STORED => block,
+            format::CODEC_LZ4 => {
+                out.clear();
+                out.resize(e.raw_len as usize, 0);
+                let n = lz4_flex::block::decompress_into(block, out)
+                    .map_err(|err| bad(err.to_string()))?;
+                out.truncate(n);
+                out
+            }
+            format::CODEC_ZSTD => {
+                if zstd.is_none() {
+                    *zstd =
+                        Some(
+                            zstd::bulk::Decompressor::new().map_err(|source| CoreError::Io {
+                                path: "zstd".into(),
+                                source,
+                            })?,
+                        );
+                }
+                let Some(dec) = zstd.as_mut() else {
+                    return Err(bad("no zstd decompressor".into()));
+                };
+                out.clear();
+                out.reserve(e.raw_len as usize);
+                dec.decompress_to_buffer(block, out)
+                    .map_err(|err| bad(err.to_string()))?;
+                out
+            }
+            other => return Err(bad(format!("unknown codec {other}"))),
+        };
+        if bytes.len() != e.raw_len as usize {
+            return Err(bad("content length mismatch".into()));
         }
-        Ok(())
+        if crc32fast::hash(bytes) != e.crc {
+            return Err(bad("content checksum mismatch".into()));
+        }
+        Ok(bytes)
     }
 
     /// Chunk spans of document `d`: (start_line, end_line, id).
@@ -226,18 +262,50 @@ impl TextIndex {
 
     /// The sorted documents containing trigram `t`.
     pub fn postings(&self, t: u32) -> CoreResult<Vec<u32>> {
+        let mut out = Vec::new();
+        self.decode(t, &mut out, None)?;
+        Ok(out)
+    }
+
+    /// The sorted documents containing trigram `t` and, for each, its 4-bit follow mask.
+    pub fn postings_masked(
+        &self,
+        t: u32,
+        docs: &mut Vec<u32>,
+        masks: &mut Vec<u8>,
+    ) -> CoreResult<()> {
+        self.decode(t, docs, Some(masks))
+    }
+
+    fn decode(&self, t: u32, docs: &mut Vec<u32>, masks: Option<&mut Vec<u8>>) -> CoreResult<()> {
+        docs.clear();
         let Some((count, off)) = self.lookup(t) else {
-            return Ok(Vec::new());
+            if let Some(m) = masks {
+                m.clear();
+            }
+            return Ok(());
         };
         let blob = self.section(format::SEC_POSTINGS);
-        let bytes = blob.get(off as usize..).unwrap_or(&[]);
-        let mut out = Vec::new();
-        postings::decode(bytes, count as usize, &mut out).ok_or_else(|| {
-            self.corrupt(format!("posting list of trigram {t:#08x} is truncated"))
-        })?;
-        if out.last().is_some_and(|&d| d >= self.header.n_docs) {
+        let truncated = || self.corrupt(format!("posting list of trigram {t:#08x} is truncated"));
+        let start = usize::try_from(off).map_err(|_| truncated())?;
+        let ids_start = start
+            .checked_add((count as usize).div_ceil(2))
+            .ok_or_else(truncated)?;
+        let mask_bytes = blob.get(start..ids_start).ok_or_else(truncated)?;
+        let bytes = blob.get(ids_start..).ok_or_else(truncated)?;
+        postings::decode(bytes, count as usize, docs).ok_or_else(truncated)?;
+        if docs.last().is_some_and(|&d| d >= self.header.n_docs) {
             return Err(self.corrupt(format!("posting list of trigram {t:#08x} is out of range")));
         }
-        Ok(out)
+        if let Some(m) = masks {
+            m.clear();
+            m.reserve(count as usize + 1);
+            for &b in mask_bytes {
+                m.push(b & 0x0F);
+                m.push(b >> 4);
+            }
+            m.truncate(count as usize);
+        }
+        Ok(())
     }
 }

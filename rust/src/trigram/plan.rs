@@ -11,12 +11,15 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::ngram;
 
-/// A boolean query over trigrams. `All` matches every document, `None` none.
+/// A boolean query over trigrams. `All` matches every document, `None` none. `Lit` is a
+/// case-folded string of at least three bytes: every one of its trigrams, chained (each
+/// trigram's follow mask in the document must allow the next byte of the string).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Query {
     All,
     None,
     Tri(u32),
+    Lit(Vec<u8>),
     And(Vec<Query>),
     Or(Vec<Query>),
 }
@@ -59,18 +62,20 @@ impl Query {
         }
     }
 
-    /// The query of one literal: all its trigrams (All when shorter than three bytes).
+    /// The query of one literal (case-folded here): `Lit`, or `All` when shorter than three
+    /// bytes.
     pub fn literal(s: &[u8]) -> Query {
-        let mut tris = ngram::literal_trigrams(s);
-        tris.sort_unstable();
-        tris.dedup();
-        tris.into_iter()
-            .fold(Query::All, |q, t| q.and(Query::Tri(t)))
+        if s.len() < 3 {
+            Query::All
+        } else {
+            Query::Lit(fold(s))
+        }
     }
 
     pub fn nodes(&self) -> usize {
         match self {
             Query::And(v) | Query::Or(v) => 1 + v.iter().map(Query::nodes).sum::<usize>(),
+            Query::Lit(s) => s.len().saturating_sub(2),
             _ => 1,
         }
     }
@@ -310,13 +315,13 @@ mod tests {
     }
 
     fn tri(s: &str) -> Query {
-        let b = s.as_bytes();
-        Query::Tri(ngram::pack(b[0], b[1], b[2]))
+        Query::Lit(s.as_bytes().to_vec())
     }
 
     #[test]
-    fn literal_needs_all_trigrams() {
-        assert_eq!(q("abcd"), Query::And(vec![tri("abc"), tri("bcd")]));
+    fn literal_is_one_chained_node() {
+        assert_eq!(q("abcd"), tri("abcd"));
+        assert_eq!(q("ABcd"), tri("abcd"));
         assert_eq!(q("ab"), Query::All);
     }
 

@@ -9,6 +9,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
 use super::index::TextIndex;
+use super::ngram;
 use super::plan::{self, Query};
 use super::postings;
 use crate::error::{CoreError, CoreResult};
@@ -40,8 +41,11 @@ pub struct SearchSpec {
     pub max_lines: usize,
     /// Stop after this many matching files.
     pub max_files: usize,
-    /// At most this many matching lines reported per file (the count stays exact).
+    /// At most this many matching lines reported per file.
     pub max_lines_per_file: usize,
+    /// Count every match of a file (exact `n_matches`/`n_lines`) instead of stopping once
+    /// `max_lines_per_file` lines are found.
+    pub count_all: bool,
 }
 
 /// One matching line: 1-based number, text (capped), byte columns of each match in the line.
@@ -57,7 +61,7 @@ pub struct LineHit {
 pub struct FileHits {
     pub doc: u32,
     pub lines: Vec<LineHit>,
-    /// Matches in the file (all of them, even past `max_lines_per_file`).
+    /// Matches in the file (all of them unless the search stopped early, see `count_all`).
     pub n_matches: u32,
     pub n_lines: u32,
 }
@@ -156,12 +160,14 @@ pub fn candidates(index: &TextIndex, q: &Query) -> CoreResult<Option<Vec<u32>>> 
         Query::All => None,
         Query::None => Some(Vec::new()),
         Query::Tri(t) => Some(index.postings(*t)?),
+        Query::Lit(s) => Some(literal_candidates(index, s)?),
         Query::And(parts) => {
             // Cheapest (rarest) trigrams first; stop as soon as the set is empty.
             let mut order: Vec<(u64, &Query)> = parts
                 .iter()
                 .map(|p| match p {
                     Query::Tri(t) => (u64::from(index.doc_count(*t)), p),
+                    Query::Lit(s) => (literal_cost(index, s), p),
                     _ => (u64::MAX, p),
                 })
                 .collect();
@@ -195,78 +201,189 @@ pub fn candidates(index: &TextIndex, q: &Query) -> CoreResult<Option<Vec<u32>>> 
     })
 }
 
+/// The smallest document count among a literal's trigrams (an upper bound on its matches).
+fn literal_cost(index: &TextIndex, s: &[u8]) -> u64 {
+    s.windows(3)
+        .map(|w| u64::from(index.doc_count(ngram::pack(w[0], w[1], w[2]))))
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// Documents that may contain the folded literal `s` (at least three bytes): the
+/// intersection of its trigrams' lists, rarest first, then the follow-mask check: for every
+/// trigram of `s` but the last, the document's mask must allow the byte that follows it in
+/// `s`. Trigrams of one literal mostly co-occur in files that do not contain it (`get`,
+/// `add`, `info` for `getaddrinfo`); the chain check removes most of those.
+fn literal_candidates(index: &TextIndex, s: &[u8]) -> CoreResult<Vec<u32>> {
+    // Distinct trigrams with the follow bits the literal requires of each.
+    let mut need: Vec<(u32, u8)> = Vec::new();
+    for (i, w) in s.windows(3).enumerate() {
+        let t = ngram::pack(w[0], w[1], w[2]);
+        let bit = s
+            .get(i + 3)
+            .map_or(0, |&b| ngram::fold_mask(ngram::follow_bit(b)));
+        match need.iter_mut().find(|(u, _)| *u == t) {
+            Some((_, bits)) => *bits |= bit,
+            None => need.push((t, bit)),
+        }
+    }
+    let mut order: Vec<(u32, u32, u8)> = need
+        .iter()
+        .map(|&(t, bits)| (index.doc_count(t), t, bits))
+        .collect();
+    order.sort_unstable();
+    if order.first().is_none_or(|&(c, _, _)| c == 0) {
+        return Ok(Vec::new());
+    }
+    let (mut docs, mut masks) = (Vec::new(), Vec::new());
+    let mut acc: Option<Vec<u32>> = None;
+    for &(_, t, bits) in &order {
+        index.postings_masked(t, &mut docs, &mut masks)?;
+        let next = match acc.take() {
+            None => docs
+                .iter()
+                .zip(&masks)
+                .filter(|&(_, &m)| m & bits == bits)
+                .map(|(&d, _)| d)
+                .collect(),
+            Some(a) => intersect_masked(&a, &docs, &masks, bits),
+        };
+        // A handful of candidates is cheaper to verify than the remaining (commoner) lists
+        // are to decode.
+        let done = next.len() <= SMALL_CANDIDATES;
+        acc = Some(next);
+        if done {
+            break;
+        }
+    }
+    Ok(acc.unwrap_or_default())
+}
+
+/// The documents of `a` that are in `docs` with a mask holding all of `bits`.
+fn intersect_masked(a: &[u32], docs: &[u32], masks: &[u8], bits: u8) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len());
+    let mut j = 0usize;
+    for &x in a {
+        if docs.len() - j > 64 * (a.len() + 1) {
+            j += docs[j..].partition_point(|&y| y < x);
+        } else {
+            while j < docs.len() && docs[j] < x {
+                j += 1;
+            }
+        }
+        if j < docs.len() && docs[j] == x && masks.get(j).is_some_and(|&m| m & bits == bits) {
+            out.push(x);
+        }
+    }
+    out
+}
+
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
-/// Matches of `re` in `hay` as byte ranges; with `whole_word`, only those not glued to a
-/// word character on either side (a rejected match is retried one byte later).
-pub fn find_matches(re: &Regex, hay: &[u8], whole_word: bool, out: &mut Vec<(usize, usize)>) {
-    out.clear();
-    let mut at = 0usize;
-    while at <= hay.len() {
-        let Some(m) = re.find_at(hay, at) else { break };
-        let (s, e) = (m.start(), m.end());
-        let ok = !whole_word
-            || ((s == 0 || !is_word_byte(hay[s - 1])) && (e == hay.len() || !is_word_byte(hay[e])));
-        if ok && e > s {
-            out.push((s, e));
-            at = e;
-        } else {
-            at = s + 1;
+/// Matches of `re` in `hay` as byte ranges, in order; with `whole_word`, only those not
+/// glued to a word character on either side (a rejected match is retried one byte later).
+pub struct Matches<'r, 'h> {
+    re: &'r Regex,
+    hay: &'h [u8],
+    whole_word: bool,
+    at: usize,
+}
+
+impl<'r, 'h> Matches<'r, 'h> {
+    pub fn new(re: &'r Regex, hay: &'h [u8], whole_word: bool) -> Self {
+        Self {
+            re,
+            hay,
+            whole_word,
+            at: 0,
         }
     }
 }
 
-/// Verify one document; `None` when nothing matches.
+impl Iterator for Matches<'_, '_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let hay = self.hay;
+        while self.at <= hay.len() {
+            let m = self.re.find_at(hay, self.at)?;
+            let (s, e) = (m.start(), m.end());
+            let ok = !self.whole_word
+                || ((s == 0 || !is_word_byte(hay[s - 1]))
+                    && (e == hay.len() || !is_word_byte(hay[e])));
+            if ok && e > s {
+                self.at = e;
+                return Some((s, e));
+            }
+            self.at = s + 1;
+        }
+        None
+    }
+}
+
+/// All matches of `re` in `hay` (see [`Matches`]), collected into `out`.
+pub fn find_matches(re: &Regex, hay: &[u8], whole_word: bool, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    out.extend(Matches::new(re, hay, whole_word));
+}
+
+/// Verify one document; `None` when nothing matches. With `count_all` false, the scan stops
+/// once `max_lines_per_file` lines are reported (the counts are then lower bounds), which is
+/// what a files-only or top-k question needs: a common literal costs one match per file.
 pub fn verify_doc(
     doc: u32,
     content: &[u8],
     compiled: &Compiled,
     max_lines_per_file: usize,
-    scratch: &mut Vec<(usize, usize)>,
+    count_all: bool,
 ) -> Option<FileHits> {
-    find_matches(&compiled.regex, content, compiled.whole_word, scratch);
-    if scratch.is_empty() {
-        return None;
-    }
     let mut hits = FileHits {
         doc,
         lines: Vec::new(),
-        n_matches: scratch.len() as u32,
+        n_matches: 0,
         n_lines: 0,
     };
     let mut line_no: u32 = 1;
     let mut counted_to = 0usize;
     let mut cur_line_start = usize::MAX;
-    for &(s, e) in scratch.iter() {
+    let mut cur_line_end = 0usize;
+    for (s, e) in Matches::new(&compiled.regex, content, compiled.whole_word) {
+        hits.n_matches += 1;
+        if cur_line_start != usize::MAX && s <= cur_line_end {
+            // Same line as the previous match.
+            if hits.lines.len() == hits.n_lines as usize {
+                if let Some(last) = hits.lines.last_mut() {
+                    let ce = e.min(cur_line_end) - cur_line_start;
+                    last.columns.push(((s - cur_line_start) as u32, ce as u32));
+                }
+            }
+            continue;
+        }
+        if !count_all && hits.lines.len() >= max_lines_per_file {
+            break;
+        }
         line_no += memchr::memchr_iter(b'\n', &content[counted_to..s]).count() as u32;
         counted_to = s;
         let ls = memchr::memrchr(b'\n', &content[..s]).map_or(0, |p| p + 1);
         let le = memchr::memchr(b'\n', &content[s..]).map_or(content.len(), |p| s + p);
-        let (cs, ce) = ((s - ls) as u32, (e.min(le) - ls) as u32);
-        if ls == cur_line_start {
-            if let Some(last) = hits.lines.last_mut() {
-                last.columns.push((cs, ce));
-            }
-            continue;
-        }
         cur_line_start = ls;
+        cur_line_end = le;
         hits.n_lines += 1;
         if hits.lines.len() < max_lines_per_file {
             let mut end = le.min(ls + MAX_LINE_TEXT);
-            let line = &content[ls..end];
-            if line.ends_with(b"\r") {
+            if content[ls..end].ends_with(b"\r") {
                 end -= 1;
             }
             hits.lines.push(LineHit {
                 line: line_no,
                 text: String::from_utf8_lossy(&content[ls..end]).into_owned(),
-                columns: vec![(cs, ce)],
+                columns: vec![((s - ls) as u32, (e.min(le) - ls) as u32)],
             });
         }
     }
-    Some(hits)
+    (hits.n_matches > 0).then_some(hits)
 }
 
 thread_local! {
@@ -274,7 +391,7 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// Run `f` on document `d`'s content with this thread's decompressor and buffer.
+/// Run `f` on document `d`'s content (decompressed into `buf` unless stored as is).
 pub fn with_content<T>(
     index: &TextIndex,
     d: u32,
@@ -283,20 +400,9 @@ pub fn with_content<T>(
 ) -> CoreResult<T> {
     DECOMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(
-                zstd::bulk::Decompressor::new().map_err(|source| CoreError::Io {
-                    path: "zstd".into(),
-                    source,
-                })?,
-            );
-        }
-        match slot.as_mut() {
-            Some(dec) => index.content(d, dec, buf),
-            None => Ok(()),
-        }
-    })?;
-    Ok(f(buf))
+        let bytes = index.read(d, &mut slot, buf)?;
+        Ok(f(bytes))
+    })
 }
 
 /// Search the index. Results are in document (path) order; limits stop the scan early.
@@ -328,12 +434,12 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
     let block = 256;
     let failed = AtomicBool::new(false);
     for chunk in docs.chunks(block) {
-        let verify_one = |(buf, scratch): &mut (Vec<u8>, Vec<(usize, usize)>), d: u32| {
+        let verify_one = |buf: &mut Vec<u8>, d: u32| {
             if failed.load(Ordering::Relaxed) {
                 return Ok(None);
             }
             let r = with_content(index, d, buf, |c| {
-                verify_doc(d, c, &compiled, spec.max_lines_per_file, scratch)
+                verify_doc(d, c, &compiled, spec.max_lines_per_file, spec.count_all)
             });
             if r.is_err() {
                 failed.store(true, Ordering::Relaxed);
@@ -341,7 +447,7 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
             r
         };
         if chunk.len() <= SMALL_CANDIDATES {
-            let mut state = (Vec::new(), Vec::new());
+            let mut state = Vec::new();
             let found: Vec<CoreResult<Option<FileHits>>> =
                 chunk.iter().map(|&d| verify_one(&mut state, d)).collect();
             if collect_block(found, spec, &mut out, &mut lines)? {
@@ -351,10 +457,7 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
         }
         let found: Vec<CoreResult<Option<FileHits>>> = chunk
             .par_iter()
-            .map_init(
-                || (Vec::new(), Vec::new()),
-                |state, &d| verify_one(state, d),
-            )
+            .map_init(Vec::new, |state, &d| verify_one(state, d))
             .collect();
         if collect_block(found, spec, &mut out, &mut lines)? {
             break;
