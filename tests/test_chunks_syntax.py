@@ -53,6 +53,42 @@ def test_one_chunk_per_definition_and_class_skeleton() -> None:
     assert [c.start_line for c in top] == [1, 23]
 
 
+RUST_IMPLS = """/// A point.
+pub struct Point { x: i32, y: i32 }
+
+/// Inherent methods.
+impl Point {
+    pub const ORIGIN: Point = Point { x: 0, y: 0 };
+
+    pub fn norm(&self) -> i32 {
+        self.x * self.x + self.y * self.y
+    }
+}
+
+impl std::fmt::Display for Point {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+"""
+
+
+def test_rust_impl_and_swift_extension_get_their_own_chunk() -> None:
+    chunks = extract_source("p.rs", "rust", RUST_IMPLS.encode()).chunks
+    impls = [c for c in chunks if c.kind == "impl"]
+    assert [(c.start_line, c.end_line) for c in impls] == [(4, 11), (13, 17)]
+    assert impls[0].header == "p.rs: impl Point\nimpl Point"
+    assert "ORIGIN" in impls[0].text and "pub fn norm(&self) -> i32 …" in impls[0].text
+    assert impls[1].header.endswith("\nimpl std::fmt::Display for Point")
+    assert not [c for c in chunks if c.kind == "module"]  # no impl header left in top-level code
+    methods = {c.qualified_name: (c.start_line, c.end_line) for c in chunks if c.kind == "method"}
+    assert methods == {"Point.norm": (8, 10), "Point.fmt": (14, 16)}
+    swift = "struct P {}\n\nextension P {\n    func twice() -> Int { 2 }\n}\n"
+    chunks = extract_source("p.swift", "swift", swift.encode()).chunks
+    assert [(c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("struct", 1, 1), ("extension", 3, 5), ("method", 4, 4)]  # fmt: skip
+
+
 def test_every_nonblank_line_is_in_a_chunk() -> None:
     chunks = chunks_of(SOURCE)
     for number, line in enumerate(source_lines(SOURCE), start=1):

@@ -103,10 +103,13 @@ def syntax_chunks(
     definitions: Sequence[Definition],
     breaks: Iterable[int] = (),
     doc_starts: Sequence[int] | None = None,
+    scopes: Sequence[Definition] = (),
 ) -> list[Chunk]:
     """One chunk per function/method/class of `definitions`, classes as skeletons (header,
     fields and one line per member), top-level code between definitions grouped, and long
-    spans split at `breaks` (lines where a statement starts) with a small overlap.
+    spans split at `breaks` (lines where a statement starts) with a small overlap. `scopes`
+    are blocks that group members without being symbols (Rust `impl`, Swift `extension`):
+    they get a skeleton chunk like a class.
 
     Every line of the file that is not blank belongs to at least one chunk. Ids are
     content-addressed: editing one function changes that function's chunk only.
@@ -115,7 +118,7 @@ def syntax_chunks(
     if not lines:
         return []
     cut_points = sorted(set(breaks))
-    units = _units(definitions, doc_starts, len(lines))
+    units = _units(definitions, doc_starts, len(lines), scopes)
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
 
@@ -194,11 +197,18 @@ def _emit_gap(emit: Callable[..., None], lines: list[str], start: int, end: int)
 
 
 def _units(
-    definitions: Sequence[Definition], doc_starts: Sequence[int] | None, n_lines: int
+    definitions: Sequence[Definition],
+    doc_starts: Sequence[int] | None,
+    n_lines: int,
+    scopes: Sequence[Definition] = (),
 ) -> list[_Unit]:
     """The chunkable definitions as a forest: functions (with their nested helpers inside),
     containers with their members as children. Overlaps that do not nest are dropped."""
-    candidates = []
+    candidates = [
+        _Unit(d.kind, d.name, d.qualified_name, d.signature, d.start_line, min(d.end_line, n_lines))
+        for d in scopes
+        if d.start_line <= min(d.end_line, n_lines)
+    ]
     for index, d in enumerate(definitions):
         if d.kind in LEAF_KINDS or (d.declaration and d.kind not in CONTAINER_KINDS):
             continue

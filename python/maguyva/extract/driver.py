@@ -62,7 +62,9 @@ def extract_source(
     status, detail = "ok", None
     try:
         extraction, parsed = extract(grammar, path, data, started + budget_s)
-        chunks = syntax_chunks(path, text, extraction.definitions, parsed.breaks, parsed.doc_starts)
+        chunks = syntax_chunks(
+            path, text, extraction.definitions, parsed.breaks, parsed.doc_starts, parsed.scopes
+        )
     except BudgetExceeded as exc:
         status, detail = "timeout", f"time budget of {budget_s:g}s exceeded ({exc})"
     except Exception as exc:  # one file must never fail the index: report it instead

@@ -56,6 +56,9 @@ class Parsed:
 
     breaks: set[int]
     doc_starts: list[int]
+    # Rust `impl` and Swift `extension` blocks: not symbols, but each gets a skeleton chunk.
+    # start_line already includes the doc comment above the block.
+    scopes: list[Definition] = field(default_factory=list)
 
 
 def _text(data: bytes, node: ts.Node) -> str:
@@ -222,7 +225,19 @@ def extract(
     for d in real:
         if d.end_line - d.start_line > 40:
             breaks.update(_statement_starts(d.node))
-    return extraction, Parsed(breaks, doc_starts)
+    scopes = []
+    for d in ordered:
+        if d.is_scope:
+            _doc_text, doc_start = _doc(grammar, data, d)
+            scopes.append(Definition(
+                kind=_SCOPE_KINDS.get(d.node.type, "impl"), name=d.name, qualified_name=d.qualified,
+                start_line=min(doc_start or d.start_line, d.start_line), end_line=d.end_line,
+                signature=_signature(data, d), name_line=d.name_line,
+            ))  # fmt: skip
+    return extraction, Parsed(breaks, doc_starts, scopes)
+
+
+_SCOPE_KINDS = {"impl_item": "impl", "class_declaration": "extension"}
 
 
 # Callee text that `normalize_callee` would change: whitespace, arguments or generics.
