@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maguyva.extract import extract_files, extract_source, grammars
+from maguyva.extract.extractor import _Def, _Enclosing
 from maguyva.model import SourceFile
 
 REQUIRED = ["python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
@@ -112,3 +115,40 @@ def test_parallel_driver_matches_in_process(tmp_path: Path) -> None:
     assert serial["missing.py"].status == "unreadable"
     assert serial["notes.txt"].status == "no_grammar"
     assert serial["pkg/mod3.py"].extraction.calls[0].callee == "helper_3"
+
+
+@st.composite
+def _nested_spans(draw: st.DrawFn) -> list[tuple[int, int]]:
+    """Properly nested [start, end) byte spans, as definitions are."""
+    spans: list[tuple[int, int]] = []
+    open_at: list[int] = []
+    pos = 0
+    for opens in draw(st.lists(st.booleans(), max_size=40)):
+        pos += draw(st.integers(0, 3))
+        if opens or not open_at:
+            open_at.append(pos)
+        else:
+            spans.append((open_at.pop(), pos))
+    while open_at:
+        pos += draw(st.integers(0, 3))
+        spans.append((open_at.pop(), pos))
+    return [s for s in spans if s[1] > s[0]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_nested_spans(), st.lists(st.integers(0, 130), max_size=30))
+def test_enclosing_is_the_innermost_span(spans: list[tuple[int, int]], offsets: list[int]) -> None:
+    defs = []
+    for number, (start, end) in enumerate(spans):
+        d = _Def("function", f"f{number}", start, end, 1, 1, 1, None, False)  # type: ignore[arg-type]
+        d.qualified = d.name
+        defs.append(d)
+    enclosing = _Enclosing(defs)
+    for offset in sorted(offsets):
+        around = [d for d in defs if d.start_byte <= offset < d.end_byte]
+        if not around:
+            assert enclosing.at(offset) is None
+            continue
+        tightest = max((d.start_byte, -d.end_byte) for d in around)
+        innermost = {d.qualified for d in around if (d.start_byte, -d.end_byte) == tightest}
+        assert enclosing.at(offset) in innermost  # identical spans: either is innermost

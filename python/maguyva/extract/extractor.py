@@ -8,6 +8,7 @@ recursion over the tree happens in Python, so a 100,000-deep nesting cannot over
 
 from __future__ import annotations
 
+import bisect
 import operator
 import re
 import time
@@ -343,27 +344,33 @@ def _nest(ordered: list[_Def], class_kinds: frozenset[str]) -> None:
 
 
 class _Enclosing:
-    """The innermost definition around a byte offset (definitions are properly nested)."""
+    """The innermost definition around a byte offset (definitions are properly nested).
+
+    The nesting is flattened once into segments (start offset, innermost owner) so that each
+    look-up is one C-level bisect instead of a Python stack walk."""
 
     def __init__(self, defs: list[_Def]) -> None:
-        self._defs = sorted(defs, key=lambda d: (d.start_byte, -d.end_byte))
-        self._next = 0
-        self._stack: list[_Def] = []
-        self._last = -1
+        starts: list[int] = [-1]
+        owners: list[str | None] = [None]
+        stack: list[_Def] = []
+
+        def close_until(offset: int) -> None:
+            while stack and stack[-1].end_byte <= offset:
+                done = stack.pop()
+                starts.append(done.end_byte)
+                owners.append(stack[-1].qualified if stack else None)
+
+        for d in sorted(defs, key=lambda d: (d.start_byte, -d.end_byte)):
+            close_until(d.start_byte)
+            stack.append(d)
+            starts.append(d.start_byte)
+            owners.append(d.qualified)
+        close_until(1 << 62)
+        self._starts = starts
+        self._owners = owners
 
     def at(self, offset: int) -> str | None:
-        if offset < self._last:  # queries must come in order; restart if not
-            self._next, self._stack = 0, []
-        self._last = offset
-        while self._next < len(self._defs) and self._defs[self._next].start_byte <= offset:
-            d = self._defs[self._next]
-            while self._stack and self._stack[-1].end_byte <= d.start_byte:
-                self._stack.pop()
-            self._stack.append(d)
-            self._next += 1
-        while self._stack and self._stack[-1].end_byte <= offset:
-            self._stack.pop()
-        return self._stack[-1].qualified if self._stack else None
+        return self._owners[bisect.bisect_right(self._starts, offset) - 1]
 
 
 _BODY_TYPES = frozenset(
