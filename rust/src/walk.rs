@@ -100,10 +100,13 @@ pub fn classify_content(bytes: &[u8], max_trigrams: usize) -> Option<SkipReason>
 pub fn estimate_distinct_trigrams(bytes: &[u8]) -> usize {
     const BITS: usize = 1 << 17;
     let mut map = vec![0u64; BITS / 64];
-    for w in bytes.windows(3) {
-        let t = crate::trigram::ngram::pack(w[0], w[1], w[2]);
-        let h = (t.wrapping_mul(0x9E37_79B1) >> 15) as usize & (BITS - 1);
-        map[h / 64] |= 1 << (h % 64);
+    if bytes.len() >= 3 {
+        let mut t = crate::trigram::ngram::pack(0, bytes[0], bytes[1]);
+        for &b in &bytes[2..] {
+            t = ((t << 8) | u32::from(b.to_ascii_lowercase())) & 0x00FF_FFFF;
+            let h = (t.wrapping_mul(0x9E37_79B1) >> 15) as usize & (BITS - 1);
+            map[h / 64] |= 1 << (h % 64);
+        }
     }
     let set: u32 = map.iter().map(|w| w.count_ones()).sum();
     let zero = (BITS as f64 - f64::from(set)).max(1.0) / BITS as f64;

@@ -90,6 +90,12 @@ impl Scratch {
     }
 }
 
+thread_local! {
+    // One per worker thread for the whole build: `map_init` would make one per rayon job,
+    // and the 16 MiB table is costly to fault in.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
+}
+
 fn compress(bytes: &[u8], level: i32, scratch: &mut Scratch) -> Result<(Vec<u8>, u8), SkipReason> {
     if bytes.len() < STORE_BELOW {
         return Ok((bytes.to_vec(), format::CODEC_STORED));
@@ -140,13 +146,13 @@ struct Postings {
     slots: Vec<Slot>,
 }
 
+/// One list: per document a 4-bit follow mask byte then the delta varint, in one stream (one
+/// buffer per list keeps the single-threaded merge to fewer cache misses); split into the
+/// on-disk layout when written.
 struct Slot {
     last: u32,
     count: u32,
-    /// Delta-varint document ids.
-    ids: Vec<u8>,
-    /// One 4-bit follow mask per document, two per byte (low nibble first).
-    masks: Vec<u8>,
+    stream: Vec<u8>,
 }
 
 impl Postings {
@@ -164,25 +170,42 @@ impl Postings {
             let idx = &mut self.slot_of[t];
             if *idx == u32::MAX {
                 *idx = self.slots.len() as u32;
-                let mut ids = Vec::with_capacity(4);
-                put_varint(&mut ids, doc);
+                let mut stream = Vec::with_capacity(8);
+                stream.push(mask);
+                put_varint(&mut stream, doc);
                 self.slots.push(Slot {
                     last: doc,
                     count: 1,
-                    ids,
-                    masks: vec![mask],
+                    stream,
                 });
             } else {
                 let slot = &mut self.slots[*idx as usize];
-                put_varint(&mut slot.ids, doc - slot.last);
-                if slot.count.is_multiple_of(2) {
-                    slot.masks.push(mask);
-                } else if let Some(last) = slot.masks.last_mut() {
-                    *last |= mask << 4;
-                }
+                slot.stream.push(mask);
+                put_varint(&mut slot.stream, doc - slot.last);
                 slot.last = doc;
                 slot.count += 1;
             }
+        }
+    }
+}
+
+impl Slot {
+    /// Append the on-disk form to `blob`: packed masks, then the varints.
+    fn write(&self, blob: &mut Vec<u8>) {
+        let masks_at = blob.len();
+        blob.resize(masks_at + (self.count as usize).div_ceil(2), 0);
+        let mut i = 0usize;
+        let mut pos = 0usize;
+        while pos < self.stream.len() {
+            blob[masks_at + i / 2] |= self.stream[pos] << (4 * (i % 2));
+            pos += 1;
+            let start = pos;
+            while self.stream[pos] & 0x80 != 0 {
+                pos += 1;
+            }
+            pos += 1;
+            blob.extend_from_slice(&self.stream[start..pos]);
+            i += 1;
         }
     }
 }
@@ -232,9 +255,7 @@ pub fn build(
     let run_batch = |batch: &[BuildInput]| -> Vec<Result<Prepared, SkipReason>> {
         batch
             .par_iter()
-            .map_init(Scratch::new, |scratch, input| {
-                prepare(root, input, scratch, level)
-            })
+            .map(|input| SCRATCH.with(|cell| prepare(root, input, &mut cell.borrow_mut(), level)))
             .collect()
     };
     let batches: Vec<&[BuildInput]> = inputs.chunks(opts.batch.max(1)).collect();
@@ -315,8 +336,7 @@ pub fn build(
         table.extend_from_slice(&(t as u32).to_le_bytes());
         table.extend_from_slice(&s.count.to_le_bytes());
         table.extend_from_slice(&(blob.len() as u64).to_le_bytes());
-        blob.extend_from_slice(&s.masks);
-        blob.extend_from_slice(&s.ids);
+        s.write(&mut blob);
         report.trigrams += 1;
     }
     drop(postings);
