@@ -1,0 +1,396 @@
+"""Large-repository machinery: segments and their cache (kill and resume), the distributed
+build (in-process and Ray) against the single-process index, dry-run estimates, the vector
+stores, and the memory budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maguyva.api import Index
+from maguyva.errors import MaguyvaError
+from maguyva.indexer import build_index
+from maguyva.model import SourceFile
+from maguyva.scale import memory
+from maguyva.scale.distributed import InlineExecutor, distributed_build
+from maguyva.scale.dryrun import VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_report
+from maguyva.scale.segments import Segment, SegmentCache, partition
+from maguyva.scale.vectorstore import LocalHammingStore, open_store
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+MODALITIES = ["text", "structural", "graph"]
+PY = sys.executable
+REPO = Path(__file__).resolve().parents[1]
+
+
+def copy_stdlib(
+    dest: Path, packages: tuple[str, ...] = ("json", "http", "logging", "email")
+) -> Path:
+    """A real corpus: a few CPython standard-library packages, without bytecode."""
+    for name in packages:
+        shutil.copytree(STDLIB / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def answers(root: Path, index_dir: Path) -> list[Any]:
+    """Every intent's answers on queries derived from the corpus itself: definitions found by
+    the structural index, their callers and impact, literals, a question, a snippet."""
+    index = Index.open(root, index_dir=index_dir)
+    names = sorted({h.name for h in index.find_symbol("get", limit=50) if getattr(h, "name", None)})
+    queries = [f"where is {n} defined" for n in names[:4]]
+    queries += [f"who calls {n}" for n in names[:3]] + [f"what depends on {n}" for n in names[:2]]
+    queries += ['"Content-Length"', '"no such literal zq9"', "how are log records formatted",
+                "code like this:\nfor key, value in items:\n    out[key] = value\n",
+                "HTTPConnection", "dumps"]  # fmt: skip
+    out = []
+    for q in queries:
+        r = index.search(q, preset="thorough")
+        out.append((q, r.intent, r.fusion_strategy, sorted(r.modalities),
+                    [(x.path, x.start_line, x.end_line, round(x.score, 12)) for x in r.results]))  # fmt: skip
+    return out
+
+
+def generated_corpus(root: Path, modules: int, functions: int = 20) -> Path:
+    """A synthetic package: `modules` files of `functions` functions calling each other."""
+    for m in range(modules):
+        body = [f'"""Module {m}."""', f"from pkg import mod{(m + 1) % modules} as nxt", ""]
+        for f in range(functions):
+            body += [f"def func_{m}_{f}(value, scale={f}):",
+                     f'    """Scale value by {f} and pass it on ({m}/{f})."""',
+                     f"    total = value * scale + {m}",
+                     f"    if total > {1000 + f}:",
+                     f'        raise ValueError("overflow in module {m} function {f}")',
+                     f"    return nxt.func_{(m + 1) % modules}_{(f + 1) % functions}(total)",
+                     ""]  # fmt: skip
+        path = root / "pkg" / f"mod{m}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(body))
+    (root / "pkg" / "__init__.py").write_text("")
+    return root
+
+
+# ---- segments ------------------------------------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    names=st.sets(st.from_regex(r"[a-z]{1,6}(/[a-z]{1,6}){0,2}\.py", fullmatch=True),
+                  min_size=1, max_size=40),
+    count=st.integers(1, 9),
+    changed=st.integers(0, 39),
+)  # fmt: skip
+def test_partitions_cover_every_file_once_and_keys_follow_content(names, count, changed):
+    files = [SourceFile(n, 1, 0, "python") for n in sorted(names)]
+    digests = {f.path: f"d-{f.path}" for f in files}
+    parts = partition(files, digests, count)
+    seen = [f.path for p in parts for f in p.files]
+    assert sorted(seen) == sorted(names) and len(seen) == len(set(seen))
+    assert parts == partition(list(reversed(files)), digests, count)  # order-independent
+    victim = files[changed % len(files)].path
+    edited = partition(files, {**digests, victim: "edited"}, count)
+    for before, after in zip(parts, edited, strict=True):
+        holds = victim in {f.path for f in before.files}
+        assert (before.key("s") != after.key("s")) == holds
+        assert before.key("s") != before.key("other salt")
+
+
+def test_segment_cache_round_trip_and_torn_file(tmp_path):
+    cache = SegmentCache(tmp_path / "seg")
+    seg = Segment("k1", [("a.py", "python", None, [], [], [], [], [], 0.0, 3, "ok", None)])
+    cache.put(seg)
+    assert cache.get("k1") == seg and cache.keys() == {"k1"}
+    data = cache.path("k1").read_bytes()
+    cache.path("k1").write_bytes(data[: len(data) // 2])  # a torn write
+    assert cache.get("k1") is None and not cache.path("k1").exists()
+    assert cache.get("absent") is None
+
+
+# ---- distributed build ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stdlib_corpus(tmp_path_factory) -> tuple[Path, Path, list[Any]]:
+    base = tmp_path_factory.mktemp("scale")
+    root = copy_stdlib(base / "repo")
+    single = base / "single"
+    build_index(root, config={"index_dir": str(single), "modalities": MODALITIES})
+    return root, single, answers(root, single)
+
+
+def test_distributed_inline_answers_like_single_process(stdlib_corpus, tmp_path):
+    root, _, expected = stdlib_corpus
+    summary, stats = distributed_build(
+        root, executor=InlineExecutor(), partitions=5,
+        config={"index_dir": str(tmp_path / "dist"), "modalities": MODALITIES},
+    )  # fmt: skip
+    assert stats.computed == stats.partitions == 5 and stats.reused == 0
+    assert summary.files == sum(1 for p in root.rglob("*") if p.is_file())
+    got = answers(root, tmp_path / "dist")
+    assert got == expected
+    assert any(results for *_, results in got)  # the comparison is not between empty lists
+
+
+KILL_SCRIPT = """
+import os, signal, sys
+from maguyva.scale.distributed import distributed_build
+
+def on_segment(segment, stats):
+    if stats.computed == int(sys.argv[3]):
+        os.kill(os.getpid(), signal.SIGKILL)  # die like a killed build: no cleanup at all
+
+distributed_build(sys.argv[1], partitions=int(sys.argv[4]), on_segment=on_segment,
+                  config={"index_dir": sys.argv[2], "modalities": ["text", "structural", "graph"]})
+"""
+
+
+def test_killed_build_resumes_without_redoing_finished_segments(stdlib_corpus, tmp_path):
+    root, _, expected = stdlib_corpus
+    index_dir = tmp_path / "idx"
+    run = subprocess.run([PY, "-c", KILL_SCRIPT, str(root), str(index_dir), "3", "8"],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == -9, run.stderr
+    assert not (index_dir / "manifest.json").exists()  # nothing was committed
+    finished = SegmentCache(index_dir / "cache" / "segments").keys()
+    assert len(finished) == 3
+    summary, stats = distributed_build(
+        root, partitions=8, config={"index_dir": str(index_dir), "modalities": MODALITIES}
+    )
+    assert (stats.reused, stats.computed) == (3, 5)
+    assert summary.generation >= 1
+    assert answers(root, index_dir) == expected
+    # a second build with nothing changed is a no-op for the indexer; a rebuild reuses all 8
+    _, again = distributed_build(root, partitions=8, rebuild=True,
+                                 config={"index_dir": str(index_dir), "modalities": MODALITIES})  # fmt: skip
+    assert (again.reused, again.computed) == (8, 0)
+
+
+def test_edit_recomputes_only_its_partition(tmp_path):
+    root = generated_corpus(tmp_path / "repo", modules=12, functions=3)
+    config = {"index_dir": str(tmp_path / "idx"), "modalities": MODALITIES}
+    _, first = distributed_build(root, partitions=6, config=config)
+    (root / "pkg" / "mod3.py").write_text("def replaced():\n    return 3\n")
+    _, second = distributed_build(root, partitions=6, config=config, rebuild=True)
+    assert first.computed == first.partitions
+    assert (second.computed, second.reused) == (1, second.partitions - 1)
+    assert Index.open(root, index_dir=tmp_path / "idx").find_symbol("replaced")
+
+
+@pytest.mark.slow
+def test_ray_build_answers_like_single_process(stdlib_corpus, tmp_path):
+    pytest.importorskip("ray")
+    from maguyva.scale.distributed import RayExecutor
+
+    root, _, expected = stdlib_corpus
+    executor = RayExecutor(num_cpus=2)
+    try:
+        summary, stats = distributed_build(
+            root, executor=executor, partitions=6,
+            config={"index_dir": str(tmp_path / "ray"), "modalities": MODALITIES},
+        )  # fmt: skip
+        # the cluster path (bytes shipped through the object store) gives the same segments
+        executor.shared_fs = False
+        _, shipped = distributed_build(
+            root, executor=executor, partitions=6,
+            config={"index_dir": str(tmp_path / "ray2"), "modalities": MODALITIES},
+        )  # fmt: skip
+    finally:
+        executor.shutdown()
+    assert stats.computed == 6 and len(stats.workers) >= 2  # several worker processes
+    assert shipped.computed == 6
+    assert answers(root, tmp_path / "ray") == expected
+    assert answers(root, tmp_path / "ray2") == expected
+    assert summary.files > 20
+
+
+@pytest.mark.slow
+def test_ray_embedding_fills_the_semantic_cache(tmp_path):
+    pytest.importorskip("ray")
+    from maguyva.scale.distributed import RayExecutor
+
+    root = copy_stdlib(tmp_path / "repo", ("json",))
+    config = {"modalities": ["semantic"], "semantic_phases": "full"}
+    single = build_index(root, config={**config, "index_dir": str(tmp_path / "one")})
+    executor = RayExecutor(num_cpus=2)
+    try:
+        summary, stats = distributed_build(root, executor=executor, partitions=3, embed=True,
+                                           config={**config, "index_dir": str(tmp_path / "ray")})  # fmt: skip
+    finally:
+        executor.shutdown()
+    report = summary.modalities["semantic"]["report"]
+    assert summary.modalities["semantic"]["built"], summary.modalities
+    assert report["new"] == 0 and report["from_cache"] == report["embedded"] > 0  # workers' vectors
+    one = Index.open(root, index_dir=tmp_path / "one")
+    two = Index.open(root, index_dir=tmp_path / "ray")
+    for q in ("decode a JSON document", "escape a string", "pretty print with indentation"):
+        a = one.search(q, modalities=["semantic"])
+        b = two.search(q, modalities=["semantic"])
+        assert [(r.path, r.start_line) for r in a.results] == [
+            (r.path, r.start_line) for r in b.results]  # fmt: skip
+    assert stats.computed == 3 and single.chunks == summary.chunks
+
+
+# ---- dry run -------------------------------------------------------------------------------
+
+
+def test_dry_run_counts_like_a_build_and_writes_nothing(stdlib_corpus, tmp_path):
+    root, single, _ = stdlib_corpus
+    (root / "blob.bin").write_bytes(b"\0" * 100)
+    try:
+        report = dry_run(root, {"index_dir": str(tmp_path / "never")}, sample=0)
+    finally:
+        (root / "blob.bin").unlink()
+    assert not (tmp_path / "never").exists()
+    built = Index.open(root, index_dir=single).engine().generation.manifest
+    assert report.exact and report.files == built["files"] and report.chunks == built["chunks"]
+    assert report.bytes == sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    assert report.skipped.get("binary") == 1 and report.skipped_examples["binary"] == ["blob.bin"]
+    assert report.largest_dirs[0]["dir"] in {"http/", "logging/", "json/", "email/"}
+    remote = report.embedding["remote"]
+    assert remote["usd_full"] == round(remote["tokens_full"] / 1e6 * VOYAGE_CODE_3_USD_PER_MTOK, 2)
+    assert 0 < remote["tokens_heads"] < remote["tokens_full"]
+    assert report.embedding["to_embed"] > 0
+    assert "largest directories" in format_report(report)
+
+
+def test_dry_run_sample_extrapolates(tmp_path):
+    root = generated_corpus(tmp_path / "repo", modules=40, functions=5)
+    exact = dry_run(root, {"index_dir": str(tmp_path / "i")}, sample=0, semantic=False)
+    sampled = dry_run(root, {"index_dir": str(tmp_path / "i")}, sample=10, semantic=False)
+    assert not sampled.exact and sampled.sampled_files < exact.files
+    assert abs(sampled.chunks - exact.chunks) <= 0.15 * exact.chunks
+
+
+def test_dry_run_bad_root(tmp_path):
+    with pytest.raises(MaguyvaError):
+        dry_run(tmp_path / "missing")
+
+
+# ---- vector stores -------------------------------------------------------------------------
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), width=st.sampled_from([1, 8, 48]),
+       n=st.integers(1, 400), k=st.integers(1, 30))  # fmt: skip
+def test_local_store_matches_brute_force(seed, width, n, k):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 256, (n, width), dtype=np.uint8)
+    ids = rng.permutation(10 * n)[:n]
+    store = LocalHammingStore(width)
+    store.add(ids, codes)
+    q = rng.integers(0, 256, width, dtype=np.uint8)
+    dist = np.unpackbits(codes ^ q, axis=1).sum(axis=1)
+    order = np.lexsort((np.arange(n), dist))[:k]  # ties by insertion order
+    got_ids, got_d = store.search(q, k)
+    assert got_ids.tolist() == ids[order].tolist() and got_d.tolist() == dist[order].tolist()
+
+
+def test_lancedb_store_same_top_k_as_local(tmp_path):
+    pytest.importorskip("lancedb")
+    rng = np.random.default_rng(3)
+    width, n = 48, 3000  # 384-bit codes, as the local model writes them
+    codes = rng.integers(0, 256, (n, width), dtype=np.uint8)
+    codes[100:140] = codes[7]  # exact ties across the k boundary
+    ids = rng.permutation(1_000_000)[:n]
+    local = open_store("local", width=width)
+    lance = open_store("lancedb", width=width, uri=tmp_path / "lance")
+    for start in (0, 1700):  # two appends: insertion order spans both
+        end = 1700 if start == 0 else n
+        local.add(ids[start:end], codes[start:end])
+        lance.add(ids[start:end], codes[start:end])
+    assert local.delete(ids[:25]) == lance.delete(ids[:25]) == 25
+    assert len(local) == len(lance) == n - 25
+    queries = [codes[7], codes[2000], *rng.integers(0, 256, (20, width), dtype=np.uint8)]
+    for q in queries:
+        for k in (1, 10, 50):
+            a, b = local.search(q, k), lance.search(q, k)
+            assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+    # reopening the directory sees the same table
+    again = open_store("lancedb", width=width, uri=tmp_path / "lance")
+    assert again.search(codes[7], 5)[0].tolist() == local.search(codes[7], 5)[0].tolist()
+    with pytest.raises(MaguyvaError):
+        open_store("lancedb", width=16, uri=tmp_path / "lance")
+    with pytest.raises(ValueError):
+        local.search(np.zeros(3, np.uint8), 1)
+
+
+# ---- memory ------------------------------------------------------------------------------
+
+
+def test_tree_rss_sees_children():
+    child = subprocess.Popen([PY, "-c", "b = bytearray(200 << 20); import time; time.sleep(30)"])
+    try:
+        for _ in range(200):
+            if memory.process_rss(child.pid) > 150 << 20:
+                break
+            subprocess.run(["sleep", "0.05"])
+        assert memory.tree_rss() - memory.process_rss(os.getpid()) > 150 << 20
+    finally:
+        child.kill()
+        child.wait()
+
+
+BUDGET_SCRIPT = """
+import json, sys
+from maguyva.indexer import build_index
+from maguyva.scale.memory import RssSampler, watchdog
+
+limit = int(sys.argv[3])
+with RssSampler(interval_s=0.05, on_sample=watchdog(limit)) as sampler:
+    summary = build_index(sys.argv[1], config={"index_dir": sys.argv[2], "jobs": 2,
+                          "modalities": ["text", "structural", "graph"]})
+print(json.dumps({"peak": sampler.peak, "files": summary.files, "chunks": summary.chunks}))
+"""
+
+
+def test_build_stays_within_a_memory_budget(tmp_path):
+    """A generated corpus (600 files, 12k functions) builds under a 700 MiB watchdog; the
+    same build under 60 MiB is stopped, so the watchdog is not a test that cannot fail."""
+    root = generated_corpus(tmp_path / "repo", modules=600, functions=20)
+    budget = 700 << 20
+    run = subprocess.run([PY, "-c", BUDGET_SCRIPT, str(root), str(tmp_path / "i1"), str(budget)],
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["files"] == 601 and result["chunks"] >= 600 * 20
+    assert 0 < result["peak"] <= budget
+    tight = subprocess.run([PY, "-c", BUDGET_SCRIPT, str(root), str(tmp_path / "i2"),
+                            str(60 << 20)], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert tight.returncode != 0
+
+
+def test_budget_plan_honours_limits():
+    plan = memory.plan_for_budget(2 << 30, cores=8)
+    assert 1 <= plan.jobs <= 8
+    small = memory.plan_for_budget(450 << 20, cores=8)
+    assert small.jobs == 1
+    with pytest.raises(MaguyvaError):
+        memory.plan_for_budget(10 << 20, cores=2)
+    assert (
+        memory.parse_size("1.5G") == int(1.5 * (1 << 30)) and memory.parse_size("512M") == 512 << 20
+    )
+    with pytest.raises(MaguyvaError):
+        memory.parse_size("lots")
+
+
+def test_phase_windows():
+    windows = memory.phase_windows({"scan": 1.0, "extract": 2.0, "text": 0.5}, ["scan", "x",
+                                   "extract", "text"])  # fmt: skip
+    assert windows == [("scan", 0.0, 1.0), ("extract", 1.0, 3.0), ("text", 3.0, 3.5)]
+
+
+def test_scripts_are_valid_python():
+    for script in (KILL_SCRIPT, BUDGET_SCRIPT):
+        compile(textwrap.dedent(script), "<script>", "exec")
+    assert (REPO / "benches" / "kernel_index.py").is_file()
