@@ -81,7 +81,7 @@ def test_noop_and_touch_do_no_work(tmp_path):
         os.utime(path, ns=(old, old))
     first = build(tmp_path)
     again = build(tmp_path)
-    assert again.noop and again.generation == first.generation
+    assert again.noop and again.generation == first.generation, again.changes
     core = tmp_path / "pkg" / "core.py"
     os.utime(core, ns=(old + 10**9, old + 10**9))
     touched = build(tmp_path)

@@ -422,7 +422,7 @@ class IndexDir:
         for child in self.path.glob("gen-*.tmp-*"):
             shutil.rmtree(child, ignore_errors=True)
             removed.append(child.name)
-        for child in self.path.glob(f"{MANIFEST}.tmp-*"):
+        for child in self.path.glob("*.json.tmp-*"):  # the manifest's and scan state's
             child.unlink(missing_ok=True)
             removed.append(child.name)
         return removed
