@@ -1,263 +1,191 @@
 """Graph modality vs Jedi's `Script.get_references` on a real Python corpus.
 
-    .venv/bin/python benches/graph_vs_jedi.py ROOT [--samples 100] [--impact-samples 30]
+    nice .venv/bin/python benches/jedi_oracle.py ROOT --cache jedi.json     # slow, cached
+    .venv/bin/python benches/graph_vs_jedi.py ROOT --jedi jedi.json [--out result.json]
 
-For a random sample of functions and methods that Jedi finds referenced from 2-30 files, it
-reports find_references caller-file recall and precision (overall and per confidence threshold),
-impact (depth 2) file recall against Jedi applied transitively (references of the definitions
-that enclose each reference), graph build time and peak memory, one-file update time, and the
-per-query time of both tools. Results are printed as JSON and recorded in docs/graph.md.
+Reads Jedi's answers from the oracle's cache (see jedi_oracle.py: functions and methods with
+2-30 referencing files), builds the graph, and reports for each confidence threshold:
+- find_references caller-file recall and precision (ours: the files of the depth-1 dependents
+  of the target; Jedi: the files of its non-definition references), over all samples and over
+  two halves: "tune" (even sample indices, used to choose a default threshold) and "held_out"
+  (odd indices, reported as is);
+- impact (depth 2) file recall against Jedi applied transitively (the references of the target
+  plus the references of every definition that encloses one of them), and how many files we list;
+- the misses and false positives, classified by cause (property read, getattr, a use that is
+  not a call, unknown receiver, decorator) with counts and examples.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
+import pickle
 import re
-import resource
 import sys
 import tempfile
 import time
-import tracemalloc
+from collections import Counter
 from pathlib import Path
 
-import jedi
-
-from maguyva.extract_types import FileExtraction
 from maguyva.graph import MODALITY
 from maguyva.graph.query import GraphIndex
-from maguyva.graph.schema import NodeKind
+from maguyva.graph.schema import CONF_TYPED, NodeKind
 from maguyva.retriever import BuildContext
 from maguyva.structural import extract_repository
 from maguyva.walk import walk_repository
 
-THRESHOLDS = (0.0, 0.3, 0.45, 0.6, 0.85)
+THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.85)
+PROPERTY = re.compile(r"@(?:\w+\.)*(?:cached_)?property\b|@\w+\.setter\b")
 
 
-def load_corpus(root: Path, exclude: list[str]):
-    files = [
-        f
-        for f in walk_repository(root).files
-        if f.language == "python" and not any(f.path.startswith(e) for e in exclude)
-    ]
-    t = time.perf_counter()
-    extraction, chunks, _ = extract_repository(root, files, {})
-    return files, extraction, chunks, time.perf_counter() - t
+def files_of(refs) -> set[str]:
+    return {p for p, _ in refs or ()}
 
 
-def build(root: Path, files, extraction, chunks, out: Path) -> tuple[dict, float, float]:
-    ctx = BuildContext(root, out, files, chunks, extraction, {}, out)
-    tracemalloc.start()
-    t = time.perf_counter()
-    report = MODALITY.build(ctx)
-    elapsed = time.perf_counter() - t
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return report, elapsed, peak
+def scores(rows: list[dict], threshold: float) -> dict:
+    tp = fp = fn = 0
+    for r in rows:
+        ours = {p for p, c in r["ours"].items() if c >= threshold}
+        tp += len(ours & r["jedi"])
+        fp += len(ours - r["jedi"])
+        fn += len(r["jedi"] - ours)
+    return {"recall": round(tp / max(tp + fn, 1), 3), "precision": round(tp / max(tp + fp, 1), 3),
+            "tp": tp, "fp": fp, "fn": fn}  # fmt: skip
 
 
-def name_column(root: Path, path: str, line: int, name: str) -> int | None:
-    try:
-        text = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()[line - 1]
-    except (OSError, IndexError):
-        return None
-    m = re.search(r"\b(?:def|class)\s+(" + re.escape(name) + r")\b", text)
-    return m.start(1) if m else None
-
-
-class JediOracle:
+class Lines:
     def __init__(self, root: Path) -> None:
-        self.root = root.resolve()
-        self.project = jedi.Project(self.root, added_sys_path=[str(self.root)])
-        self.cache: dict[tuple[str, int, int], set[tuple[str, int]] | None] = {}
-        self.seconds: list[float] = []
+        self.root, self.cache = root, {}
 
-    def references(self, path: str, line: int, col: int) -> set[tuple[str, int]] | None:
-        key = (path, line, col)
-        if key not in self.cache:
-            t = time.perf_counter()
-            try:
-                script = jedi.Script(path=self.root / path, project=self.project)
-                refs = script.get_references(line, col, scope="project")
-            except Exception:  # Jedi's own failures are not ours to judge
-                self.cache[key] = None
-                return None
-            self.seconds.append(time.perf_counter() - t)
-            out = set()
-            for r in refs:
-                if r.module_path is None or r.is_definition():
-                    continue
-                try:
-                    rel = Path(r.module_path).resolve().relative_to(self.root).as_posix()
-                except ValueError:
-                    continue
-                out.add((rel, r.line))
-            self.cache[key] = out
-        return self.cache[key]
+    def get(self, path: str) -> list[str]:
+        if path not in self.cache:
+            text = (self.root / path).read_text(encoding="utf-8", errors="replace")
+            self.cache[path] = text.splitlines()
+        return self.cache[path]
 
 
-def enclosing_def(ex: FileExtraction, line: int):
-    best = None
-    for d in ex.definitions:
-        inside = d.kind in ("function", "method", "class") and d.start_line <= line <= d.end_line
-        if inside and (best is None or d.end_line - d.start_line < best.end_line - best.start_line):
-            best = d
-    return best
+def classify_miss(lines: Lines, name: str, is_prop: bool, decorated: bool, refs: list) -> str:
+    """Why the graph has no edge from this file: judged from Jedi's reference lines there."""
+    texts = [lines.get(p)[ln - 1] if ln <= len(lines.get(p)) else "" for p, ln in refs]
+    called = re.compile(r"\b" + re.escape(name) + r"\s*\(")
+    if any("getattr(" in t or "hasattr(" in t for t in texts):
+        return "getattr/hasattr (string dispatch)"
+    if is_prop:
+        return "property read (attribute, not a call)"
+    if not any(called.search(t) for t in texts):
+        return "use that is not a call (callback, attribute, override)"
+    if any(re.search(r"[\w)\]]\." + re.escape(name) + r"\s*\(", t) for t in texts):
+        return "method call on a receiver not resolved"
+    if decorated:
+        return "decorated target"
+    return "other"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", type=Path)
-    ap.add_argument("--samples", type=int, default=100)
-    ap.add_argument("--impact-samples", type=int, default=30)
-    ap.add_argument("--exclude", action="append", default=[])
-    ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--jedi", type=Path, required=True)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--report-threshold", type=float, default=0.0)
+    ap.add_argument("--extraction-cache", type=Path, help="pickle of the extraction, for reruns")
     args = ap.parse_args()
     root = args.root.resolve()
-    files, extraction, chunks, t_extract = load_corpus(root, args.exclude)
-    print(f"extracted {len(files)} files in {t_extract:.1f}s", file=sys.stderr)
-    out = Path(tempfile.mkdtemp(prefix="graph-vs-jedi-"))
-    report, t_build, peak = build(root, files, extraction, chunks, out)
-    print(f"graph built in {t_build:.1f}s: {report}", file=sys.stderr)
-    t_open = time.perf_counter()
-    searcher = MODALITY.open(out, {})
-    t_open = time.perf_counter() - t_open
-    g: GraphIndex = searcher.graph
-
-    # one-file update: change one file's extraction and rebuild
-    victim = max(extraction, key=lambda p: len(extraction[p].calls))
-    changed = dict(extraction)
-    ex = extraction[victim]
-    changed[victim] = FileExtraction(ex.path, ex.language, ex.definitions, ex.imports,
-                                     ex.calls[:-1], ex.references)  # fmt: skip
-    out2 = Path(tempfile.mkdtemp(prefix="graph-vs-jedi-upd-"))
+    cache = json.loads(args.jedi.read_text())
+    answers, samples, exclude = cache["answers"], cache["samples"], cache["exclude"]
+    files = [f for f in walk_repository(root).files if f.language == "python"
+             and not any(f.path.startswith(e) or f"/{e}" in f"/{f.path}" for e in exclude)]  # fmt: skip
     t = time.perf_counter()
-    MODALITY.build(BuildContext(root, out2, files, chunks, changed, {}, out2, previous_dir=out))
-    t_update = time.perf_counter() - t
-
-    # word -> files containing it, to pre-filter candidates cheaply
-    word_files: dict[str, set[str]] = {}
-    for f in files:
-        text = (root / f.path).read_text(encoding="utf-8", errors="replace")
-        for w in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", text)):
-            word_files.setdefault(w, set()).add(f.path)
+    if args.extraction_cache and args.extraction_cache.exists():
+        files, extraction, chunks = pickle.loads(args.extraction_cache.read_bytes())
+    else:
+        extraction, chunks, _ = extract_repository(root, files, {})
+        if args.extraction_cache:
+            args.extraction_cache.write_bytes(pickle.dumps((files, extraction, chunks)))
+    print(f"extracted {len(files)} files in {time.perf_counter() - t:.1f}s", file=sys.stderr)
+    out = Path(tempfile.mkdtemp(prefix="graph-vs-jedi-"))
+    report = MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
+    g: GraphIndex = MODALITY.open(out, {}).graph
     node_of = {}
     for node in range(len(g)):
-        if g.kind[node] == NodeKind.DEFINITION and g.def_kind(node) in ("function", "method"):
-            node_of[(g.path_of(node), int(g.start[node]))] = node
-    candidates = []
-    for path, ex in extraction.items():
-        for d in ex.definitions:
-            if d.kind not in ("function", "method") or d.name.startswith("__"):
-                continue
-            if 2 <= len(word_files.get(d.name, ())) <= 40 and (path, d.start_line) in node_of:
-                candidates.append((path, d))
-    rng = random.Random(args.seed)
-    rng.shuffle(candidates)
-    oracle = JediOracle(root)
-    rows = []
-    ours_s = []
-    for path, d in candidates:
-        if len(rows) >= args.samples:
-            break
-        line = getattr(d, "name_line", d.start_line) or d.start_line
-        col = name_column(root, path, line, d.name)
-        if col is None:
+        if g.kind[node] == NodeKind.DEFINITION:
+            node_of[(g.path_of(node), g.qnames[node])] = node
+    lines = Lines(root)
+    rows, skipped = [], []
+    for i, s in enumerate(samples):
+        node = node_of.get((s["path"], s["qname"]))
+        if node is None:
+            skipped.append(f"{s['path']}:{s['qname']}")
             continue
-        refs = oracle.references(path, line, col)
-        if refs is None:
-            continue
-        jedi_files = {p for p, _ in refs}
-        if not 2 <= len(jedi_files) <= 30:
-            continue
-        node = node_of[(path, d.start_line)]
-        t = time.perf_counter()
         sites, _ = g.walk_dependents([node], 1)
-        ours_s.append(time.perf_counter() - t)
-        ours = {}
-        for s in sites.values():
-            p = g.path_of(s.node)
+        ours: dict[str, float] = {}
+        for site in sites.values():
+            p = g.path_of(site.node)
             if p:
-                ours[p] = max(ours.get(p, 0.0), s.confidence)
-        rows.append({"path": path, "name": d.qualified_name, "line": line, "jedi": sorted(jedi_files),
-                     "ours": ours, "node": node})  # fmt: skip
-        print(f"[{len(rows)}] {path}:{d.qualified_name} jedi={len(jedi_files)} ours={len(ours)}",
-              file=sys.stderr)  # fmt: skip
+                ours[p] = max(ours.get(p, 0.0), site.confidence)
+        src = lines.get(s["path"])
+        above = "\n".join(src[max(0, s["line"] - 4) : s["line"] - 1])
+        row = {"i": i, "sample": s, "node": node, "jedi": files_of(answers[s["key"]]),
+               "ours": ours, "prop": bool(PROPERTY.search(above)),
+               "decorated": src[s["line"] - 2].lstrip().startswith("@") if s["line"] > 1 else False}  # fmt: skip
+        if "second" in s:
+            jedi2 = set(row["jedi"])
+            for k in s["second"]:
+                jedi2 |= files_of(answers.get(k))
+            row["jedi2"] = jedi2
+        rows.append(row)
+    tune = [r for r in rows if r["i"] % 2 == 0]
+    held = [r for r in rows if r["i"] % 2 == 1]
+    refs = {
+        str(t): {"all": scores(rows, t), "tune": scores(tune, t), "held_out": scores(held, t)}
+        for t in THRESHOLDS
+    }
+    impact = {}
+    imp_rows = [r for r in rows if "jedi2" in r]
+    for t in THRESHOLDS:
+        tp = fn = listed = 0
+        for r in imp_rows:
+            sites, _ = g.walk_dependents([r["node"]], 2, min_confidence=t)
+            ours2 = {g.path_of(x.node) for x in sites.values()} - {""}
+            tp += len(ours2 & r["jedi2"])
+            fn += len(r["jedi2"] - ours2)
+            listed += len(ours2)
+        impact[str(t)] = {"recall": round(tp / max(tp + fn, 1), 3), "tp": tp, "fn": fn,
+                          "precision": round(tp / max(listed, 1), 3), "listed": listed}  # fmt: skip
 
-    def pr(threshold: float) -> dict:
-        tp = fp = fn = 0
-        for r in rows:
-            ours = {p for p, c in r["ours"].items() if c >= threshold}
-            jedi_set = set(r["jedi"])
-            tp += len(ours & jedi_set)
-            fp += len(ours - jedi_set)
-            fn += len(jedi_set - ours)
-        return {"recall": round(tp / max(tp + fn, 1), 3),
-                "precision": round(tp / max(tp + fp, 1), 3), "tp": tp, "fp": fp, "fn": fn}  # fmt: skip
-
-    refs_pr = {str(t): pr(t) for t in THRESHOLDS}
-    misses = []
+    th = args.report_threshold
+    miss_causes: Counter = Counter()
+    miss_examples: dict[str, list[str]] = {}
+    fp_causes: Counter = Counter()
+    fp_examples: dict[str, list[str]] = {}
     for r in rows:
-        for p in sorted(set(r["jedi"]) - set(r["ours"])):
-            misses.append(f"{r['path']}:{r['name']} -> {p}")
-
-    # impact: Jedi applied transitively (depth 2)
-    imp_tp = imp_fn = imp_ours = 0
-    impact_rows = 0
-    for r in rows[: args.impact_samples]:
-        first = oracle.references(r["path"], r["line"], name_column(root, r["path"], r["line"], r["name"].rsplit(".", 1)[-1]))  # fmt: skip
-        jedi_files = {p for p, _ in first or ()}
-        for p, line in first or ():
-            enc = enclosing_def(extraction[p], line) if p in extraction else None
-            if enc is None:
-                continue
-            el = getattr(enc, "name_line", enc.start_line) or enc.start_line
-            col = name_column(root, p, el, enc.name)
-            if col is None:
-                continue
-            second = oracle.references(p, el, col)
-            jedi_files |= {q for q, _ in second or ()}
-        sites, _ = g.walk_dependents([r["node"]], 2)
-        ours = {g.path_of(s.node) for s in sites.values()} - {""}
-        imp_tp += len(jedi_files & ours)
-        imp_fn += len(jedi_files - ours)
-        imp_ours += len(ours)
-        impact_rows += 1
-
+        s, name = r["sample"], r["sample"]["qname"].rsplit(".", 1)[-1]
+        ours = {p for p, c in r["ours"].items() if c >= th}
+        for p in sorted(r["jedi"] - ours):
+            at = [(q, ln) for q, ln in answers[s["key"]] if q == p]
+            cause = classify_miss(lines, name, r["prop"], r["decorated"], at)
+            miss_causes[cause] += 1
+            miss_examples.setdefault(cause, []).append(f"{s['path']}:{s['qname']} <- {p}")
+        for p in sorted(ours - r["jedi"]):
+            c = r["ours"][p]
+            cause = ("typed receiver" if abs(c - CONF_TYPED) < 1e-6 else
+                     "candidate (unknown receiver)" if c < CONF_TYPED else "resolved by name")  # fmt: skip
+            fp_causes[cause] += 1
+            fp_examples.setdefault(cause, []).append(f"{s['path']}:{s['qname']} <- {p} ({c:.2f})")
     result = {
         "root": str(root),
         "files": len(files),
         "samples": len(rows),
-        "extract_s": round(t_extract, 2),
-        "graph_build_s": round(t_build, 2),
-        "graph_build_peak_traced_mb": round(peak, 1),
-        "process_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "graph_open_s": round(t_open, 3),
-        "one_file_update_s": round(t_update, 2),
+        "skipped_not_in_graph": skipped,
         "graph_report": report,
-        "references": refs_pr,
-        "impact_depth2": {
-            "samples": impact_rows,
-            "recall": round(imp_tp / max(imp_tp + imp_fn, 1), 3),
-            "tp": imp_tp,
-            "fn": imp_fn,
-            "ours_files": imp_ours,
-        },
-        "query_ms_ours_median": round(1000 * sorted(ours_s)[len(ours_s) // 2], 3)
-        if ours_s
-        else None,
-        "query_ms_jedi_median": round(1000 * sorted(oracle.seconds)[len(oracle.seconds) // 2], 1)
-        if oracle.seconds
-        else None,
-        "misses_sample": misses[:60],
-        "false_positive_sample": [
-            f"{r['path']}:{r['name']} -> {p} ({c:.2f})"
-            for r in rows
-            for p, c in sorted(r["ours"].items())
-            if p not in set(r["jedi"])
-        ][:60],
+        "references": refs,
+        "impact_depth2": {"samples": len(imp_rows), "by_threshold": impact},
+        "miss_causes_at": th,
+        "miss_causes": dict(miss_causes.most_common()),
+        "miss_examples": {k: v[:8] for k, v in miss_examples.items()},
+        "false_positive_causes": dict(fp_causes.most_common()),
+        "false_positive_examples": {k: v[:8] for k, v in fp_examples.items()},
+        "jedi_seconds_median": sorted(cache["seconds"])[len(cache["seconds"]) // 2],
+        "jedi_answers": len(answers),
     }
     text = json.dumps(result, indent=1)
     print(text)

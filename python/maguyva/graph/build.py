@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..extract_types import FileExtraction
-from ..model import Chunk
-from . import centrality
+from ..model import Chunk, SourceFile
+from . import centrality, incremental
 from .resolve import GraphBuilder
 from .schema import DEPENDENCY_KINDS, EdgeKind, NodeKind, is_test_path
 
@@ -29,11 +31,34 @@ def _csr(n: int, keys: np.ndarray, order_by: np.ndarray) -> tuple[np.ndarray, np
 def build_graph(
     extraction: dict[str, FileExtraction], chunks: list[Chunk]
 ) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any]]:
-    """Return (arrays, string tables, report) ready for `store.write`."""
+    """Return (arrays, string tables, report) ready for `store.write` (no source text, no
+    reuse: for tests and tools; the modality calls `build_with_log`)."""
+    return build_with_log(extraction, chunks)[:3]
+
+
+def build_with_log(
+    extraction: dict[str, FileExtraction],
+    chunks: list[Chunk],
+    read_text: Callable[[str], str] | None = None,
+    previous: Path | None = None,
+    sources: list[SourceFile] | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any], tuple]:
+    """(arrays, string tables, report, packed edge log). `read_text` gives receiver-type
+    evidence; `previous` is the generation whose edge log may be replayed for unchanged files
+    (see incremental.py); `sources` carry the size/mtime that stand for each file's text."""
     t0 = time.perf_counter()
-    builder = GraphBuilder(extraction)
-    builder.resolve_all()
-    t_resolve = time.perf_counter() - t0
+    builder = GraphBuilder(extraction, read_text)
+    by_path = {f.path: f for f in sources or []}
+    contents = [incremental.content_digest(e, by_path.get(p)) for p, e in
+                zip(builder.paths, builder.ex, strict=True)]  # fmt: skip
+    signatures = [
+        incremental.declaration_signature(e, builder.index.unit_of_file[i].split(":", 1)[0])
+        for i, e in enumerate(builder.ex)
+    ]
+    reuse, reuse_note = incremental.reusable(previous, builder.paths, contents, signatures)
+    t_digest = time.perf_counter() - t0
+    builder.resolve_all(reuse)
+    t_resolve = time.perf_counter() - t0 - t_digest
     nodes = builder.nodes
     n = len(nodes)
     edge_items = list(builder.edges.items())
@@ -136,10 +161,16 @@ def build_graph(
         "calls": builder.stats,
         "call_cycles": len(call_cycles),
         "import_cycles": len(import_cycles),
+        "reuse": reuse_note,
+        "reused_files": len(reuse.files) if reuse else 0,
+        "digest_s": round(t_digest, 3),
         "resolve_s": round(t_resolve, 3),
         "centrality_s": round(t_centrality, 3),
     }
-    return arrays, strings, report
+    t2 = time.perf_counter()
+    log = incremental.pack(builder, contents, signatures)
+    report["log_s"] = round(time.perf_counter() - t2, 3)
+    return arrays, strings, report, log
 
 
 def _module_files(builder: GraphBuilder, targets: np.ndarray, node_kind, node_file) -> np.ndarray:

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 from ..errors import ModalityUnavailable
 from ..extract_types import FileExtraction
 from ..retriever import BuildContext
-from . import store
-from .build import build_graph
+from . import incremental, store
+from .build import build_with_log
 from .searcher import GraphSearcher
 
 
@@ -26,12 +26,20 @@ class GraphModality:
             p: e for p, e in (ctx.extraction or {}).items() if isinstance(e, FileExtraction)
         }
         ctx.progress("graph", 0, 1)
-        arrays, strings, report = build_graph(extraction, ctx.chunks)
+        previous = Path(ctx.previous_dir) / self.name if ctx.previous_dir else None
+        arrays, strings, report, log = build_with_log(
+            extraction,
+            ctx.chunks,
+            read_text=ctx.read_text,
+            previous=previous.parent if previous is not None else None,
+            sources=ctx.files,
+        )
         meta = {
             "report": report,
             "languages": sorted({e.language or "" for e in extraction.values()}),
         }
         size = store.write(Path(ctx.out_dir) / self.name, arrays, strings, meta)
+        report["log_bytes"] = incremental.write(Path(ctx.out_dir) / self.name, log)
         ctx.progress("graph", 1, 1)
         report["bytes"] = size
         report["build_s"] = round(time.perf_counter() - t0, 3)

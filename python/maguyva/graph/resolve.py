@@ -17,14 +17,18 @@ builtin) becomes an external node; nothing is silently dropped.
 from __future__ import annotations
 
 import builtins
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..extract_types import Definition, FileExtraction
 from .modules import ModuleIndex, family_of
+from .receivers import ReceiverTypes
 from .schema import (
     CONF_CANDIDATE,
+    CONF_CANDIDATE_WEAK,
     CONF_EXTERNAL,
     CONF_GLOBAL_UNIQUE,
     CONF_IMPORT,
@@ -32,6 +36,7 @@ from .schema import (
     CONF_PACKAGE,
     CONF_QUALIFIED,
     CONF_SELF,
+    CONF_TYPED,
     MAX_CANDIDATES,
     REFERENCE_FACTOR,
     EdgeKind,
@@ -45,11 +50,30 @@ CLASS_KINDS = frozenset(
 _BRACKETS = re.compile(r"[()\[\]{}<>]")
 SELF_NAMES = frozenset({"self", "cls", "this", "Self", "@"})
 PY_BUILTINS = frozenset(dir(builtins))
+BUILTIN_TYPES = frozenset(f"builtins.{n}" for n in ("dict", "list", "set", "frozenset", "tuple",
+                          "str", "bytes", "bytearray", "int", "float", "complex", "bool"))  # fmt: skip
 # Families whose bare names are visible across files without an import (linker / package scope).
 GLOBAL_SCOPE_FAMILIES = frozenset({"c", "x", "jvm", "cs"})
 
+CALLS, IMPORTS, INHERITS, REFERENCES, CONTAINS = (int(k) for k in EdgeKind)
+STAT_KEYS = ("calls", "resolved", "typed", "candidate", "external", "dropped")
+PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property",
+                                 "abc.abstractproperty", "classproperty"})  # fmt: skip
+
 # A binding: ("def", node) | ("unit", unit key) | ("ext", dotted name)
 Binding = tuple[str, object]
+
+
+@dataclass(slots=True)
+class Reuse:
+    """A previous build's edge log (columns, names) and, per reusable file, (lo, hi, counts)."""
+
+    cols: tuple[list, ...]
+    names: list[str]
+    files: dict[int, tuple[int, int, list[int]]]
+
+
+_MISSING = object()
 
 
 @dataclass(slots=True)
@@ -77,9 +101,18 @@ class FileScope:
 
 
 class GraphBuilder:
-    """Accumulates nodes and merged edges; `resolve_all` fills them from extractions."""
+    """Accumulates nodes and merged edges; `resolve_all` fills them from extractions.
 
-    def __init__(self, extraction: dict[str, FileExtraction]) -> None:
+    Memoisation is order-independent on purpose (the incremental build re-resolves only the
+    changed files and must give what a full build gives): a lookup that runs into a cycle (an
+    import cycle, an inheritance cycle) depends on what is on the lookup stack, so its value is
+    kept only until the outermost lookup returns; values computed without meeting a cycle are
+    pure functions of the declarations and are kept for the whole build.
+    """
+
+    def __init__(
+        self, extraction: dict[str, FileExtraction], read_text: Callable[[str], str] | None = None
+    ) -> None:
         self.paths = sorted(extraction)
         self.ex = [extraction[p] for p in self.paths]
         self.index = ModuleIndex(
@@ -97,12 +130,29 @@ class GraphBuilder:
         self.parent: dict[int, int] = {}
         self.bases: dict[int, list[str]] = {}
         self.owner_name: dict[int, str] = {}  # method -> name of its class / receiver type
-        self._memo_unit: dict[tuple[str, str], Binding | None] = {}
-        self._memo_import: dict[tuple[int, str], Binding | None] = {}
+        self.props: set[int] = set()  # methods read as attributes (@property, @cached_property)
+        self.types = ReceiverTypes(read_text)
+        self._memo: dict[tuple, object] = {}
+        self._trans: dict[tuple, object] = {}
         self._busy: set[tuple] = set()
-        self._memo_member: dict[tuple[int, str], int | None] = {}
-        self._memo_bases: dict[int, list[int]] = {}
-        self.stats = {"calls": 0, "resolved": 0, "candidate": 0, "external": 0, "dropped": 0}
+        self._depth = 0
+        self._cuts = 0
+        self._subclasses: dict[int, list[int]] | None = None
+        self._touched: dict[int, frozenset[str]] = {}
+        self._resolved: dict[tuple, object] = {}  # per file: (caller, written, ref) -> result
+        self.stats = dict.fromkeys(STAT_KEYS, 0)
+        # the edge log (see incremental.py): columns of every `emit`, a pointer per file;
+        # a target is a node id, or -1 - i for log_names[i] ("u:<unit>" or "x:<external>")
+        self.log_cols: tuple[list[int], list[int], list[int], list[float], list[int]] = (
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
+        self.log_ptr: list[int] = [0]
+        self.log_names: dict[str, int] = {}
+        self.file_stats: list[list[int]] = []
 
     # -- nodes and edges --------------------------------------------------------------------
 
@@ -110,15 +160,51 @@ class GraphBuilder:
         self.nodes.append(node)
         return len(self.nodes) - 1
 
-    def edge(self, src: int, dst: int, kind: EdgeKind, conf: float, line: int) -> None:
-        if src == dst and kind != EdgeKind.CALLS:
+    def edge(self, src: int, dst: int, kind: int, conf: float, line: int) -> None:
+        if src == dst and kind != CALLS:
             return
-        slot = self.edges.get((src, dst, int(kind)))
+        key = (src, dst, kind)
+        slot = self.edges.get(key)
         if slot is None:
-            self.edges[(src, dst, int(kind))] = [conf, {line}]
+            self.edges[key] = [conf, {line}]
         else:
-            slot[0] = max(slot[0], conf)
+            if conf > slot[0]:
+                slot[0] = conf
             slot[1].add(line)
+
+    def emit(self, src: int, b: Binding, kind: int, conf: float, line: int) -> None:
+        """Add a resolved edge and record it in the edge log (for reuse by the next build)."""
+        bkind, value = b
+        if bkind == "def":
+            dst = target = int(value)  # type: ignore[call-overload]
+        else:
+            tag = ("u:" if bkind == "unit" else "x:") + str(value)
+            target = -1 - self.log_names.setdefault(tag, len(self.log_names))
+            dst = self.unit_node(str(value)) if bkind == "unit" else self.external(str(value))
+        self._log(src, target, kind, conf, line)
+        self.edge(src, dst, kind, conf, line)
+
+    def replay(self, cols: tuple[list, ...], lo: int, hi: int, names: list[str]) -> None:
+        """Re-add logged edges [lo, hi) of a previous build, in their order."""
+        srcs, targets, kinds, confs, lines = cols
+        for i in range(lo, hi):
+            target = targets[i]
+            if target >= 0:
+                dst = target
+            else:
+                tag = names[-1 - target]
+                dst = self.unit_node(tag[2:]) if tag[0] == "u" else self.external(tag[2:])
+                target = -1 - self.log_names.setdefault(tag, len(self.log_names))
+            self._log(srcs[i], target, kinds[i], confs[i], lines[i])
+            self.edge(srcs[i], dst, kinds[i], confs[i], lines[i])
+
+    def _log(self, src: int, target: int, kind: int, conf: float, line: int) -> None:
+        cols = self.log_cols
+        cols[0].append(src)
+        cols[1].append(target)
+        cols[2].append(kind)
+        cols[3].append(conf)
+        cols[4].append(line)
 
     def external(self, name: str) -> int:
         node = self.ext_nodes.get(name)
@@ -142,7 +228,7 @@ class GraphBuilder:
             )
             self.unit_nodes[unit] = node
             for fid in self.index.units[unit]:
-                self.edge(node, self.file_nodes[fid], EdgeKind.CONTAINS, 1.0, 0)
+                self.edge(node, self.file_nodes[fid], CONTAINS, 1.0, 0)
         return node
 
     # -- phase 1: definitions -----------------------------------------------------------------
@@ -155,6 +241,7 @@ class GraphBuilder:
             scope = FileScope(fid, unit, unit.split(":", 1)[0])
             self.scopes.append(scope)
             defs = sorted(ex.definitions, key=lambda d: (d.start_line, -d.end_line))
+            decorated = _decorated(ex, scope.family)
             for d in defs:
                 node = self._node(
                     Node(
@@ -171,6 +258,8 @@ class GraphBuilder:
                 self.by_name.setdefault(d.name, []).append(node)
                 if d.bases:
                     self.bases[node] = list(d.bases)
+                if decorated.get(d.qualified_name, frozenset()) & PROPERTY_DECORATORS:
+                    self.props.add(node)
             for d in defs:
                 node = scope.defs[d.qualified_name]
                 owner = d.parent or _qualifier(d.qualified_name, d.name)
@@ -179,10 +268,10 @@ class GraphBuilder:
                     self.owner_name[node] = owner.rsplit(".", 1)[-1]
                 if parent is None and owner is None:
                     scope.top.setdefault(d.name, node)
-                    self.edge(fnode, node, EdgeKind.CONTAINS, 1.0, d.start_line)
+                    self.edge(fnode, node, CONTAINS, 1.0, d.start_line)
                 else:
                     owner = parent if parent is not None else fnode
-                    self.edge(owner, node, EdgeKind.CONTAINS, 1.0, d.start_line)
+                    self.edge(owner, node, CONTAINS, 1.0, d.start_line)
                     if parent is not None:
                         self.parent[node] = parent
                         self.children.setdefault(parent, {}).setdefault(d.name, node)
@@ -219,59 +308,75 @@ class GraphBuilder:
             return module.rsplit(".", 1)[-1]
         return ""
 
+    # -- memoisation ------------------------------------------------------------------------
+
+    def _memoized(self, key: tuple, compute: Callable[[], Any], cut_value: Any = None) -> Any:
+        value = self._memo.get(key, _MISSING)
+        if value is not _MISSING:
+            return value
+        value = self._trans.get(key, _MISSING)
+        if value is not _MISSING:
+            self._cuts += 1  # the reader now depends on a stack-dependent value too
+            return value
+        if key in self._busy:
+            self._cuts += 1  # a cycle: stop here, the other end resolves it
+            return cut_value
+        self._busy.add(key)
+        cuts = self._cuts
+        self._depth += 1
+        try:
+            value = compute()
+        finally:
+            self._depth -= 1
+            self._busy.discard(key)
+        if self._cuts == cuts:
+            self._memo[key] = value
+        else:
+            self._trans[key] = value
+        if self._depth == 0:
+            self._trans.clear()
+        return value
+
     # -- lookups --------------------------------------------------------------------------
 
     def lookup_in_unit(self, unit: str, name: str) -> Binding | None:
         """What `name` means inside module `unit` (definitions, submodules, re-exports)."""
-        key = (unit, name)
-        if key in self._memo_unit:
-            return self._memo_unit[key]
-        if key in self._busy:
-            return None  # an import cycle: stop here, the other end resolves it
-        self._busy.add(key)
-        result: Binding | None = None
+        key = ("u", unit, name)
+        value = self._memo.get(key, _MISSING)
+        if value is not _MISSING:
+            return value  # type: ignore[return-value]
+        return self._memoized(key, lambda: self._lookup_in_unit(unit, name))
+
+    def _lookup_in_unit(self, unit: str, name: str) -> Binding | None:
         files = self.index.units.get(unit, [])
         for fid in files:
             node = self.scopes[fid].top.get(name)
             if node is not None:
-                result = ("def", node)
-                break
-        if result is None:
-            child = self.index.child(unit, name)
-            if child is not None:
-                result = ("unit", child)
-        if result is None:
-            for fid in files:
-                if name in self.scopes[fid].imports:
-                    result = self.import_binding(fid, name)
-                    if result is not None:
-                        break
-        if result is None:
-            for fid in files:
-                for star_unit, _ in self.scopes[fid].stars:
-                    if star_unit is not None and star_unit != unit:
-                        result = self.lookup_in_unit(star_unit, name)
-                        if result is not None:
-                            break
+                return ("def", node)
+        child = self.index.child(unit, name)
+        if child is not None:
+            return ("unit", child)
+        for fid in files:
+            if name in self.scopes[fid].imports:
+                result = self.import_binding(fid, name)
                 if result is not None:
-                    break
-        self._busy.discard(key)
-        self._memo_unit[key] = result
-        return result
+                    return result
+        for fid in files:
+            for star_unit, _ in self.scopes[fid].stars:
+                if star_unit is not None and star_unit != unit:
+                    result = self.lookup_in_unit(star_unit, name)
+                    if result is not None:
+                        return result
+        return None
 
     def import_binding(self, fid: int, local: str) -> Binding | None:
         """The binding of `local` by the last import of file `fid` that binds it."""
-        key = (fid, local)
-        if key in self._memo_import:
-            return self._memo_import[key]
-        if key in self._busy:
-            return None
-        self._busy.add(key)
+        key = ("i", fid, local)
+        value = self._memo.get(key, _MISSING)
+        if value is not _MISSING:
+            return value  # type: ignore[return-value]
         imp = self.scopes[fid].imports[local][-1][1]
-        result = self._resolve_import(fid, imp, local)
-        self._busy.discard(key)
-        self._memo_import[key] = result
-        return result
+        return self._memoized(key, lambda: self._resolve_import(fid, imp, local))
 
     def _resolve_import(self, fid: int, imp, local: str) -> Binding | None:
         family = self.scopes[fid].family
@@ -319,21 +424,26 @@ class GraphBuilder:
                 return ("def", node)
         return None
 
-    def method_of(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
+    def method_of(self, cls: int, name: str) -> int | None:
         """A member `name` of class `cls` or of its bases (depth-first, like a simple MRO)."""
         member = self.children.get(cls, {}).get(name)
         if member is not None:
             return member
-        if seen is None:
-            key = (cls, name)
-            if key not in self._memo_member:
-                self._memo_member[key] = self.method_of(cls, name, set())
-            return self._memo_member[key]
+        key = ("m", cls, name)
+        value = self._memo.get(key, _MISSING)
+        if value is not _MISSING:
+            return value  # type: ignore[return-value]
+        return self._memoized(key, lambda: self._method_in_bases(cls, name, set()))
+
+    def _method_in_bases(self, cls: int, name: str, seen: set[int]) -> int | None:
+        member = self.children.get(cls, {}).get(name)
+        if member is not None:
+            return member
         if cls in seen or len(seen) > 12:
             return None
         seen.add(cls)
         for base in self.resolved_bases(cls):
-            found = self.method_of(base, name, seen)
+            found = self._method_in_bases(base, name, seen)
             if found is not None:
                 return found
         # impl blocks / receivers in other files: a method whose parent has the class's name
@@ -345,9 +455,9 @@ class GraphBuilder:
         return None
 
     def resolved_bases(self, cls: int) -> list[int]:
-        if cls in self._memo_bases:
-            return self._memo_bases[cls]
-        self._memo_bases[cls] = []  # an inheritance cycle resolves to no bases
+        return self._memoized(("b", cls), lambda: self._resolve_bases(cls), [])
+
+    def _resolve_bases(self, cls: int) -> list[int]:
         out = []
         for base in self.bases.get(cls, []):
             res = self.resolve_name(self.nodes[cls].file, self._enclosing_qname(cls), base)
@@ -356,7 +466,6 @@ class GraphBuilder:
             kind, value = res[0][0][0]
             if kind == "def" and value != cls:
                 out.append(int(value))  # type: ignore[call-overload]
-        self._memo_bases[cls] = out
         return out
 
     def _enclosing_qname(self, node: int) -> str | None:
@@ -437,11 +546,12 @@ class GraphBuilder:
         return b, conf
 
     def resolve_name(
-        self, fid: int, caller: str | None, written: str
+        self, fid: int, caller: str | None, written: str, ref: bool = False, typed: bool = True
     ) -> tuple[list[tuple[Binding, float]], bool] | None:
         """Resolve a name or attribute chain as written. Returns ([(binding, conf)], exact)
-        or None; `exact` is False for candidate sets."""
-        parts = split_chain(written)
+        or None; `exact` is False for candidate sets. `ref`: a bare use (not a call), whose
+        unknown-receiver candidates are limited to properties."""
+        parts = _split_cached(written)
         if not parts:
             return None
         head, attrs = parts[0], parts[1:]
@@ -457,9 +567,9 @@ class GraphBuilder:
                     found = self.method_of(cls, attrs[0])
                     if found is not None:
                         return [(("def", found), CONF_SELF)], True
-            return self._candidates(attrs[-1]) if attrs else None
+            return self._candidates(fid, caller, parts, ref, typed, cls) if attrs else None
         if "(" in head or "[" in head:
-            return self._candidates(attrs[-1]) if attrs else None
+            return self._candidates(fid, caller, parts, ref, False) if attrs else None
         found = self.scope_lookup(fid, caller, head)
         if found is None:
             if attrs and self.scopes[fid].family == "go":
@@ -468,21 +578,142 @@ class GraphBuilder:
                     member = self.method_of(cls, attrs[0])
                     if member is not None:
                         return [(("def", member), CONF_SELF * 0.9)], True
-            return self._candidates(attrs[-1]) if attrs else None
+            return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         b, conf = found
         if any("(" in a or "[" in a for a in attrs):
-            return self._candidates(attrs[-1].split("(")[0])
+            return self._candidates(fid, caller, parts, ref, False)
         walked, wconf = self._walk(b, attrs)
         if walked is None:
-            return self._candidates(attrs[-1]) if attrs else None
+            return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
 
-    def _candidates(self, name: str) -> tuple[list[tuple[Binding, float]], bool] | None:
+    # -- methods on receivers of unknown type -----------------------------------------------
+
+    def _candidates(
+        self,
+        fid: int,
+        caller: str | None,
+        parts: tuple[str, ...],
+        ref: bool,
+        typed: bool,
+        self_cls: int | None = None,
+    ) -> tuple[list[tuple[Binding, float]], bool] | None:
+        """`recv.m()` where `recv`'s type is not known from imports or scopes. First, the
+        receiver's type from cheap local evidence (assignment from a constructor, annotation,
+        isinstance, `self.x = C()`); then every method `m`, ranked by evidence that the calling
+        file can see the candidate's class (same file, an import of its module or of a module
+        that defines it or a subclass, a subclass of the caller's own class)."""
+        name = parts[-1].split("(")[0]
+        if typed:
+            found = self._typed(fid, caller, parts[:-1], name)
+            if found is not None:
+                return found, True
         cands = self.methods.get(name, [])
+        if ref:
+            cands = [c for c in cands if c in self.props]
         if not cands or len(cands) > MAX_CANDIDATES:
             return None
-        conf = CONF_CANDIDATE / (len(cands) ** 0.5)
-        return [(("def", c), conf) for c in cands], False
+        seen = [c for c in cands if self._evidence(fid, c, self_cls)]
+        strong = CONF_CANDIDATE / len(seen) ** 0.5 if seen else 0.0
+        weak = CONF_CANDIDATE_WEAK / len(cands) ** 0.5
+        chosen = set(seen)
+        return [(("def", c), strong if c in chosen else weak) for c in cands], False
+
+    def _typed(
+        self, fid: int, caller: str | None, recv: tuple[str, ...], name: str
+    ) -> list[tuple[Binding, float]] | None:
+        if self.scopes[fid].family != "py" or not self.types.enabled or not recv:
+            return None
+        if len(recv) == 1 and recv[0] not in SELF_NAMES and recv[0].isidentifier():
+            scope_node, keys = self.caller_node(fid, caller), (recv[0],)
+        elif len(recv) == 2 and recv[0] in ("self", "cls") and recv[1].isidentifier():
+            scope_node, keys = self._class_of(fid, caller), (f"self.{recv[1]}", recv[1])
+        else:
+            return None
+        if scope_node is None or self.nodes[scope_node].kind != NodeKind.DEFINITION:
+            return None
+        node = self.nodes[scope_node]
+        names = self.types.of(scope_node, self.paths[fid], node.start, node.end)
+        out: list[tuple[Binding, float]] = []
+        for key in keys:
+            for type_name in names.get(key, ()):
+                res = self.resolve_name(fid, caller, type_name, typed=False)
+                if res is None or not res[1]:
+                    continue
+                b = res[0][0][0]
+                if b[0] == "ext" and _looks_like_class(str(b[1])):
+                    out.append((("ext", f"{b[1]}.{name}"), CONF_TYPED))
+                elif b[0] == "def" and self.nodes[int(b[1])].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
+                    member = self.method_of(int(b[1]), name)  # type: ignore[call-overload]
+                    if member is not None:
+                        out.append((("def", member), CONF_TYPED))
+            if out:
+                break
+        return list(dict.fromkeys(out)) or None
+
+    def _evidence(self, fid: int, cand: int, self_cls: int | None) -> bool:
+        cfile = self.nodes[cand].file
+        if cfile == fid:
+            return True
+        touched = self.touched_units(fid)
+        if self.index.unit_of_file[cfile] in touched:
+            return True
+        cls = self.parent.get(cand)
+        if cls is None:
+            return False
+        if self_cls is not None and self_cls != cls and cls in self.subclasses_of(self_cls):
+            return True
+        return not touched.isdisjoint(self.family_units(cls))
+
+    def family_units(self, cls: int) -> frozenset[str]:
+        """The modules that define `cls` or one of its subclasses."""
+        key = ("fu", cls)
+        got = self._memo.get(key)
+        if got is None:
+            unit_of = self.index.unit_of_file
+            got = self._memo[key] = frozenset(
+                unit_of[self.nodes[d].file] for d in self.subclasses_of(cls)
+            )
+        return got  # type: ignore[return-value]
+
+    def touched_units(self, fid: int) -> frozenset[str]:
+        """The modules file `fid` imports from (what its imports bind, and `import *`)."""
+        got = self._touched.get(fid)
+        if got is None:
+            units = {self.scopes[fid].unit}
+            for local in self.scopes[fid].imports:
+                b = self.import_binding(fid, local)
+                if b is None or b[0] == "ext":
+                    continue
+                if b[0] == "unit":
+                    units.add(str(b[1]))
+                else:
+                    units.add(self.index.unit_of_file[self.nodes[int(b[1])].file])  # type: ignore[call-overload]
+            units.update(u for u, _ in self.scopes[fid].stars if u is not None)
+            got = self._touched[fid] = frozenset(units)
+        return got
+
+    def subclasses_of(self, cls: int) -> list[int]:
+        """`cls` and its transitive subclasses in the repository (bounded)."""
+        if self._subclasses is None:
+            direct: dict[int, list[int]] = {}
+            for node in sorted(self.bases):
+                for base in self.resolved_bases(node):
+                    direct.setdefault(base, []).append(node)
+            self._subclasses = direct
+        key = ("s", cls)
+        got = self._memo.get(key)
+        if got is None:
+            out, todo = [cls], [cls]
+            seen = {cls}
+            while todo and len(out) < 2000:
+                for sub in self._subclasses.get(todo.pop(), []):
+                    if sub not in seen:
+                        seen.add(sub)
+                        out.append(sub)
+                        todo.append(sub)
+            self._memo[key] = got = out
+        return got  # type: ignore[return-value]
 
     # -- phase 2: edges -------------------------------------------------------------------
 
@@ -495,74 +726,84 @@ class GraphBuilder:
             caller = caller.rpartition(".")[0]
         return self.file_nodes[fid]
 
-    def _target(self, b: Binding) -> int:
-        kind, value = b
-        if kind == "def":
-            return int(value)  # type: ignore[call-overload]
-        if kind == "unit":
-            return self.unit_node(str(value))
-        return self.external(str(value))
-
-    def resolve_all(self) -> None:
+    def resolve_all(self, reuse: Reuse | None = None) -> None:
+        """Declare every file, then resolve each file's edges in path order. `reuse` holds the
+        edge log of a previous build whose declarations were identical and, per unchanged
+        file, its log range and counters: those edges are replayed instead of resolved (same
+        order, hence the same node and edge numbers as a full build)."""
         self.declare()
         bases_by_file: dict[int, list[int]] = {}
         for node in self.bases:
             bases_by_file.setdefault(self.nodes[node].file, []).append(node)
-        for fid, ex in enumerate(self.ex):
-            fnode = self.file_nodes[fid]
-            for local, specs in self.scopes[fid].imports.items():
-                b = self.import_binding(fid, local)
-                if b is not None:
-                    for line, _ in specs:
-                        self.edge(
-                            fnode,
-                            self._target(b),
-                            EdgeKind.IMPORTS,
-                            CONF_EXTERNAL if b[0] == "ext" else CONF_IMPORT,
-                            line,
-                        )
-            for star_unit, line in self.scopes[fid].stars:
-                if star_unit is not None:
-                    self.edge(fnode, self.unit_node(star_unit), EdgeKind.IMPORTS, CONF_IMPORT, line)
-            for node in bases_by_file.get(fid, []):
-                for base in self.bases[node]:
-                    res = self.resolve_name(fid, self._enclosing_qname(node), base)
-                    if res is None:
-                        continue
-                    for b, conf in res[0]:
-                        if res[1]:
-                            self.edge(
-                                node,
-                                self._target(b),
-                                EdgeKind.INHERITS,
-                                conf,
-                                self.nodes[node].start,
-                            )
-            for call in ex.calls:
-                self.stats["calls"] += 1
-                src = self.caller_node(fid, call.caller)
-                res = self.resolve_name(fid, call.caller, call.callee)
-                if res is None:
-                    self.stats["dropped"] += 1
+        for fid in range(len(self.paths)):
+            old = reuse.files.get(fid) if reuse else None
+            if old is not None and reuse is not None:
+                lo, hi, counts = old
+                self.replay(reuse.cols, lo, hi, reuse.names)
+                for k, v in zip(STAT_KEYS, counts, strict=True):
+                    self.stats[k] += v
+                self.file_stats.append(list(counts))
+            else:
+                before = [self.stats[k] for k in STAT_KEYS]
+                self._resolve_file(fid, bases_by_file.get(fid, []))
+                self.file_stats.append(
+                    [self.stats[k] - b for k, b in zip(STAT_KEYS, before, strict=True)]
+                )
+            self.log_ptr.append(len(self.log_cols[0]))
+
+    def _resolve_file(self, fid: int, class_nodes: list[int]) -> None:
+        ex = self.ex[fid]
+        fnode = self.file_nodes[fid]
+        self._resolved = {}
+        for local, specs in self.scopes[fid].imports.items():
+            b = self.import_binding(fid, local)
+            if b is not None:
+                conf = CONF_EXTERNAL if b[0] == "ext" else CONF_IMPORT
+                for line, _ in specs:
+                    self.emit(fnode, b, IMPORTS, conf, line)
+        for star_unit, line in self.scopes[fid].stars:
+            if star_unit is not None:
+                self.emit(fnode, ("unit", star_unit), IMPORTS, CONF_IMPORT, line)
+        for node in class_nodes:
+            for base in self.bases[node]:
+                res = self.resolve_name(fid, self._enclosing_qname(node), base)
+                if res is None or not res[1]:
                     continue
-                bindings, exact = res
-                if not exact:
-                    self.stats["candidate"] += 1
-                elif bindings[0][0][0] == "ext":
-                    self.stats["external"] += 1
-                else:
-                    self.stats["resolved"] += 1
-                for b, conf in bindings:
-                    self.edge(src, self._target(b), EdgeKind.CALLS, conf, call.line)
-            for ref in ex.references:
-                res = self.resolve_name(fid, ref.context, ref.name)
-                if res is None or not res[1] or res[0][0][0][0] == "ext":
-                    continue
-                src = self.caller_node(fid, ref.context)
                 for b, conf in res[0]:
-                    self.edge(
-                        src, self._target(b), EdgeKind.REFERENCES, conf * REFERENCE_FACTOR, ref.line
-                    )
+                    self.emit(node, b, INHERITS, conf, self.nodes[node].start)
+        stats = self.stats
+        for call in ex.calls:
+            stats["calls"] += 1
+            src = self.caller_node(fid, call.caller)
+            res = self._resolve_cached(fid, call.caller, call.callee, False)
+            if res is None:
+                stats["dropped"] += 1
+                continue
+            bindings, exact = res
+            if not exact:
+                stats["candidate"] += 1
+            elif bindings[0][1] == CONF_TYPED:
+                stats["typed"] += 1
+            elif bindings[0][0][0] == "ext":
+                stats["external"] += 1
+            else:
+                stats["resolved"] += 1
+            for b, conf in bindings:
+                self.emit(src, b, CALLS, conf, call.line)
+        for ref in ex.references:
+            res = self._resolve_cached(fid, ref.context, ref.name, True)
+            if res is None or res[0][0][0][0] == "ext":
+                continue
+            src = self.caller_node(fid, ref.context)
+            for b, conf in res[0]:
+                self.emit(src, b, REFERENCES, conf * REFERENCE_FACTOR, ref.line)
+
+    def _resolve_cached(self, fid: int, caller: str | None, written: str, ref: bool):
+        key = (caller, written, ref)
+        got = self._resolved.get(key, _MISSING)
+        if got is _MISSING:
+            got = self._resolved[key] = self.resolve_name(fid, caller, written, ref)
+        return got
 
 
 def _qualifier(qualified_name: str, name: str) -> str | None:
@@ -602,6 +843,32 @@ def split_chain(written: str) -> list[str]:
     if parts and parts[0] == "super()":
         return parts
     return [p for p in parts if p]
+
+
+def _looks_like_class(dotted: str) -> bool:
+    """A library name that is probably a class (so `x = Name()` makes an instance of it)."""
+    last = dotted.rsplit(".", 1)[-1]
+    return last[:1].isupper() or dotted in BUILTIN_TYPES
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _split_cached(written: str) -> tuple[str, ...]:
+    return tuple(split_chain(written))
+
+
+def _decorated(ex: FileExtraction, family: str) -> dict[str, frozenset[str]]:
+    """Python decorators by definition: the names referenced between a definition's first
+    line (its decorators) and the line of its name."""
+    if family != "py":
+        return {}
+    spans = {d.qualified_name: (d.start_line, d.name_line) for d in ex.definitions
+             if d.name_line > d.start_line}  # fmt: skip
+    out: dict[str, set[str]] = {}
+    for ref in ex.references:
+        span = spans.get(ref.context or "")
+        if span is not None and span[0] <= ref.line < span[1]:
+            out.setdefault(ref.context or "", set()).add(ref.name)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def family_for(language: str | None) -> str:

@@ -41,7 +41,10 @@ CONF_QUALIFIED = 0.9  # attribute chain through an imported module or a known cl
 CONF_SELF = 0.9  # `self.m()` / `this.m()` resolved in the enclosing class or its bases
 CONF_GLOBAL_UNIQUE = 0.6  # no import binds it, but exactly one definition has that name
 CONF_EXTERNAL = 0.9  # a call into a library outside the repository (kept as an external node)
-CONF_CANDIDATE = 0.5  # method on an unknown receiver: one candidate; divided among several
+CONF_TYPED = 0.85  # receiver typed by local evidence: `x = C()`, `x: C`, isinstance, `self.x = C()`
+CONF_CANDIDATE = 0.5  # unknown receiver, the caller can see the candidate's class (import, same
+# file, subclass): one such candidate; divided by the square root of their number
+CONF_CANDIDATE_WEAK = 0.2  # unknown receiver, no evidence: divided by sqrt(all candidates)
 MAX_CANDIDATES = 24  # beyond this many same-named methods, a candidate edge is pure noise
 REFERENCE_FACTOR = 0.85  # a bare use of a name (not a call) is weaker evidence of dependency
 

@@ -68,8 +68,9 @@ def write(
     arrays: dict[str, np.ndarray],
     strings: dict[str, list[str]],
     meta: dict[str, Any],
+    file_name: str = FILE_NAME,
 ) -> int:
-    """Write the graph file atomically; return its size in bytes."""
+    """Write a graph file (`graph.bin`, or the edge log) atomically; return its size."""
     sections: dict[str, np.ndarray] = dict(arrays)
     for name, values in strings.items():
         sections[f"{name}.blob"], sections[f"{name}.off"] = pack_strings(values)
@@ -84,7 +85,7 @@ def write(
     head = MAGIC + struct.pack("<II", VERSION, len(header)) + header
     head += b"\0" * ((-len(head)) % 8)
     directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / (FILE_NAME + ".tmp")
+    tmp = directory / (file_name + ".tmp")
     digest = hashlib.blake2b(digest_size=DIGEST_BYTES)
     with open(tmp, "wb") as fh:
         for chunk in _chunks(head, sections):
@@ -93,8 +94,8 @@ def write(
         fh.write(digest.digest())
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, directory / FILE_NAME)
-    return (directory / FILE_NAME).stat().st_size
+    os.replace(tmp, directory / file_name)
+    return (directory / file_name).stat().st_size
 
 
 def _chunks(head: bytes, sections: dict[str, np.ndarray]):
@@ -106,9 +107,11 @@ def _chunks(head: bytes, sections: dict[str, np.ndarray]):
             yield b"\0" * (8 - len(data) % 8)
 
 
-def read(directory: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Read and verify the graph file: (sections, meta)."""
-    path = directory / FILE_NAME
+def read(
+    directory: Path, file_name: str = FILE_NAME
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Read and verify a graph file: (sections, meta)."""
+    path = directory / file_name
     try:
         data = path.read_bytes()
     except FileNotFoundError as exc:

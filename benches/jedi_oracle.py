@@ -1,0 +1,195 @@
+"""Jedi's answers for the graph-vs-Jedi comparison, computed once and cached in a JSON file.
+
+    nice .venv/bin/python benches/jedi_oracle.py ROOT --cache jedi-ROOTNAME.json \
+        [--samples 120] [--impact-samples 40] [--jobs 2] [--exclude PREFIX ...]
+
+Independent of Maguyva: the definitions come from Python's `ast`, the references from Jedi's
+`Script.get_references(scope="project")`. Candidates are functions and methods (not dunder)
+whose name occurs as a word in 2-40 files, shuffled with a fixed seed; they are asked to Jedi in
+that order, in batches over `--jobs` processes, until `--samples` of them have 2-30 referencing
+files. For the first `--impact-samples` of those, Jedi is also asked for the references of every
+definition enclosing one of the references (impact at depth 2, Jedi applied transitively).
+Every answer is written to the cache after each batch, so a rerun (or an interrupted run)
+only asks Jedi what it has not answered yet. benches/graph_vs_jedi.py reads the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import random
+import re
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+MIN_FILES, MAX_FILES = 2, 30
+BATCH = 16
+
+_project = None
+_root: Path | None = None
+
+
+def python_files(root: Path, exclude: list[str]) -> list[str]:
+    out = []
+    for p in sorted(root.rglob("*.py")):
+        rel = p.relative_to(root).as_posix()
+        if "__pycache__" in rel or any(rel.startswith(e) or f"/{e}" in f"/{rel}" for e in exclude):
+            continue
+        out.append(rel)
+    return out
+
+
+def definitions(root: Path, rel: str) -> list[tuple[str, str, int, int, int, int]]:
+    """(kind, qualified name, def line, name column, first line, last line) of every def/class."""
+    try:
+        tree = ast.parse((root / rel).read_bytes())
+    except (SyntaxError, ValueError):
+        return []
+    out = []
+
+    def visit(node: ast.AST, prefix: str, in_class: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = f"{prefix}.{child.name}" if prefix else child.name
+                is_cls = isinstance(child, ast.ClassDef)
+                kind = "class" if is_cls else ("method" if in_class else "function")
+                col = child.col_offset + (6 if is_cls else 4)
+                if isinstance(child, ast.AsyncFunctionDef):
+                    col += 6
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                end = child.end_lineno or child.lineno
+                out.append((kind, q, child.lineno, col, first, end))
+                visit(child, q, is_cls)
+            else:
+                visit(child, prefix, in_class)
+
+    visit(tree, "", False)
+    return out
+
+
+def _init(root: str) -> None:
+    global _project, _root
+    import jedi
+
+    _root = Path(root)
+    _project = jedi.Project(_root, added_sys_path=[root])
+
+
+def _ask(key: str) -> tuple[str, list[list] | None, float]:
+    """Jedi's non-definition references of the name at `path:line:col`, inside the root."""
+    import jedi
+
+    path, line, col = key.rsplit(":", 2)
+    t = time.perf_counter()
+    try:
+        script = jedi.Script(path=_root / path, project=_project)
+        refs = script.get_references(int(line), int(col), scope="project")
+    except Exception:  # Jedi's own failures are recorded as "no answer"
+        return key, None, time.perf_counter() - t
+    out = set()
+    for r in refs:
+        if r.module_path is None or r.is_definition():
+            continue
+        try:
+            rel = Path(r.module_path).resolve().relative_to(_root).as_posix()
+        except ValueError:
+            continue
+        out.add((rel, r.line))
+    return key, sorted([p, n] for p, n in out), time.perf_counter() - t
+
+
+def enclosing(defs, line: int):
+    best = None
+    for d in defs:
+        inside = d[4] <= line <= d[5] and d[2] != line
+        if inside and (best is None or d[5] - d[4] < best[5] - best[4]):
+            best = d
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", type=Path)
+    ap.add_argument("--cache", type=Path, required=True)
+    ap.add_argument("--samples", type=int, default=120)
+    ap.add_argument("--impact-samples", type=int, default=40)
+    ap.add_argument("--exclude", action="append", default=[])
+    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    root = args.root.resolve()
+    cache = json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    answers: dict[str, list | None] = cache.get("answers", {})
+    seconds: list[float] = cache.get("seconds", [])
+
+    files = python_files(root, args.exclude)
+    defs = {rel: definitions(root, rel) for rel in files}
+    word_files: dict[str, int] = {}
+    for rel in files:
+        text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        for w in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", text)):
+            word_files[w] = word_files.get(w, 0) + 1
+    cands = [
+        (rel, d)
+        for rel in files
+        for d in defs[rel]
+        if d[0] != "class"
+        and not d[1].rsplit(".", 1)[-1].startswith("__")
+        and 2 <= word_files.get(d[1].rsplit(".", 1)[-1], 0) <= 40
+    ]
+    random.Random(args.seed).shuffle(cands)
+    print(f"{len(files)} files, {len(cands)} candidates", file=sys.stderr)
+
+    def key(rel: str, d) -> str:
+        return f"{rel}:{d[2]}:{d[3]}"
+
+    def save() -> None:
+        tmp = args.cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"root": str(root), "files": files, "exclude": args.exclude,
+                                   "seed": args.seed, "samples": samples, "answers": answers,
+                                   "seconds": seconds}))  # fmt: skip
+        tmp.replace(args.cache)
+
+    samples: list[dict] = []
+    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(str(root),)) as pool:
+
+        def run(keys: list[str]) -> None:
+            todo = [k for k in dict.fromkeys(keys) if k not in answers]
+            for k, refs, s in pool.map(_ask, todo):
+                answers[k] = refs
+                if refs is not None:
+                    seconds.append(round(s, 3))
+            if todo:
+                save()
+
+        pos = 0
+        while len(samples) < args.samples and pos < len(cands):
+            batch = cands[pos : pos + BATCH]
+            pos += BATCH
+            run([key(r, d) for r, d in batch])
+            for rel, d in batch:
+                refs = answers.get(key(rel, d))
+                n = len({p for p, _ in refs}) if refs else 0
+                if refs is not None and MIN_FILES <= n <= MAX_FILES and len(samples) < args.samples:
+                    samples.append({"path": rel, "qname": d[1], "kind": d[0], "line": d[2],
+                                    "key": key(rel, d), "files": n})  # fmt: skip
+            print(f"asked {pos}/{len(cands)}, kept {len(samples)}", file=sys.stderr, flush=True)
+        save()
+        for s in samples[: args.impact_samples]:
+            second = []
+            for p, line in answers[s["key"]] or []:
+                enc = enclosing(defs.get(p, []), line)
+                if enc is not None:
+                    second.append(key(p, enc))
+            s["second"] = sorted(set(second))
+            run(s["second"])
+            print(f"impact {s['qname']}: {len(s['second'])} enclosing", file=sys.stderr, flush=True)
+        save()
+    print(f"done: {len(samples)} samples, {len(answers)} Jedi answers", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Cheap local evidence of a receiver's type in Python code, read from the source text.
+
+`x.m()` with `x` of unknown type would link to every method `m`. Inside the enclosing
+function (or, for `self.x.m()`, the enclosing class) these forms name `x`'s class:
+
+    x = Store(...)            x: Store = ...          def f(x: Store | None)
+    isinstance(x, Store)      self.x = Store(...)     x: ClassVar[Store]  (class level)
+
+A type name found here is then resolved like any other name (imports, scopes), so a wrong guess
+(a factory function, an unknown name) simply gives no evidence. No inference beyond this.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_NAME = r"((?:self\.)?[A-Za-z_]\w*)"
+_TYPE = r"([A-Za-z_][\w.]*)"
+ASSIGN = re.compile(r"^[ \t]*" + _NAME + r"[ \t]*(?::[^=\n]+)?=[ \t]*" + _TYPE + r"[ \t]*\(", re.M)
+ANNOTATION = re.compile(
+    r"(?:^|[(,])[ \t]*" + _NAME + r"[ \t]*:[ \t]*['\"]?"
+    r"(?:(?:typing\.)?(?:Optional|ClassVar|Final|Annotated)\[)?['\"]?" + _TYPE,
+    re.M,
+)
+ISINSTANCE = re.compile(r"isinstance\([ \t]*" + _NAME + r"[ \t]*,[ \t]*\(?[ \t]*" + _TYPE)
+NOT_TYPES = frozenset({"self", "cls", "super", "None", "object", "Any", "type", "lambda"})
+
+
+class ReceiverTypes:
+    """Type names of the variables of one definition's text, memoised per definition node."""
+
+    def __init__(self, read_text: Callable[[str], str] | None) -> None:
+        self.read_text = read_text
+        self.enabled = read_text is not None
+        self._lines: tuple[str, list[str]] | None = None
+        self._memo: dict[int, dict[str, list[str]]] = {}
+
+    def of(self, node: int, path: str, start: int, end: int) -> dict[str, list[str]]:
+        got = self._memo.get(node)
+        if got is None:
+            got = self._memo[node] = scan("\n".join(self._file_lines(path)[start - 1 : end]))
+        return got
+
+    def _file_lines(self, path: str) -> list[str]:
+        if self._lines is None or self._lines[0] != path:
+            try:
+                text = self.read_text(path) if self.read_text else ""
+            except OSError:
+                text = ""
+            self._lines = (path, text.splitlines())
+        return self._lines[1]
+
+
+def scan(text: str) -> dict[str, list[str]]:
+    """Variable (or `self.attr`) -> type names, in order of appearance."""
+    out: dict[str, list[str]] = {}
+    for regex in (ASSIGN, ANNOTATION, ISINSTANCE):
+        for m in regex.finditer(text):
+            var, type_name = m.group(1), m.group(2)
+            if type_name in NOT_TYPES or type_name.startswith(("self.", "cls.")):
+                continue
+            names = out.setdefault(var, [])
+            if type_name not in names:
+                names.append(type_name)
+    return out

@@ -1,0 +1,96 @@
+"""Incremental graph builds: replaying the previous generation's edge log for unchanged files
+must give exactly the arrays of a build from scratch (same nodes, numbering, edges, lines,
+confidences, centrality), and fall back to a full resolution when declarations change."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maguyva.graph import MODALITY
+from maguyva.graph import store as gstore
+from maguyva.graph.incremental import LOG_FILE
+from maguyva.retriever import BuildContext
+from maguyva.structural import extract_repository
+from maguyva.walk import walk_repository
+
+FIXTURES = Path(__file__).parent / "fixtures" / "graph"
+
+
+def _build(root: Path, out: Path, previous: Path | None = None) -> dict:
+    files = walk_repository(root).files
+    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = BuildContext(root, out, files, chunks, extraction, {}, out, previous_dir=previous)
+    return MODALITY.build(ctx)
+
+
+def _arrays(gen: Path) -> dict[str, np.ndarray]:
+    return gstore.read(gen / "graph")[0]
+
+
+def _assert_same(a: Path, b: Path) -> None:
+    left, right = _arrays(a), _arrays(b)
+    assert left.keys() == right.keys()
+    for name in left:
+        assert np.array_equal(left[name], right[name]), name
+    log_a, log_b = gstore.read(a / "graph", LOG_FILE)[0], gstore.read(b / "graph", LOG_FILE)[0]
+    for name in log_a:
+        assert np.array_equal(log_a[name], log_b[name]), f"edge log {name}"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "python", root)
+    return root
+
+
+def test_body_edit_reuses_other_files_and_equals_a_full_build(repo, tmp_path):
+    first = _build(repo, tmp_path / "g1")
+    assert first["reused_files"] == 0
+    svc = repo / "app" / "service.py"
+    svc.write_text(
+        svc.read_text().replace("return s.get(req)", "s.get(req)\n    return s._load(req)")
+    )
+    inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1")
+    assert inc["reuse"].startswith("1 changed files resolved")
+    assert inc["reused_files"] == first["files"] - 1
+    full = _build(repo, tmp_path / "g3")
+    _assert_same(tmp_path / "g2", tmp_path / "g3")
+    assert inc["calls"] == full["calls"] and inc["edges"] == full["edges"]
+    s = MODALITY.open(tmp_path / "g2", {})
+    assert {h.path for h in s.callers("Store._load")} == {"app/store.py", "app/service.py"}
+
+
+def test_declaration_change_resolves_everything(repo, tmp_path):
+    _build(repo, tmp_path / "g1")
+    util = repo / "app" / "util.py"
+    util.write_text(util.read_text() + "\n\ndef added():\n    return 1\n")
+    inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1")
+    assert inc["reuse"] == "declarations changed" and inc["reused_files"] == 0
+    _build(repo, tmp_path / "g3")
+    _assert_same(tmp_path / "g2", tmp_path / "g3")
+
+
+def test_unchanged_repository_replays_everything(repo, tmp_path):
+    _build(repo, tmp_path / "g1")
+    inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1")
+    assert inc["reused_files"] == inc["files"]
+    _assert_same(tmp_path / "g1", tmp_path / "g2")
+
+
+def test_damaged_or_missing_log_means_a_full_build(repo, tmp_path):
+    _build(repo, tmp_path / "g1")
+    log = tmp_path / "g1" / "graph" / LOG_FILE
+    data = bytearray(log.read_bytes())
+    data[-5] ^= 0xFF
+    log.write_bytes(bytes(data))
+    inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1")
+    assert inc["reused_files"] == 0 and "unusable" in inc["reuse"]
+    inc = _build(repo, tmp_path / "g3", previous=tmp_path / "nowhere")
+    assert inc["reused_files"] == 0
+    _assert_same(tmp_path / "g2", tmp_path / "g3")
