@@ -27,7 +27,7 @@ from maguyva.scale import memory
 from maguyva.scale.distributed import InlineExecutor, distributed_build
 from maguyva.scale.dryrun import VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_report
 from maguyva.scale.segments import Segment, SegmentCache, partition
-from maguyva.scale.vectorstore import LocalHammingStore, open_store
+from maguyva.scale.vectorstore import LanceDBStore, LocalHammingStore, open_store
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 MODALITIES = ["text", "structural", "graph"]
@@ -316,9 +316,13 @@ def test_lancedb_store_same_top_k_as_local(tmp_path):
         for k in (1, 10, 50):
             a, b = local.search(q, k), lance.search(q, k)
             assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
-    # reopening the directory sees the same table
+    # reopening the directory sees the same table; an IVF index does not change exact answers
     again = open_store("lancedb", width=width, uri=tmp_path / "lance")
+    again.create_index(num_partitions=4)
     assert again.search(codes[7], 5)[0].tolist() == local.search(codes[7], 5)[0].tolist()
+    approximate = LanceDBStore(tmp_path / "lance", width, exact=False, nprobes=2)
+    ids_found, dists = approximate.search(codes[2000], 10)
+    assert ids_found[0] == ids[2000] and dists[0] == 0
     with pytest.raises(MaguyvaError):
         open_store("lancedb", width=16, uri=tmp_path / "lance")
     with pytest.raises(ValueError):

@@ -109,9 +109,21 @@ class LanceDBStore:
     `hamming` distance; several processes or machines can share one table.
 
     Columns: `id` int64, `seq` int64 (insertion order, the tie-break), `vector`
-    fixed_size_list<uint8>[width]."""
+    fixed_size_list<uint8>[width].
 
-    def __init__(self, uri: str | Path, width: int, *, table: str = "codes") -> None:
+    `exact=True` (default) always scans, like the local index. After `create_index()` an
+    `exact=False` store searches LanceDB's IVF_FLAT index (approximate: `nprobes` partitions
+    of it), which is what makes tens of millions of shared vectors affordable."""
+
+    def __init__(
+        self,
+        uri: str | Path,
+        width: int,
+        *,
+        table: str = "codes",
+        exact: bool = True,
+        nprobes: int = 16,
+    ) -> None:
         try:
             import lancedb
             import pyarrow as pa
@@ -136,6 +148,25 @@ class LanceDBStore:
         else:
             self._table = self._db.create_table(table, schema=self._schema)
         self._lock = threading.Lock()
+        self.exact = exact
+        self.nprobes = nprobes
+
+    def create_index(self, num_partitions: int | None = None) -> None:
+        """Build LanceDB's IVF_FLAT index with the hamming metric (used when `exact=False`)."""
+        n = len(self)
+        parts = num_partitions or max(1, min(4096, int(n**0.5)))
+        try:
+            from lancedb.index import IvfFlat
+        except ImportError:  # lancedb < 0.20: the older keyword form
+            with self._lock:
+                self._table.create_index(metric="hamming", vector_column_name="vector",
+                                         index_type="IVF_FLAT", num_partitions=parts)  # fmt: skip
+            return
+        with self._lock:
+            # the column goes first in this form (lancedb's documented migration)
+            self._table.create_index(
+                "vector", config=IvfFlat(distance_type="hamming", num_partitions=parts)
+            )
 
     def _next_seq(self) -> int:
         if self._table.count_rows() == 0:
@@ -181,19 +212,19 @@ class LanceDBStore:
             return np.zeros(0, np.int64), np.zeros(0, np.int32)
         fetch = min(total, 2 * k + 32)
         while True:
-            found = (
-                self._table.search(query)
-                .distance_type("hamming")
-                .select(["id", "seq", "_distance"])
-                .limit(fetch)
-                .to_arrow()
-            )
+            search = self._table.search(query).distance_type("hamming")
+            search = search.bypass_vector_index() if self.exact else search.nprobes(self.nprobes)
+            found = search.select(["id", "seq", "_distance"]).limit(fetch).to_arrow()
             dist = found.column("_distance").to_numpy().astype(np.int64)
             seq = found.column("seq").to_numpy()
             ids = found.column("id").to_numpy()
             order = np.lexsort((seq, dist))
             # Exact ties: every row at the k-th distance must be in the window, else widen it.
-            complete = fetch >= total or (len(order) > k and dist[order[-1]] > dist[order[k - 1]])
+            complete = (
+                not self.exact
+                or fetch >= total
+                or (len(order) > k and dist[order[-1]] > dist[order[k - 1]])
+            )
             if complete:
                 top = order[:k]
                 return ids[top].astype(np.int64), dist[top].astype(np.int32)
