@@ -21,7 +21,7 @@ from ..chunks import line_window_chunks, syntax_chunks
 from ..extract_types import Call, Definition, FileExtraction, Import, Reference
 from ..model import Chunk, SourceFile
 from . import grammars
-from .extractor import BudgetExceeded, extract
+from .extractor import BudgetExceeded, clock, extract
 
 DEFAULT_BUDGET_S = 5.0
 IN_PROCESS_BELOW = 50
@@ -61,12 +61,12 @@ def extract_source(
         )
     status, detail = "ok", None
     try:
-        extraction, parsed = extract(grammar, path, data, started + budget_s)
+        extraction, parsed = extract(grammar, path, data, clock() + budget_s)
         chunks = syntax_chunks(
             path, text, extraction.definitions, parsed.breaks, parsed.doc_starts, parsed.scopes
         )
     except BudgetExceeded as exc:
-        status, detail = "timeout", f"time budget of {budget_s:g}s exceeded ({exc})"
+        status, detail = "timeout", f"time budget of {budget_s:g}s (CPU) exceeded ({exc})"
     except Exception as exc:  # one file must never fail the index: report it instead
         status, detail = "error", f"{type(exc).__name__}: {exc}"
     if status != "ok":

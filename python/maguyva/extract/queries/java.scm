@@ -7,6 +7,7 @@
 (interface_declaration name: (identifier) @name (extends_interfaces)? @bases) @definition.interface
 (enum_declaration name: (identifier) @name) @definition.enum
 (annotation_type_declaration name: (identifier) @name) @definition.interface
+(annotation_type_element_declaration name: (identifier) @name) @declaration.method
 (method_declaration name: (identifier) @name body: (block)) @definition.method
 (method_declaration name: (identifier) @name !body) @declaration.method
 (constructor_declaration name: (identifier) @name) @definition.method
