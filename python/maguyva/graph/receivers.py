@@ -55,7 +55,7 @@ class ReceiverTypes:
 def scan(text: str) -> dict[str, list[str]]:
     """Variable (or `self.attr`) -> type names, in order of appearance."""
     out: dict[str, list[str]] = {}
-    for regex in (ASSIGN, ANNOTATION, ISINSTANCE):
+    for regex in (ANNOTATION, ASSIGN, ISINSTANCE):
         for m in regex.finditer(text):
             var, type_name = m.group(1), m.group(2)
             if type_name in NOT_TYPES or type_name.startswith(("self.", "cls.")):

@@ -1,0 +1,133 @@
+"""Methods called on receivers of unknown type: local type evidence narrows the target to one
+method (`x = B()`, annotations, isinstance, `self.x = B()`), import evidence ranks candidates,
+and a candidate without evidence gets a low confidence. Real files, real extractor."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from maguyva.graph import MODALITY, GraphSearcher
+from maguyva.graph.receivers import scan
+from maguyva.graph.schema import CONF_CANDIDATE, CONF_CANDIDATE_WEAK, CONF_TYPED
+from maguyva.retriever import BuildContext
+from maguyva.structural import extract_repository
+from maguyva.walk import walk_repository
+
+REPO = {
+    "shop/a.py": """
+        class Cart:
+            def save(self):
+                return 1
+
+            @property
+            def total(self):
+                return 2
+        """,
+    "shop/b.py": """
+        class Order:
+            def save(self):
+                return 3
+        """,
+    "shop/views.py": """
+        from shop.a import Cart
+        from shop import b
+
+
+        def typed_by_assignment():
+            order = b.Order()
+            order.save()
+
+
+        def typed_by_annotation(cart: Cart | None):
+            cart.save()
+
+
+        def typed_by_isinstance(thing):
+            if isinstance(thing, b.Order):
+                thing.save()
+
+
+        def unknown(thing):
+            thing.save()
+
+
+        def reads_property(cart: Cart):
+            print(cart.total)
+
+
+        class Holder:
+            def __init__(self):
+                self.order = b.Order()
+
+            def go(self):
+                self.order.save()
+        """,
+    "shop/other.py": """
+        def unknown(thing):
+            thing.save()
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory) -> GraphSearcher:
+    root = tmp_path_factory.mktemp("shop")
+    for rel, text in REPO.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+    (root / "shop" / "__init__.py").write_text("")
+    files = walk_repository(root).files
+    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
+    out = Path(tmp_path_factory.mktemp("gen"))
+    MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
+    return MODALITY.open(out, {})
+
+
+def callees(s: GraphSearcher, name: str) -> dict[str, float]:
+    return {h.symbol or "": h.score or 0.0 for h in s.callees(name)}
+
+
+@pytest.mark.parametrize(
+    ("caller", "target"),
+    [("typed_by_assignment", "shop.b.Order.save"), ("typed_by_annotation", "shop.a.Cart.save"),
+     ("typed_by_isinstance", "shop.b.Order.save"), ("Holder.go", "shop.b.Order.save")],
+)  # fmt: skip
+def test_local_type_evidence_picks_one_method(shop, caller, target):
+    got = {k: v for k, v in callees(shop, f"shop.views.{caller}").items() if k.endswith("save")}
+    assert got == {target: pytest.approx(CONF_TYPED)}
+
+
+def test_imports_rank_candidates_and_no_evidence_is_weak(shop):
+    # views.py imports both modules: both candidates have evidence
+    got = callees(shop, "shop.views.unknown")
+    assert got == {
+        "shop.a.Cart.save": pytest.approx(CONF_CANDIDATE / 2**0.5),
+        "shop.b.Order.save": pytest.approx(CONF_CANDIDATE / 2**0.5),
+    }
+    # other.py imports neither: both weak, below any evidence-backed candidate
+    weak = callees(shop, "shop.other.unknown")
+    assert sorted(weak.values()) == pytest.approx([CONF_CANDIDATE_WEAK / 2**0.5] * 2)
+
+
+def test_property_read_on_a_typed_receiver_is_a_reference(shop):
+    hits = shop.references("Cart.total")
+    assert {h.path: h.lines for h in hits} == {"shop/views.py": [24]}
+
+
+def test_scan_finds_assignments_annotations_isinstance_and_attributes():
+    text = textwrap.dedent("""
+        def f(a: Store, b: "Optional[Other]", c=None):
+            x = pkg.Thing(1)
+            y: Final[Kind] = make()
+            if isinstance(c, (Alpha, Beta)):
+                pass
+            self.z = Zed()
+            w = self.factory()
+        """)
+    got = scan(text)
+    assert got["a"] == ["Store"] and got["b"] == ["Other"] and got["x"] == ["pkg.Thing"]
+    assert got["y"] == ["Kind", "make"] and got["c"] == ["Alpha"] and got["self.z"] == ["Zed"]
+    assert "w" not in got
