@@ -107,8 +107,10 @@ def test_imports_rank_candidates_and_no_evidence_is_weak(shop):
         "shop.a.Cart.save": pytest.approx(CONF_CANDIDATE / 2**0.5),
         "shop.b.Order.save": pytest.approx(CONF_CANDIDATE / 2**0.5),
     }
-    # other.py imports neither: both weak, below any evidence-backed candidate
-    weak = callees(shop, "shop.other.unknown")
+    # other.py imports neither: both weak, below the default query threshold
+    assert callees(shop, "shop.other.unknown") == {}
+    everything = GraphSearcher.open(shop.gen_dir, {"config": {"graph_min_confidence": 0.0}})
+    weak = callees(everything, "shop.other.unknown")
     assert sorted(weak.values()) == pytest.approx([CONF_CANDIDATE_WEAK / 2**0.5] * 2)
 
 

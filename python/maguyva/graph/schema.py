@@ -45,6 +45,11 @@ CONF_TYPED = 0.85  # receiver typed by local evidence: `x = C()`, `x: C`, isinst
 CONF_CANDIDATE = 0.5  # unknown receiver, the caller can see the candidate's class (import, same
 # file, subclass): one such candidate; divided by the square root of their number
 CONF_CANDIDATE_WEAK = 0.2  # unknown receiver, no evidence: divided by sqrt(all candidates)
+# Edges below this confidence are not followed by queries unless the manifest's config sets
+# `graph_min_confidence`: chosen on the tuning half of the Django sample against Jedi (the highest
+# threshold keeping caller-file recall >= 0.90; docs/graph.md). It drops candidates without
+# evidence when there are several, and keeps a lone candidate.
+DEFAULT_MIN_CONFIDENCE = 0.2
 MAX_CANDIDATES = 24  # beyond this many same-named methods, a candidate edge is pure noise
 REFERENCE_FACTOR = 0.85  # a bare use of a name (not a call) is weaker evidence of dependency
 

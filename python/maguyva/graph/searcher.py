@@ -23,7 +23,7 @@ from ..retriever import RetrieverQuery
 from . import store
 from .centrality import boost
 from .query import GraphIndex, Site
-from .schema import EdgeKind, NodeKind
+from .schema import DEFAULT_MIN_CONFIDENCE, EdgeKind, NodeKind
 
 MAX_CANDIDATES_SHOWN = 12
 
@@ -33,7 +33,9 @@ class GraphSearcher:
 
     modality: ClassVar[str] = "graph"
 
-    def __init__(self, gen_dir: Path, index: GraphIndex, min_confidence: float = 0.0) -> None:
+    def __init__(
+        self, gen_dir: Path, index: GraphIndex, min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    ) -> None:
         self.gen_dir = gen_dir
         self.graph = index
         self.min_confidence = min_confidence
@@ -43,7 +45,8 @@ class GraphSearcher:
     @classmethod
     def open(cls, gen_dir: Path, manifest: dict[str, Any] | None = None) -> GraphSearcher:
         sections, meta = store.read(Path(gen_dir) / "graph")
-        conf = float(((manifest or {}).get("config") or {}).get("graph_min_confidence", 0.0))
+        config = (manifest or {}).get("config") or {}
+        conf = float(config.get("graph_min_confidence", DEFAULT_MIN_CONFIDENCE))
         return cls(Path(gen_dir), GraphIndex(sections, meta), conf)
 
     # -- helpers --------------------------------------------------------------------------
