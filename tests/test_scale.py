@@ -398,3 +398,18 @@ def test_scripts_are_valid_python():
     for script in (KILL_SCRIPT, BUDGET_SCRIPT):
         compile(textwrap.dedent(script), "<script>", "exec")
     assert (REPO / "benches" / "kernel_index.py").is_file()
+
+
+def test_scale_command_line(tmp_path, capsys):
+    from maguyva.scale.__main__ import main
+
+    root = generated_corpus(tmp_path / "repo", modules=6, functions=2)
+    assert main(["dry-run", str(root), "--json", "--sample", "0",
+                 "--index-dir", str(tmp_path / "none")]) == 0  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == 7 and report["exact"] and not (tmp_path / "none").exists()
+    assert main(["build", str(root), "--partitions", "3", "--index-dir", str(tmp_path / "i"),
+                 "--modalities", "text,structural", "--memory", "2G"]) == 0  # fmt: skip
+    assert "3 computed, 0 reused of 3" in capsys.readouterr().out
+    assert main(["build", str(tmp_path / "missing")]) == 2
+    assert main(["build", str(root), "--memory", "lots"]) == 2
