@@ -38,21 +38,28 @@ from maguyva.languages import detect_language
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 KERNEL = Path("/work/corpora/linux-source-6.1")
-DEBIAN = Path("/tmp/corp/ex/usr/share")
+DEBIAN = Path(
+    "/tmp/corp/ex/usr/share"
+)  # `apt-get download <pkg>; dpkg-deb -x <pkg>.deb /tmp/corp/ex`
+JDK = Path("/tmp/s4src/jsrc/java.base/java")  # openjdk-17-source's lib/src.zip, unzipped
+GEMS = Path("/tmp/s4src/ruby/usr/share/rubygems-integration/all/gems")  # ruby-thor, ruby-rack
 DEFAULT_SOURCES = {
     "python": [STDLIB / d for d in ("asyncio", "email", "json", "http", "logging", "concurrent")],
     "c": [KERNEL / d for d in ("kernel/sched", "kernel/time", "fs/ext4", "include/linux/sched")]
     + [KERNEL / "include/linux" / f for f in ("sched.h", "hrtimer.h", "timekeeping.h", "jbd2.h")],
     "go": [DEBIAN / "gocode/src/github.com/spf13/cobra", DEBIAN / "gocode/src/github.com/gorilla/mux"],
     "rust": [DEBIAN / "cargo/registry/regex-syntax-0.6.27", DEBIAN / "cargo/registry/serde-1.0.152"],
+    "java": [JDK / "util/concurrent", JDK / "lang/invoke"],
+    "ruby": [GEMS / "thor-1.2.1", GEMS / "rack-2.2.22"],
 }  # fmt: skip
 # ctags kind -> the word a user would type before the name.
 KIND_WORDS = {"function": "def", "method": "def", "func": "func", "class": "class",
               "struct": "struct", "interface": "interface", "trait": "trait", "enum": "enum",
               "implementation": "impl"}  # fmt: skip
-LANG_FUNCTION_WORD = {"python": "def", "go": "func", "rust": "fn", "c": "function"}
+LANG_FUNCTION_WORD = {"python": "def", "go": "func", "rust": "fn", "c": "function",
+                      "java": "method", "ruby": "def"}  # fmt: skip
 WANTED_KINDS = frozenset({"function", "method", "func", "class", "struct", "interface", "trait",
-                          "enum"})  # fmt: skip
+                          "enum", "module", "singletonMethod"})  # fmt: skip
 FORMS = ("where is {name} defined", "{kind} {name}", "{name}")
 
 
@@ -125,7 +132,8 @@ def draw(tags: list[dict], per_language: int, seed: int) -> list[Case]:
         for number, t in enumerate(sorted(chosen, key=lambda t: t["name"])):
             form = number % len(FORMS)
             kind = t["kind"]
-            word = LANG_FUNCTION_WORD[language] if kind in ("function", "method", "func") else (
+            function_like = kind in ("function", "method", "func", "singletonMethod")
+            word = LANG_FUNCTION_WORD[language] if function_like else (
                 KIND_WORDS.get(kind, "def"))  # fmt: skip
             query = FORMS[form].format(name=t["name"], kind=word)
             cases.append(Case(language, t["name"], t["path"], int(t["line"]), kind, query, form))

@@ -31,6 +31,8 @@ class Session:
     "go/server.go": "package server\n\ntype Server struct{}\n\nfunc (s *Server) Request() {}\n",
     "lib/tokenizer.rs": "pub struct ParseConfig { pub depth: u32 }\n"
     "/// Splits input into tokens.\npub fn tokenize_input(s: &str) {}\n",
+    "lib/response.rb": "class Response\n  def etag\n    @etag\n  end\n\n"
+    "  def etag=(value)\n    @etag = value\n  end\n\n  def valid?\n    true\n  end\nend\n",
     "README.txt": "not code\n",
 }
 
@@ -91,8 +93,25 @@ def test_find_definition_keeps_only_the_answer_tier(searcher) -> None:
     stub_only = searcher.search(q("ConfigLoader.load"), 5)
     assert [h.symbol for h in stub_only] == ["ConfigLoader.load"]
     # Other intents keep the full ranking.
-    wide = searcher.search(q("parse_config", intent="find_references"), 10)
+    refs = RetrieverQuery(
+        text="who calls parse_config", intent="find_references", target="parse_config"
+    )
+    wide = searcher.search(refs, 10)
     assert {"src/config.pyi", "web/loader.ts"} <= {h.path for h in wide}
+
+
+def test_ruby_suffixes_and_bare_names(searcher) -> None:
+    # The classifier drops `=`/`?` from its target: the searcher takes it back from the text.
+    setter = RetrieverQuery(text="def etag=", intent="find_definition", target="etag", kind="def")
+    assert [(h.symbol, h.start_line) for h in searcher.search(setter, 5)] == [("Response.etag=", 6)]
+    getter = RetrieverQuery(text="def etag", intent="find_definition", target="etag", kind="def")
+    assert [(h.symbol, h.start_line) for h in searcher.search(getter, 5)] == [("Response.etag", 2)]
+    assert top(searcher, q("valid?", intent="understand_code"), 5) == [
+        ("lib/response.rb", "Response.valid?")
+    ]
+    # A bare name read as a word (`understand_code`) still answers with its definition first.
+    bare = searcher.search(q("tokenize_input", intent="understand_code"), 5)
+    assert bare[0].symbol == "tokenize_input"
 
 
 def test_subtoken_spellings_find_each_other(searcher) -> None:

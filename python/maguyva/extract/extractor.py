@@ -273,8 +273,12 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
                 if text not in old.bases:
                     old.bases.append(text)
         return
-    raw = _SPACE.sub("", _text(data, name_node))
-    parts = [p for p in re.split(r"::|\.", raw) if p] or [raw]
+    raw = _text(data, name_node)
+    if _NEEDS_SPLIT.search(raw):  # qualified or spread over lines: `A::f`, `a.b`, `A<T>`
+        raw = _SPACE.sub("", raw)
+        parts = [p for p in _QUALIFIER.split(raw) if p] or [raw]
+    else:
+        parts = [raw]
     is_scope = main.startswith("scope")
     kind = "scope" if is_scope else main.split(".", 1)[1]
     d = _Def(
@@ -308,10 +312,14 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
 
 
 _GENERICS = re.compile(r"<.*>$|\[.*\]$")
+_NEEDS_SPLIT = re.compile(r"[\s:.]")
+_QUALIFIER = re.compile(r"::|\.")
 
 
 def _strip_generics(name: str) -> str:
-    return _GENERICS.sub("", name) or name
+    if name.endswith((">", "]")):
+        return _GENERICS.sub("", name) or name
+    return name
 
 
 def _nest(ordered: list[_Def], class_kinds: frozenset[str]) -> None:

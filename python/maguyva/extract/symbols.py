@@ -198,12 +198,14 @@ class StructuralSearcher:
         """By `query.target` when it looks like a name; for natural-language questions also
         by `query.terms` against symbol names and doc comments."""
         kind = normalize_kind(query.kind)
-        target = (query.target or "").strip()
+        target = _with_suffix((query.target or "").strip(), query.text)
         ranked: list[tuple[tuple[Any, ...], int]] = []
         named = bool(target) and _looks_like_name(target)
         if named:
             ranked = self._rank_name(target, kind)
-            if query.intent == "find_definition":
+            # A query that is nothing but a name asks where it is defined, whatever the
+            # classifier made of it (`bind`, `redirect` read as words).
+            if query.intent == "find_definition" or query.text.strip() == target:
                 ranked = _definitive(ranked)
         # A name asked for and not found is an honest empty answer (the engine then fuses);
         # questions in words also match symbol names and doc comments.
@@ -359,7 +361,24 @@ def _definitive(ranked: list[tuple[tuple[Any, ...], int]]) -> list[tuple[tuple[A
     return bodies or kept
 
 
-_NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$~][\w$]*)*(?:\(\))?$")
+_NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$~][\w$]*)*[?!=]?(?:\(\))?$")
+
+
+def _with_suffix(target: str, text: str) -> str:
+    """Ruby and Scala names may end in `?`, `!` or `=` (`valid?`, `save!`, `etag=`); the
+    classifier drops it from the target, so take it back from the query text."""
+    if target and target[-1] not in "?!=":
+        at = text.find(target)
+        while at >= 0:
+            end = at + len(target)
+            if (
+                end < len(text)
+                and text[end] in "?!="
+                and (end + 1 == len(text) or text[end + 1] in " ()")
+            ):
+                return target + text[end]
+            at = text.find(target, end)
+    return target
 
 
 def _looks_like_name(target: str) -> bool:
