@@ -10,6 +10,9 @@ over the standard library as paired benchmarks.
 from __future__ import annotations
 
 import argparse
+import os
+import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -45,22 +48,36 @@ REGEXES = [
 ]
 
 
-def build(corpus: Path, out: Path) -> dict:
+def machine() -> str:
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def build(corpus: Path, out: Path, zstd_level: int = 0) -> dict:
     t = time.perf_counter()
     walked = walk_repository(corpus)
     walk_s = time.perf_counter() - t
-    t = time.perf_counter()
-    report = dict(
-        _core.build_text_index(str(corpus), str(out), [(f.path, []) for f in walked.files])
-    )
+    t, cpu = time.perf_counter(), time.process_time()
+    files = [(f.path, []) for f in walked.files]
+    report = dict(_core.build_text_index(str(corpus), str(out), files, zstd_level=zstd_level))
     build_s = time.perf_counter() - t
+    # CPU seconds of every thread of the build: on a machine shared with other jobs, wall
+    # time measures the contention; MB per CPU second x 2 is what 2 free cores would give.
+    build_cpu = time.process_time() - cpu
     report.pop("skipped_files")
     mb = report["content_bytes"] / 1e6
     return {
         **report,
         "walk_s": round(walk_s, 2),
         "build_s": round(build_s, 2),
+        "build_cpu_s": round(build_cpu, 2),
         "build_MB_per_s": round(mb / build_s, 1),
+        "build_MB_per_cpu_s": round(mb / build_cpu, 1),
         "postings_ratio": round(report["index_bytes"] / report["content_bytes"], 3),
         "total_ratio": round(
             (report["index_bytes"] + report["stored_bytes"]) / report["content_bytes"], 3
@@ -68,28 +85,49 @@ def build(corpus: Path, out: Path) -> dict:
     }
 
 
-def rg_files(corpus: Path, pattern: str, regex: bool) -> set[str]:
-    args = ["rg", "-l", "--no-messages", "-s"] + ([] if regex else ["-F"]) + ["--", pattern, "."]
+def rg_files(corpus: Path, pattern: str, regex: bool, multiline: bool = False) -> set[str]:
+    r"""`rg -l`; `multiline` (-U) lets `\s` match newlines as ours does (the file set to
+    compare with), the default line mode is what is timed."""
+    flags = ["-U"] if multiline else []
+    mode = [] if regex else ["-F"]
+    args = ["rg", "-l", "--no-messages", "-s", *flags, *mode, "--", pattern, "."]
     out = subprocess.run(args, cwd=corpus, capture_output=True, text=True).stdout
     return {line.removeprefix("./") for line in out.splitlines()}
 
 
 def ours_files(index: _core.TextIndex, pattern: str, regex: bool) -> set[str]:
-    """Matching files, one line each (what `rg -l` reports)."""
+    """Matching files, one line each, stopping at a file's first match (what `rg -l` does)."""
     files, _, _ = index.search(
-        pattern, regex=regex, case="sensitive", max_lines=1 << 60, max_lines_per_file=1
+        pattern,
+        regex=regex,
+        case="sensitive",
+        max_lines=1 << 60,
+        max_lines_per_file=1,
+        count_all=False,
     )
     return {f[0] for f in files}
 
 
-def timed(fn, runs: int) -> tuple[float, float]:
+def cpu_ms() -> float:
+    """CPU time of this process (all threads) and of its finished children (rg), in ms."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime) * 1000
+
+
+def timed(fn, runs: int) -> tuple[float, float, float]:
+    """Wall p50 and p99 and mean CPU ms per run (CPU time does not count waiting for a core,
+    which on a shared machine is most of the wall time)."""
     samples = []
+    cpu = cpu_ms()
     for _ in range(runs):
         t = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t) * 1000)
+    cpu = (cpu_ms() - cpu) / runs
     samples.sort()
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+    return statistics.median(samples), p99, cpu
 
 
 def main() -> None:
@@ -97,27 +135,35 @@ def main() -> None:
     ap.add_argument("corpus", nargs="?", default=str(STDLIB))
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rg-runs", type=int, default=5)
+    ap.add_argument("--zstd-level", type=int, default=0, help="0: LZ4 content store")
     args = ap.parse_args()
     corpus = Path(args.corpus)
+    print("machine:", machine(), "| load average:", os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp:
-        report = build(corpus, Path(tmp) / "text")
+        report = build(corpus, Path(tmp) / "text", args.zstd_level)
         print("build:", report)
         index = _core.TextIndex(str(Path(tmp) / "text"))
         print(
-            f"{'query':40} {'files':>6} {'ours p50':>9} {'ours p99':>9} {'rg p50':>9} {'rg p99':>9} {'x':>6}"
+            f"{'query':40} {'files':>6} {'ours p50':>9} {'ours p99':>9} {'ours cpu':>9} "
+            f"{'rg p50':>9} {'rg p99':>9} {'rg cpu':>9} {'x p50':>6} {'x cpu':>6}"
         )
         for pattern, regex in [(p, False) for p in LITERALS] + [(p, True) for p in REGEXES]:
             ours = ours_files(index, pattern, regex)
-            theirs = rg_files(corpus, pattern, regex) if shutil.which("rg") else ours
+            theirs = (
+                rg_files(corpus, pattern, regex, multiline=True) if shutil.which("rg") else ours
+            )
             # rg also searches files the walker refuses (too many trigrams, >1 MiB): compare on ours.
             agree = "" if ours == theirs & set(index.paths()) else " MISMATCH"
-            o50, o99 = timed(lambda p=pattern, r=regex: ours_files(index, p, r), args.runs)
-            r50, r99 = timed(lambda p=pattern, r=regex: rg_files(corpus, p, r), args.rg_runs)
+            o50, o99, ocpu = timed(lambda p=pattern, r=regex: ours_files(index, p, r), args.runs)
+            r50, r99, rcpu = timed(lambda p=pattern, r=regex: rg_files(corpus, p, r), args.rg_runs)
             label = ("re " if regex else "lit ") + pattern
             print(
-                f"{label[:40]:40} {len(ours):6} {o50:9.2f} {o99:9.2f} {r50:9.1f} {r99:9.1f} {r50 / o50:6.0f}{agree}"
+                f"{label[:40]:40} {len(ours):6} {o50:9.2f} {o99:9.2f} {ocpu:9.2f} "
+                f"{r50:9.1f} {r99:9.1f} {rcpu:9.1f} {r50 / o50:6.0f} {rcpu / max(ocpu, 1e-3):6.0f}"
+                f"{agree}"
             )
-        sys.stdout.flush()
+            sys.stdout.flush()
+        print("load average after:", os.getloadavg())
 
 
 @pytest.fixture(scope="module")
