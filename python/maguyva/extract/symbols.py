@@ -201,15 +201,17 @@ class StructuralSearcher:
         target = _with_suffix((query.target or "").strip(), query.text)
         ranked: list[tuple[tuple[Any, ...], int]] = []
         named = bool(target) and _looks_like_name(target)
+        bare = named and query.text.strip() == target
         if named:
             ranked = self._rank_name(target, kind)
             # A query that is nothing but a name asks where it is defined, whatever the
             # classifier made of it (`bind`, `redirect` read as words).
-            if query.intent == "find_definition" or query.text.strip() == target:
+            if query.intent == "find_definition" or bare:
                 ranked = _definitive(ranked)
         # A name asked for and not found is an honest empty answer (the engine then fuses);
-        # questions in words also match symbol names and doc comments.
-        if query.intent != "find_definition" or not named:
+        # questions in words also match symbol names and doc comments (for a bare name that
+        # would only re-add the weaker matches `_definitive` removed).
+        if not named or (query.intent != "find_definition" and not (bare and ranked)):
             seen = {i for _, i in ranked}
             terms = list(query.terms) or ([] if ranked else _WORD.findall(query.text))
             extra = [(key, i) for key, i in self._rank_terms(terms, kind) if i not in seen]
