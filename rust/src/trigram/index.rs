@@ -179,9 +179,13 @@ impl TextIndex {
         let bytes: &[u8] = match e.codec {
             format::CODEC_STORED => block,
             format::CODEC_LZ4 => {
-                out.clear();
-                out.resize(e.raw_len as usize, 0);
-                let n = lz4_flex::block::decompress_into(block, out)
+                // Reuse the buffer without zeroing it again: a successful decode overwrites
+                // the first `n` bytes, and `n` must equal `raw_len` (checked below).
+                let want = e.raw_len as usize;
+                if out.len() < want {
+                    out.resize(want, 0);
+                }
+                let n = lz4_flex::block::decompress_into(block, &mut out[..want])
                     .map_err(|err| bad(err.to_string()))?;
                 out.truncate(n);
                 out
