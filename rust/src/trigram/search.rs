@@ -492,3 +492,90 @@ fn collect_block(
     out.truncated |= full;
     Ok(full)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trigram::build::{build, BuildInput, BuildOptions};
+    use proptest::prelude::*;
+
+    fn scratch_dir(tag: &str) -> std::path::PathBuf {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("maguyva-search-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    fn spec(pattern: &str, case: Case) -> SearchSpec {
+        SearchSpec {
+            pattern: pattern.to_string(),
+            regex: false,
+            case,
+            whole_word: false,
+            path_glob: None,
+            max_lines: usize::MAX,
+            max_files: usize::MAX,
+            max_lines_per_file: 1,
+            count_all: false,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        /// Over a small alphabet (so that trigrams co-occur without the literal, which is
+        /// what the follow masks must tell apart), candidates never miss a matching document
+        /// and the search finds exactly the documents that contain the literal.
+        #[test]
+        fn literal_search_equals_brute_force(
+            docs in proptest::collection::vec("[abcAB_ \n]{0,80}", 1..24),
+            needles in proptest::collection::vec("[abcAB_ ]{3,7}", 1..8),
+            zstd in any::<bool>(),
+        ) {
+            let root = scratch_dir("root");
+            let out = scratch_dir("out");
+            let inputs: Vec<BuildInput> = docs
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let path = format!("f{i:03}.txt");
+                    std::fs::write(root.join(&path), text).expect("write");
+                    BuildInput { path, chunks: Vec::new() }
+                })
+                .collect();
+            let opts = BuildOptions { zstd_level: if zstd { 1 } else { 0 }, ..BuildOptions::default() };
+            build(&root, &inputs, &out, &opts).expect("build");
+            let index = TextIndex::open(&out).expect("open");
+            for needle in &needles {
+                for case in [Case::Sensitive, Case::Insensitive] {
+                    let want: Vec<u32> = docs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, d)| match case {
+                            Case::Sensitive => d.contains(needle.as_str()),
+                            _ => d.to_lowercase().contains(&needle.to_lowercase()),
+                        })
+                        .map(|(i, _)| i as u32)
+                        .collect();
+                    let compiled = compile(&spec(needle, case)).expect("compile");
+                    let cands = candidates(&index, &compiled.query)
+                        .expect("candidates")
+                        .unwrap_or_else(|| (0..index.n_docs()).collect());
+                    prop_assert!(want.iter().all(|d| cands.contains(d)), "{needle:?} {case:?}");
+                    let got: Vec<u32> = search(&index, &spec(needle, case))
+                        .expect("search")
+                        .files
+                        .iter()
+                        .map(|f| f.doc)
+                        .collect();
+                    prop_assert_eq!(&got, &want, "{:?} {:?}", needle, case);
+                }
+            }
+            let _ = std::fs::remove_dir_all(&root);
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
+}
