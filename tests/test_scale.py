@@ -339,7 +339,7 @@ def test_tree_rss_sees_children():
             if memory.process_rss(child.pid) > 150 << 20:
                 break
             subprocess.run(["sleep", "0.05"])
-        assert memory.tree_rss() - memory.process_rss(os.getpid()) > 150 << 20
+        assert memory.tree_rss() - memory.process_pss(os.getpid()) > 150 << 20
     finally:
         child.kill()
         child.wait()
