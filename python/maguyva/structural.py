@@ -33,7 +33,8 @@ def extract_repository(
 
     Returns the extraction per path, the chunks of every file (syntax-aware where a grammar
     exists, line windows otherwise) and a JSON-able report. Config keys: `jobs` (worker
-    processes; default all cores), `structural_budget_s` (per-file time budget, default 5).
+    processes; default all cores), `structural_budget_s` (per-file budget in CPU seconds of
+    the extracting thread, default 5).
     """
     started = time.monotonic()
     jobs = config.get("jobs")
