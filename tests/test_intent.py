@@ -51,6 +51,9 @@ ROWS = [
     ("Session.request", "find_definition", None, "Session.request"),
     ("parse_config function", "find_definition", None, "parse_config"),
     ("HTTPConnectionPool", "find_definition", None, "HTTPConnectionPool"),
+    ("_resolve", "find_definition", None, "_resolve"),
+    ("method constant", "find_definition", None, "constant"),
+    ("bind()", "find_definition", None, "bind"),
     # rule 6: questions about meaning
     ("how does parse_config handle missing files", "understand_code", 0.75, None),
     ("why are cookies merged twice", "understand_code", 0.75, None),

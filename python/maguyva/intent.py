@@ -397,6 +397,8 @@ def _looks_like_identifier(word: str) -> bool:
         return False
     if any(sep in word for sep in (".", "::", "#", "->")):
         return True
+    if word.startswith("_") and len(word.strip("_")) > 0:
+        return True  # a private or dunder name (`_resolve`, `__init__`) is never prose
     return "_" in word.strip("_") or bool(_CAMEL.search(word)) or word[:1].isupper()
 
 
@@ -524,7 +526,10 @@ def _lone_identifier(text: str) -> tuple[str, str | None] | None:
     if len(idents) != 1:
         return None
     ident = idents[0].removesuffix("()")
-    if not _looks_like_identifier(ident):
-        return None
     kind = next((_KIND_WORDS[w.lower()] for w in words if w.lower() in _KIND_WORDS), None)
+    # A plain word is prose ("cookies"), unless a kind word says it names something
+    # ("method constant", "function bind") or it is written as a call ("bind()").
+    named = kind is not None or any(w.endswith("()") for w in words)
+    if not _looks_like_identifier(ident) and not (named and re.fullmatch(_IDENT, ident)):
+        return None
     return ident, kind
