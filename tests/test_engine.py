@@ -120,3 +120,21 @@ def test_present_literal_takes_the_direct_path_to_text(engine: Engine, corpus: P
         if "Expecting value" in p.read_text(encoding="utf-8")
     }
     assert expected and {r.path for r in response.results} == expected
+
+
+def test_a_damaged_modality_is_unavailable_not_fatal(corpus: Path, tmp_path: Path):
+    index_dir = tmp_path / "idx"
+    build_index(corpus, config={**NO_SEMANTIC, "index_dir": str(index_dir)})
+    engine = Engine.open(corpus, index_dir)
+    text_dir = engine.generation.path / "text"
+    pristine = {p: p.read_bytes() for p in text_dir.iterdir()}
+    for damaged in pristine:  # the postings (checked on open), the content (on decompression)
+        data = bytearray(pristine[damaged])
+        for at in range(len(data) // 3, len(data), 211):  # past the header, every stored file
+            data[at] ^= 0xFF
+        damaged.write_bytes(bytes(data))
+        response = Engine.open(corpus, index_dir).search('"JSONDecodeError"', preset="thorough")
+        assert "text" in response.unavailable, damaged.name
+        assert "--repair" in response.unavailable["text"]
+        assert response.results  # structural still answers
+        damaged.write_bytes(pristine[damaged])

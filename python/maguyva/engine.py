@@ -19,7 +19,13 @@ from typing import Any
 from . import _core
 from .changes import is_stale
 from .chunkstore import ChunkStore
-from .errors import BadQueryError, ModalityUnavailable
+from .errors import (
+    BadQueryError,
+    CorruptIndexError,
+    IndexVersionError,
+    ModalityUnavailable,
+    ModelMismatchError,
+)
 from .intent import FIND_SIMILAR, Classification, classify, salient_terms
 from .model import Hit, ModalityContribution, Response, Result
 from .registry import load_modality
@@ -84,6 +90,12 @@ class Engine:
             except ModalityUnavailable as exc:
                 self._unavailable[modality] = str(exc)
                 raise
+            except (CorruptIndexError, IndexVersionError, ModelMismatchError) as exc:
+                # One damaged or outdated part must not take the other modalities down: it is
+                # reported as unavailable, with the fix, on every answer until it is rebuilt.
+                reason = f"{exc} (run `maguyva index --repair` or `--rebuild`)"
+                self._unavailable[modality] = reason
+                raise ModalityUnavailable(reason) from exc
             self._searchers[modality] = searcher
             return searcher
 
@@ -186,9 +198,15 @@ class Engine:
             except ModalityUnavailable as exc:
                 unavailable[name] = str(exc)
 
-        def run_one(name: str) -> tuple[str, list[Hit], float]:
+        def run_one(name: str) -> tuple[str, list[Hit] | None, float]:
             begun = time.perf_counter()
-            hits = searchers[name].search(request, depth)
+            try:
+                hits: list[Hit] | None = searchers[name].search(request, depth)
+            except (CorruptIndexError, IndexVersionError) as exc:
+                # Damage found mid-search (a checksum on decompression): drop this modality
+                # for the query and say so; a bad query (BadQueryError) still propagates.
+                unavailable[name] = f"{exc} (run `maguyva index --repair` or `--rebuild`)"
+                hits = None
             return name, hits, (time.perf_counter() - begun) * 1000
 
         if len(searchers) == 1:
@@ -198,7 +216,8 @@ class Engine:
         lists: dict[str, list[Hit]] = {}
         for name, hits, elapsed in outcomes:
             timings[name] = round(elapsed, 4)
-            lists[name] = [self._keyed(hit) for hit in hits]
+            if hits is not None:
+                lists[name] = [self._keyed(hit) for hit in hits]
         return lists
 
     def keyed(self, hit: Hit) -> Hit:
