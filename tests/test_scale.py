@@ -359,10 +359,10 @@ print(json.dumps({"peak": sampler.peak, "files": summary.files, "chunks": summar
 
 
 def test_build_stays_within_a_memory_budget(tmp_path):
-    """A generated corpus (600 files, 12k functions) builds under a 700 MiB watchdog; the
+    """A generated corpus (600 files, 12k functions) builds under a 512 MiB watchdog; the
     same build under 60 MiB is stopped, so the watchdog is not a test that cannot fail."""
     root = generated_corpus(tmp_path / "repo", modules=600, functions=20)
-    budget = 700 << 20
+    budget = 512 << 20
     run = subprocess.run([PY, "-c", BUDGET_SCRIPT, str(root), str(tmp_path / "i1"), str(budget)],
                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
