@@ -203,11 +203,13 @@ def main(argv: list[str] | None = None) -> int:
         end = time.perf_counter() - clock.t0
     phases = [
         {"phase": name, "seconds": round(b - a, 2),
+         "cpu_s": round(sampler.cpu_between(a, b), 1),
          "peak_rss_mib": round(sampler.peak_between(a, b) / MIB)}
         for name, a, b in clock.windows(end)
     ]  # fmt: skip
     for p in phases:
-        print(f"  {p['phase']:<12} {p['seconds']:8.2f} s  peak {p['peak_rss_mib']:6d} MiB")
+        print(f"  {p['phase']:<12} {p['seconds']:8.2f} s  cpu {p['cpu_s']:8.1f} s  "
+              f"peak {p['peak_rss_mib']:6d} MiB")  # fmt: skip
     gen = args.index_dir / f"gen-{summary.generation:06d}"
     sizes = {d.name: dir_size(d) for d in gen.iterdir() if d.is_dir()}
     sizes["total"] = dir_size(gen)

@@ -345,6 +345,13 @@ def test_tree_rss_sees_children():
         child.wait()
 
 
+def test_tree_cpu_counts_reaped_children():
+    before = memory.tree_cpu()
+    subprocess.run([PY, "-c", "import time\nend = time.process_time() + 0.5\n"
+                    "while time.process_time() < end: pass"], check=True)  # fmt: skip
+    assert memory.tree_cpu() - before >= 0.45  # the finished child's CPU, via cutime
+
+
 BUDGET_SCRIPT = """
 import json, sys
 from maguyva.indexer import build_index

@@ -68,6 +68,26 @@ def tree_pids(pid: int) -> list[int]:
     return seen
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and of its children it has reaped."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = text[text.rindex(")") + 2 :].split()  # the command name may contain spaces
+    utime, stime, cutime, cstime = (int(fields[i]) for i in (11, 12, 13, 14))
+    return (utime + stime + cutime + cstime) / CLOCK_TICKS
+
+
+def tree_cpu(pid: int | None = None) -> float:
+    """CPU seconds of a process tree: live members and the children they reaped (a finished
+    extraction worker's time lives on in its parent's counters)."""
+    return sum(process_cpu(p) for p in tree_pids(os.getpid() if pid is None else pid))
+
+
 def tree_rss(pid: int | None = None) -> int:
     """Resident bytes of a process and all its descendants, by proportional set size: a
     `subprocess` forked from a 10 GB process shares its pages until it execs, and summing
@@ -100,7 +120,8 @@ def cgroup_limit() -> int | None:
 @dataclass(slots=True)
 class Sample:
     t: float  # seconds since the sampler started
-    rss: int
+    rss: int  # bytes (PSS of the tree)
+    cpu: float = 0.0  # CPU seconds of the tree so far
 
 
 @dataclass
@@ -129,7 +150,7 @@ class RssSampler:
         self._take()
 
     def _take(self) -> None:
-        sample = Sample(time.perf_counter() - self.started, tree_rss(self.pid))
+        sample = Sample(time.perf_counter() - self.started, tree_rss(self.pid), tree_cpu(self.pid))
         self.samples.append(sample)
         if self.on_sample is not None:
             self.on_sample(sample)
@@ -150,9 +171,10 @@ class RssSampler:
         inside = [s for s in self.samples if start <= s.t <= end]
         return max((s.rss for s in before + inside), default=0)
 
-
-class BudgetExceeded(RuntimeError):
-    """The watched process tree outgrew its memory budget."""
+    def cpu_between(self, start: float, end: float) -> float:
+        """CPU seconds the tree used over [start, end] (between the samples nearest to them)."""
+        at = lambda t: max((s.cpu for s in self.samples if s.t <= t), default=0.0)  # noqa: E731
+        return max(0.0, at(end) - at(start))
 
 
 def watchdog(limit_bytes: int, pid: int | None = None) -> Callable[[Sample], None]:
