@@ -11,6 +11,8 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
+use rustc_hash::FxHashMap;
+
 /// Multiplier applied to results under vendor/build/archive/generated paths.
 pub const DEMOTION_FACTOR: f64 = 0.5;
 /// Upper bound of the centrality boost; keeps a hub from burying a relevant leaf.
@@ -119,14 +121,16 @@ pub fn is_demoted_path(path: &str) -> bool {
 /// Fuse ranked lists. `centrality` maps an item key (or its path, as a fallback) to its scaled
 /// centrality. Returns at most `limit` items, best first; ties are broken by path then key so
 /// the order is deterministic.
-pub fn fuse<'a, S: BuildHasher>(
+pub fn fuse<'a, 'c, S: BuildHasher>(
     lists: &[RankedList<'a>],
-    centrality: &HashMap<String, f64, S>,
+    centrality: &HashMap<&'c str, f64, S>,
     k: f64,
     limit: usize,
 ) -> Vec<Fused<'a>> {
     let expected: usize = lists.iter().map(|l| l.items.len()).sum();
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(expected);
+    // Fx hashing: keys are short, trusted strings from our own retrievers.
+    let mut index: FxHashMap<&str, usize> =
+        FxHashMap::with_capacity_and_hasher(expected, Default::default());
     let mut fused: Vec<Fused<'a>> = Vec::with_capacity(expected);
     for (list_no, list) in lists.iter().enumerate() {
         for (rank, &(key, path)) in list.items.iter().enumerate() {
@@ -155,7 +159,7 @@ pub fn fuse<'a, S: BuildHasher>(
             });
         }
     }
-    let mut demoted_paths: HashMap<&str, bool> = HashMap::new();
+    let mut demoted_paths: FxHashMap<&str, bool> = FxHashMap::default();
     for item in &mut fused {
         let raw: f64 = item.contributions.iter().map(|c| c.contribution).sum();
         let c = centrality
@@ -170,30 +174,59 @@ pub fn fuse<'a, S: BuildHasher>(
         let demotion = if item.demoted { DEMOTION_FACTOR } else { 1.0 };
         item.score = raw * item.boost * demotion;
     }
-    fused.sort_unstable_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.path.cmp(b.path))
-            .then_with(|| a.key.cmp(b.key))
-    });
-    // Best chunk per file: the first occurrence of a path wins, later ones fold into it.
-    let mut best_of_path: HashMap<&str, usize> = HashMap::with_capacity(fused.len());
-    let mut kept: Vec<Fused<'a>> = Vec::new();
-    for item in fused {
-        match best_of_path.get(item.path) {
-            Some(&slot) => {
-                if slot < limit {
-                    kept[slot].folded.push(item.key);
+    // Best chunk per file: reduce to one item per path first, then order only those heads
+    // (a few hundred files instead of thousands of chunks) and keep the top `limit`.
+    let mut head_of_path: FxHashMap<&str, usize> =
+        FxHashMap::with_capacity_and_hasher(fused.len(), Default::default());
+    for (i, item) in fused.iter().enumerate() {
+        head_of_path
+            .entry(item.path)
+            .and_modify(|head| {
+                if better(item, &fused[*head]).is_lt() {
+                    *head = i;
                 }
-            }
-            None => {
-                best_of_path.insert(item.path, kept.len());
-                kept.push(item);
+            })
+            .or_insert(i);
+    }
+    let mut heads: Vec<usize> = head_of_path.values().copied().collect();
+    let by_rank = |a: &usize, b: &usize| better(&fused[*a], &fused[*b]);
+    if heads.len() > limit {
+        heads.select_nth_unstable_by(limit, by_rank);
+        heads.truncate(limit);
+    }
+    heads.sort_unstable_by(by_rank);
+    // The other chunks of each kept file, best first, are reported as folded into it.
+    let slot_of_path: FxHashMap<&str, usize> = heads
+        .iter()
+        .enumerate()
+        .map(|(slot, &i)| (fused[i].path, slot))
+        .collect();
+    let mut folded: Vec<Vec<usize>> = vec![Vec::new(); heads.len()];
+    for (i, item) in fused.iter().enumerate() {
+        if let Some(&slot) = slot_of_path.get(item.path) {
+            if heads[slot] != i {
+                folded[slot].push(i);
             }
         }
     }
-    kept.truncate(limit);
-    kept
+    heads
+        .iter()
+        .zip(folded)
+        .map(|(&head, mut others)| {
+            others.sort_unstable_by(by_rank);
+            let mut item = fused[head].clone();
+            item.folded = others.into_iter().map(|i| fused[i].key).collect();
+            item
+        })
+        .collect()
+}
+
+/// Result order: higher score first, then path, then key (deterministic on ties).
+fn better(a: &Fused<'_>, b: &Fused<'_>) -> std::cmp::Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| a.path.cmp(b.path))
+        .then_with(|| a.key.cmp(b.key))
 }
 
 #[cfg(test)]
@@ -222,7 +255,7 @@ mod tests {
             list(0.5, &[("a", "a.py"), ("b", "b.py")]),
             list(0.5, &[("b", "b.py"), ("c", "c.py")]),
         ];
-        let out = fuse(&lists, &HashMap::new(), 60.0, 10);
+        let out = fuse(&lists, &HashMap::<&str, f64>::new(), 60.0, 10);
         assert_eq!(out[0].key, "b");
         let expected = 0.5 / 62.0 + 0.5 / 61.0;
         assert!((out[0].score - expected).abs() < 1e-12);
@@ -232,7 +265,7 @@ mod tests {
     #[test]
     fn demoted_paths_fall_behind() {
         let lists = vec![list(1.0, &[("v", "vendor/x.py"), ("s", "src/x.py")])];
-        let out = fuse(&lists, &HashMap::new(), 60.0, 10);
+        let out = fuse(&lists, &HashMap::<&str, f64>::new(), 60.0, 10);
         assert_eq!(out[0].key, "s");
         assert!(out[1].demoted);
     }
@@ -240,7 +273,7 @@ mod tests {
     #[test]
     fn one_result_per_file_with_folded_keys() {
         let lists = vec![list(1.0, &[("a1", "a.py"), ("a2", "a.py"), ("b", "b.py")])];
-        let out = fuse(&lists, &HashMap::new(), 60.0, 10);
+        let out = fuse(&lists, &HashMap::<&str, f64>::new(), 60.0, 10);
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].folded, vec!["a2"]);
     }
@@ -249,7 +282,7 @@ mod tests {
     fn centrality_boost_applies_by_key_then_path() {
         let lists = vec![list(1.0, &[("a", "a.py"), ("b", "b.py")])];
         let mut c = HashMap::new();
-        c.insert("b.py".to_string(), 5.0);
+        c.insert("b.py", 5.0);
         let out = fuse(&lists, &c, 60.0, 10);
         assert_eq!(out[0].key, "b");
         assert!((out[0].boost - boost(5.0)).abs() < 1e-12);
@@ -275,8 +308,8 @@ mod tests {
 
     #[test]
     fn limit_and_empty_input() {
-        assert!(fuse(&[], &HashMap::new(), 60.0, 10).is_empty());
+        assert!(fuse(&[], &HashMap::<&str, f64>::new(), 60.0, 10).is_empty());
         let lists = vec![list(1.0, &[("a", "a"), ("b", "b"), ("c", "c")])];
-        assert_eq!(fuse(&lists, &HashMap::new(), 60.0, 2).len(), 2);
+        assert_eq!(fuse(&lists, &HashMap::<&str, f64>::new(), 60.0, 2).len(), 2);
     }
 }

@@ -1,10 +1,8 @@
 //! Python bindings for weighted RRF fusion.
 
-use std::collections::HashMap;
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::fusion::{self, RankedList};
 
@@ -28,7 +26,7 @@ type FusedTuple = (
 #[pyo3(signature = (lists, centrality, k, limit))]
 fn fuse<'py>(
     lists: Vec<(f64, Bound<'py, PyList>)>,
-    centrality: HashMap<String, f64>,
+    centrality: Bound<'py, PyDict>,
     k: f64,
     limit: usize,
 ) -> PyResult<Vec<FusedTuple>> {
@@ -82,7 +80,18 @@ fn fuse<'py>(
             items,
         });
     }
-    let fused = fusion::fuse(&ranked, &centrality, k, limit);
+    let mut central_strings = Vec::with_capacity(centrality.len());
+    for (key, value) in centrality.iter() {
+        let key = key
+            .cast_into::<PyString>()
+            .map_err(|_| PyTypeError::new_err("centrality keys must be str"))?;
+        central_strings.push((key, value.extract::<f64>()?));
+    }
+    let mut central: rustc_hash::FxHashMap<&str, f64> = rustc_hash::FxHashMap::default();
+    for (key, value) in &central_strings {
+        central.insert(key.to_str()?, *value);
+    }
+    let fused = fusion::fuse(&ranked, &central, k, limit);
     Ok(fused
         .into_iter()
         .map(|f| {
