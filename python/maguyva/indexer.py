@@ -32,6 +32,7 @@ from .changes import RACY_NS, ChangeSet, RepoState, scan
 from .chunks import line_window_chunks
 from .config import load_config
 from .errors import CorruptIndexError, IndexVersionError, MaguyvaError, ModalityUnavailable
+from .extract_cache import ExtractCache
 from .extract_types import FileExtraction
 from .model import Chunk, SourceFile
 from .registry import BUILD_ORDER, load_modality
@@ -390,8 +391,13 @@ class Indexer:
             self.index.abort(tmp)
             raise
         (self.index.path / SCAN_STATE).unlink(missing_ok=True)
+        if new_records:  # the generation now holds what the cache kept for an interrupt
+            self._extract_cache().clear()
         self._records, self._records_generation = merged, generation.number
         return self._summary(generation, state, changes, timings, modalities=modalities)
+
+    def _extract_cache(self) -> ExtractCache:
+        return ExtractCache.open(self.index.cache_dir, self._extractor)
 
     def _extract(
         self, files: list[SourceFile], state: RepoState
@@ -405,9 +411,15 @@ class Indexer:
         except ImportError:
             extract_repository = None
         if extract_repository is not None:
-            extraction, chunks, report = extract_repository(
-                self.root, files, self.config, self.progress
-            )
+            # Finished files go to the extraction cache as they complete, so a Ctrl-C or a
+            # crash before the commit does not lose them; the next run takes them from there.
+            from .extract.driver import caching
+
+            with caching(self._extract_cache()) as counts:
+                extraction, chunks, report = extract_repository(
+                    self.root, files, self.config, self.progress
+                )
+            report["extract_cached"] = counts["cached"]
         else:
             extraction, chunks, report = {}, [], {"structural": "unavailable; line windows"}
             for source in files:

@@ -4,9 +4,12 @@ indexed, with line-window chunks and no symbols, and is named in the report."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import multiprocessing
 import operator
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunks import line_window_chunks, syntax_chunks
+from ..extract_cache import CACHEABLE, ExtractCache
 from ..extract_types import Call, Definition, FileExtraction, Import, Reference
 from ..model import Chunk, SourceFile
 from . import grammars
@@ -40,6 +44,7 @@ class FileResult:
     status: str = "ok"  # ok | no_grammar | timeout | error | unreadable
     detail: str | None = None
     stats: dict[str, int] = field(default_factory=dict)
+    cached: bool = False  # taken from the extraction cache of an interrupted run
 
 
 def extract_source(
@@ -79,11 +84,15 @@ def _extract_path(root: str, file: SourceFile, budget_s: float) -> FileResult:
     try:
         data = (Path(root) / file.path).read_bytes()
     except OSError as exc:
-        detail = f"{type(exc).__name__}: {exc.strerror or exc}"
-        return FileResult(
-            FileExtraction(file.path, file.language, error=detail), [], 0.0, 0, "unreadable", detail
-        )
+        return _unreadable(file, exc)
     return extract_source(file.path, file.language, data, budget_s)
+
+
+def _unreadable(file: SourceFile, exc: OSError) -> FileResult:
+    detail = f"{type(exc).__name__}: {exc.strerror or exc}"
+    return FileResult(
+        FileExtraction(file.path, file.language, error=detail), [], 0.0, 0, "unreadable", detail
+    )
 
 
 # Results cross the process boundary as plain tuples: slots dataclasses pickle through
@@ -119,8 +128,65 @@ def unpack(row: Packed) -> FileResult:
     return FileResult(extraction, list(starmap(Chunk, chunks)), seconds, size, status, detail)
 
 
-def _run_batch(root: str, batch: list[SourceFile], budget_s: float) -> list[Packed]:
-    return [pack(_extract_path(root, f, budget_s)) for f in batch]
+def _extract_row(
+    root: str, file: SourceFile, budget_s: float, cache: ExtractCache | None
+) -> tuple[Packed, bool]:
+    """One file's packed result, and whether it came from `cache`. A fresh result is
+    written to the cache at once, so an interrupt loses at most the files in progress."""
+    try:
+        data = (Path(root) / file.path).read_bytes()
+    except OSError as exc:
+        return pack(_unreadable(file, exc)), False
+    if cache is not None:
+        started = time.monotonic()
+        hit = cache.get(file.path, data)
+        if hit is not None and len(hit) == 12:
+            return (*hit[:8], time.monotonic() - started, *hit[9:]), True
+    result = extract_source(file.path, file.language, data, budget_s)
+    row = pack(result)
+    if cache is not None and result.status in CACHEABLE:
+        cache.put(file.path, data, row)
+    return row, False
+
+
+def _result(row: Packed, cached: bool) -> FileResult:
+    result = unpack(row)
+    result.cached = cached
+    return result
+
+
+def _counted(counts: dict[str, int], result: FileResult) -> FileResult:
+    if counts:
+        counts["cached" if result.cached else "extracted"] += 1
+    return result
+
+
+def _run_batch(
+    root: str, batch: list[SourceFile], budget_s: float, cache: ExtractCache | None = None
+) -> list[tuple[Packed, bool]]:
+    return [_extract_row(root, f, budget_s, cache) for f in batch]
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them (a worker that caught it would
+    report it as its task's failure and go on with the next task)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop at once: drop queued batches and kill the workers (their finished files are
+    already in the cache). `shutdown(wait=True)` would instead finish every queued batch."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + 1.0
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
 
 
 def _batches(files: list[SourceFile], workers: int) -> list[list[SourceFile]]:
@@ -156,21 +222,47 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+_ACTIVE_CACHE: contextvars.ContextVar[tuple[ExtractCache, dict[str, int]] | None] = (
+    contextvars.ContextVar("maguyva_extract_cache", default=None)
+)
+
+
+@contextlib.contextmanager
+def caching(cache: ExtractCache) -> Iterator[dict[str, int]]:
+    """Use `cache` for every `extract_files` call inside the block (the indexer sets it
+    around extraction; callers in between need not pass it along). Yields counts that
+    fill as files are served: `cached` (from the cache) and `extracted`."""
+    counts = {"cached": 0, "extracted": 0}
+    token = _ACTIVE_CACHE.set((cache, counts))
+    try:
+        yield counts
+    finally:
+        _ACTIVE_CACHE.reset(token)
+
+
 def extract_files(
     root: Path,
     files: list[SourceFile],
     jobs: int | None = None,
     budget_s: float = DEFAULT_BUDGET_S,
     progress: Callable[[str, int, int], None] | None = None,
+    cache: ExtractCache | None = None,
 ) -> Iterator[FileResult]:
-    """Extract every file, yielding results as they complete (order not guaranteed)."""
+    """Extract every file, yielding results as they complete (order not guaranteed).
+
+    Files found in `cache` (default: the one set by `caching`) are not extracted again, and
+    each fresh result is added to it. On KeyboardInterrupt (or when the consumer stops
+    iterating) the worker processes are killed and queued batches dropped at once."""
     jobs = jobs or os.cpu_count() or 1
+    counts: dict[str, int] = {}
+    if cache is None and (active := _ACTIVE_CACHE.get()) is not None:
+        cache, counts = active
     total = len(files)
     done = 0
     report = progress or (lambda phase, done, total: None)
     if jobs <= 1 or total < IN_PROCESS_BELOW:
         for f in files:
-            yield _extract_path(str(root), f, budget_s)
+            yield _counted(counts, _result(*_extract_row(str(root), f, budget_s, cache)))
             done += 1
             report("extract", done, total)
         return
@@ -179,9 +271,12 @@ def extract_files(
     for attempt in range(2):
         if not pending_batches:
             break
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
-            futures: dict[Future[list[Packed]], list[SourceFile]] = {
-                pool.submit(_run_batch, str(root), b, budget_s): b for b in pending_batches
+        pool = ProcessPoolExecutor(
+            max_workers=jobs, mp_context=_context(), initializer=_ignore_sigint
+        )
+        try:
+            futures: dict[Future[list[tuple[Packed, bool]]], list[SourceFile]] = {
+                pool.submit(_run_batch, str(root), b, budget_s, cache): b for b in pending_batches
             }
             while futures:
                 finished, _ = wait(futures, return_when=FIRST_COMPLETED)
@@ -193,10 +288,14 @@ def extract_files(
                         # A grammar crashed a worker: retry these files one per task, once.
                         retry_alone.extend([f] for f in batch)
                         continue
-                    for row in results:
+                    for row, cached in results:
                         done += 1
                         report("extract", done, total)
-                        yield unpack(row)
+                        yield _counted(counts, _result(row, cached))
+        except BaseException:  # Ctrl-C, or the consumer closed this generator
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
         if attempt == 0:
             pending_batches, retry_alone = retry_alone, []
     for batch in retry_alone:  # crashed twice: index as plain text, report it

@@ -50,9 +50,33 @@ fn build_text_index(
         zstd_level,
         ..BuildOptions::default()
     };
-    let report = py
-        .detach(|| build::build(&root, &inputs, &out_dir, &opts))
-        .map_err(to_py)?;
+    // Ctrl-C: the GIL is released during the build, so Python cannot run its SIGINT handler;
+    // between batches the build re-attaches briefly and asks it (main thread only), and a
+    // raised KeyboardInterrupt ends the build there.
+    let mut interrupt: Option<PyErr> = None;
+    let built = py.detach(|| {
+        build::build_cancellable(
+            &root,
+            &inputs,
+            &out_dir,
+            &opts,
+            &mut || match Python::attach(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(err) => {
+                    interrupt = Some(err);
+                    true
+                }
+            },
+        )
+    });
+    let report = match built.map_err(to_py)? {
+        Some(report) => report,
+        None => {
+            return Err(interrupt.unwrap_or_else(|| {
+                pyo3::exceptions::PyKeyboardInterrupt::new_err("text index build cancelled")
+            }))
+        }
+    };
     let skipped: Vec<(String, &'static str)> = report
         .skipped
         .iter()

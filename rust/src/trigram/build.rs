@@ -231,6 +231,20 @@ pub fn build(
     out_dir: &Path,
     opts: &BuildOptions,
 ) -> CoreResult<BuildReport> {
+    build_cancellable(root, inputs, out_dir, opts, &mut || false)
+        .map(|report| report.unwrap_or_default())
+}
+
+/// As `build`, but `cancelled` is asked once per batch of files, on the calling thread;
+/// when it answers true the build stops there and returns `Ok(None)` (the partial files in
+/// `out_dir` are the caller's to discard). The Python binding uses it to honour Ctrl-C.
+pub fn build_cancellable(
+    root: &Path,
+    inputs: &[BuildInput],
+    out_dir: &Path,
+    opts: &BuildOptions,
+    cancelled: &mut dyn FnMut() -> bool,
+) -> CoreResult<Option<BuildReport>> {
     std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
     let content_path: PathBuf = out_dir.join(format::CONTENT_FILE);
     let index_path: PathBuf = out_dir.join(format::INDEX_FILE);
@@ -262,6 +276,9 @@ pub fn build(
     let mut pending: Option<(usize, Vec<Result<Prepared, SkipReason>>)> = None;
     let mut next = 0usize;
     loop {
+        if cancelled() {
+            return Ok(None);
+        }
         let todo = batches.get(next).copied();
         let (computed, merged) = rayon::join(
             || todo.map(run_batch),
@@ -324,6 +341,9 @@ pub fn build(
         .sync_all()
         .map_err(io_err(&content_path))?;
     report.stored_bytes = content_off;
+    if cancelled() {
+        return Ok(None);
+    }
 
     // Trigram table and postings, in trigram order.
     let mut table: Vec<u8> = Vec::new();
@@ -372,5 +392,51 @@ pub fn build(
         .sync_all()
         .map_err(io_err(&index_path))?;
     report.index_bytes = off;
-    Ok(report)
+    Ok(Some(report))
+}
+
+#[cfg(test)]
+mod cancel_tests {
+    use super::*;
+
+    fn inputs(root: &Path, n: usize) -> Vec<BuildInput> {
+        std::fs::create_dir_all(root).expect("root");
+        (0..n)
+            .map(|i| {
+                let path = format!("f{i:04}.txt");
+                std::fs::write(root.join(&path), format!("fn item_{i}() {{}}\n")).expect("write");
+                BuildInput {
+                    path,
+                    chunks: Vec::new(),
+                }
+            })
+            .collect()
+    }
+
+    /// Cancelled after the first batch: no index file, and the flag was polled once per batch
+    /// until then; never cancelled: the same build as `build`.
+    #[test]
+    fn cancellation_is_polled_between_batches() {
+        let base = std::env::temp_dir().join(format!("maguyva-cancel-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let files = inputs(&base.join("root"), 40);
+        let opts = BuildOptions {
+            batch: 8,
+            ..BuildOptions::default()
+        };
+        let mut asked = 0;
+        let out = base.join("cancelled");
+        let got = build_cancellable(&base.join("root"), &files, &out, &opts, &mut || {
+            asked += 1;
+            asked > 1
+        })
+        .expect("build");
+        assert!(got.is_none());
+        assert_eq!(asked, 2);
+        assert!(!out.join(format::INDEX_FILE).exists());
+
+        let full = build(&base.join("root"), &files, &base.join("full"), &opts).expect("build");
+        assert_eq!(full.docs, 40);
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }
