@@ -72,3 +72,47 @@ def test_add_10k(benchmark, tmp_path, backend: str) -> None:
         store.add(np.arange(10_000), codes)
 
     benchmark.pedantic(run, rounds=5, iterations=1)
+
+
+# ---- the same build, three ways ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stdlib_part(tmp_path_factory: pytest.TempPathFactory):
+    """Eight real standard-library packages (~160 files), without bytecode."""
+    import shutil
+    import sysconfig
+    from pathlib import Path
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    root = tmp_path_factory.mktemp("stdlib")
+    for name in ("asyncio", "email", "http", "json", "logging", "xml", "unittest", "importlib"):
+        shutil.copytree(stdlib / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+@pytest.mark.parametrize("path", ["single", "inline", "ray"])
+def test_build_paths(benchmark, stdlib_part, tmp_path, path: str) -> None:
+    """text + structural + graph of the same files: `build_index` (2 extraction processes),
+    the partitioned build in-process, and on a local Ray with 2 workers (start-up included)."""
+    from maguyva.indexer import build_index
+    from maguyva.scale.distributed import InlineExecutor, RayExecutor, distributed_build
+
+    benchmark.group = "build ~160 stdlib files (text, structural, graph)"
+    config = {"modalities": ["text", "structural", "graph"], "jobs": 2}
+    counter = iter(range(100))
+
+    def run() -> None:
+        cfg = {**config, "index_dir": str(tmp_path / f"i{next(counter)}")}
+        if path == "single":
+            build_index(stdlib_part, config=cfg)
+        elif path == "inline":
+            distributed_build(stdlib_part, executor=InlineExecutor(), config=cfg)
+        else:
+            executor = RayExecutor(num_cpus=2)
+            try:
+                distributed_build(stdlib_part, executor=executor, config=cfg)
+            finally:
+                executor.shutdown()
+
+    benchmark.pedantic(run, rounds=2, iterations=1)
