@@ -78,8 +78,7 @@ class ChunkStore:
         best: Chunk | None = None
         for chunk in chunks[:upto]:
             if chunk.start_line <= line <= chunk.end_line and (
-                best is None
-                or chunk.end_line - chunk.start_line < best.end_line - best.start_line
+                best is None or chunk.end_line - chunk.start_line < best.end_line - best.start_line
             ):
                 best = chunk
         return best
