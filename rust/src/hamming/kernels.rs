@@ -165,7 +165,9 @@ impl Resolved {
     /// kernel has a group form and distances fit in 16 bits (codes up to 65 535 bits); the
     /// rest go one query at a time. Panics (a programming error) if the lengths disagree.
     pub fn distances_multi(&self, queries: &[u8], width: usize, rows: &[u8], out: &mut [u32]) {
-        assert!(width > 0 && queries.len().is_multiple_of(width) && rows.len().is_multiple_of(width));
+        assert!(
+            width > 0 && queries.len().is_multiple_of(width) && rows.len().is_multiple_of(width)
+        );
         let n = rows.len() / width;
         let nq = queries.len() / width;
         assert!(out.len() == n * nq);
