@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -354,31 +355,48 @@ def test_tree_cpu_counts_reaped_children():
 
 BUDGET_SCRIPT = """
 import json, sys
+from pathlib import Path
+from maguyva.errors import MaguyvaError
 from maguyva.indexer import build_index
-from maguyva.scale.memory import RssSampler, watchdog
+from maguyva.scale.memory import RssSampler, run_within_budget
 
 limit = int(sys.argv[3])
-with RssSampler(interval_s=0.05, on_sample=watchdog(limit)) as sampler:
-    summary = build_index(sys.argv[1], config={"index_dir": sys.argv[2], "jobs": 2,
-                          "modalities": ["text", "structural", "graph"]})
-print(json.dumps({"peak": sampler.peak, "files": summary.files, "chunks": summary.chunks}))
+config = {"index_dir": sys.argv[2], "jobs": 2, "modalities": ["text", "structural", "graph"]}
+peak = RssSampler(interval_s=0.05)
+try:
+    with peak:
+        summary = run_within_budget(lambda: build_index(sys.argv[1], config=config), limit)
+except MaguyvaError as exc:
+    leftovers = sorted(p.name for p in Path(sys.argv[2]).glob("gen-*"))
+    print(json.dumps({"error": str(exc), "generations": leftovers}))
+    sys.exit(2)
+print(json.dumps({"peak": peak.peak, "files": summary.files, "chunks": summary.chunks}))
 """
 
 
 def test_build_stays_within_a_memory_budget(tmp_path):
-    """A generated corpus (600 files, 12k functions) builds under a 512 MiB watchdog; the
-    same build under 60 MiB is stopped, so the watchdog is not a test that cannot fail."""
+    """A generated corpus (600 files, 12k functions) builds under a 512 MiB budget; the same
+    build under 60 MiB is stopped with a clear error and commits nothing (so the budget is
+    enforced, and the test can fail)."""
     root = generated_corpus(tmp_path / "repo", modules=600, functions=20)
     budget = 512 << 20
     run = subprocess.run([PY, "-c", BUDGET_SCRIPT, str(root), str(tmp_path / "i1"), str(budget)],
                          capture_output=True, text=True, timeout=600)  # fmt: skip
-    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-2000:] + run.stdout
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["files"] == 601 and result["chunks"] >= 600 * 20
     assert 0 < result["peak"] <= budget
+    # started with SIGINT ignored (as under nohup, or from a process that ignores it): the
+    # budget must still stop the build (regression: it hung, interrupt_main being a no-op)
+    ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
     tight = subprocess.run([PY, "-c", BUDGET_SCRIPT, str(root), str(tmp_path / "i2"),
-                            str(60 << 20)], capture_output=True, text=True, timeout=600)  # fmt: skip
-    assert tight.returncode != 0
+                            str(60 << 20)], capture_output=True, text=True, timeout=600,
+                           preexec_fn=ignore_sigint)  # fmt: skip
+    assert tight.returncode == 2, tight.stderr[-2000:]
+    stopped = json.loads(tight.stdout.strip().splitlines()[-1])
+    assert "memory budget of 60 MiB exceeded" in stopped["error"]
+    assert stopped["generations"] == []  # the unfinished generation was removed
+    assert "Traceback" not in tight.stderr
 
 
 def test_budget_plan_honours_limits():
@@ -393,6 +411,21 @@ def test_budget_plan_honours_limits():
     )
     with pytest.raises(MaguyvaError):
         memory.parse_size("lots")
+    assert memory.run_within_budget(lambda: 41 + 1, 8 << 30) == 42
+    errors: list[BaseException] = []
+
+    def off_main() -> None:
+        try:
+            memory.run_within_budget(lambda: None, 8 << 30)
+        except MaguyvaError as exc:
+            errors.append(exc)
+
+    import threading
+
+    worker = threading.Thread(target=off_main)
+    worker.start()
+    worker.join()
+    assert len(errors) == 1 and "main thread" in str(errors[0])
 
 
 def test_phase_windows():

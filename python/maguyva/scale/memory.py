@@ -16,6 +16,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+from ..errors import MaguyvaError
+
+T = TypeVar("T")
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -224,8 +229,6 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 
 
 def parse_size(text: str | int) -> int:
     """`"6G"`, `"512M"`, `"800MiB"`, `1048576` -> bytes (binary units)."""
-    from ..errors import MaguyvaError
-
     if isinstance(text, int):
         return text
     import re
@@ -249,8 +252,6 @@ class BudgetPlan:
 def plan_for_budget(budget: int, cores: int | None = None) -> BudgetPlan:
     """Extraction processes that fit `budget` next to the driver (at least one; never more
     than the cores). Raises when not even one worker fits."""
-    from ..errors import MaguyvaError
-
     limit = cgroup_limit()
     if limit is not None:
         budget = min(budget, limit)
@@ -262,3 +263,59 @@ def plan_for_budget(budget: int, cores: int | None = None) -> BudgetPlan:
             f"{(DRIVER_BYTES + WORKER_BYTES) >> 20} MiB before it holds any of the repository"
         )
     return BudgetPlan(budget, max(1, min(cores, room // WORKER_BYTES)), limit)
+
+
+def run_within_budget(
+    fn: Callable[[], T], budget: int, interval_s: float = 0.05, grace_s: float = 2.0
+) -> T:
+    """Run `fn()` (a build) on this thread while a sampler watches this process tree; the
+    first sample over `budget` interrupts `fn` as Ctrl-C would (the indexer stops its workers
+    and aborts its unfinished generation; the previous one keeps serving); if the tree is
+    still over budget `grace_s` later, its child processes are killed. A
+    `MemoryBudgetExceeded` then names the budget and what was seen. Main thread only (it uses
+    `_thread.interrupt_main`)."""
+    import _thread
+
+    if threading.current_thread() is not threading.main_thread():
+        raise MaguyvaError("run_within_budget must be called from the main thread")
+    fired: list[Sample] = []
+
+    def check(sample: Sample) -> None:
+        if sample.rss <= budget:
+            return
+        if not fired:
+            fired.append(sample)
+            _thread.interrupt_main()  # like Ctrl-C: the indexer stops its workers and aborts
+        elif sample.t - fired[0].t > grace_s and len(fired) == 1:
+            fired.append(sample)  # still over after the grace period: kill the children
+            for child in tree_pids(os.getpid())[1:]:
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)
+
+    # interrupt_main does nothing while SIGINT is ignored (a parent may have started us with
+    # SIGINT set to SIG_IGN, which survives exec): handle it for the duration of the build.
+    previous = signal.getsignal(signal.SIGINT)
+    if previous in (signal.SIG_IGN, signal.SIG_DFL, None):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    sampler = RssSampler(interval_s=interval_s, on_sample=check)
+    try:
+        with sampler:
+            return fn()
+    except KeyboardInterrupt:
+        if not fired:
+            raise
+    except Exception:
+        if not fired:
+            raise  # a worker killed by the watchdog surfaces as some other error
+    finally:
+        if previous in (signal.SIG_IGN, signal.SIG_DFL):
+            signal.signal(signal.SIGINT, previous)
+    seen = fired[0]
+    raise MemoryBudgetExceeded(
+        f"memory budget of {budget >> 20} MiB exceeded ({seen.rss >> 20} MiB after "
+        f"{seen.t:.1f}s); the build was stopped and nothing was committed"
+    )
+
+
+class MemoryBudgetExceeded(MaguyvaError):
+    """A build outgrew its memory budget and was stopped."""
