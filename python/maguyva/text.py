@@ -24,6 +24,7 @@ from .chunkstore import ChunkStore
 from .errors import BadQueryError, ModalityUnavailable
 from .model import Hit
 from .retriever import BuildContext, RetrieverQuery
+from .stopwords import STOP_WORDS
 
 DIR_NAME = "text"
 LITERAL_INTENTS = frozenset(
@@ -34,86 +35,6 @@ MAX_LINES_PER_FILE = 200
 MAX_TERMS = 24
 CASES = ("sensitive", "insensitive", "smart")
 
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "get",
-        "got",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "should",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "this",
-        "those",
-        "to",
-        "use",
-        "used",
-        "uses",
-        "using",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "code",
-        "file",
-        "files",
-        "function",
-        "method",
-        "work",
-        "works",
-        "find",
-        "show",
-        "explain",
-    ]
-)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SUBWORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _DEF_WORDS = (
@@ -151,7 +72,7 @@ def split_terms(terms: list[str]) -> list[str]:
 
     def add(word: str) -> None:
         low = word.lower()
-        if len(low) >= 2 and low not in _STOP and low not in seen:
+        if len(low) >= 2 and low not in STOP_WORDS and low not in seen:
             seen.add(low)
             out.append(low)
 
