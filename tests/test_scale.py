@@ -390,7 +390,7 @@ def test_build_stays_within_a_memory_budget(tmp_path):
     # budget must still stop the build (regression: it hung, interrupt_main being a no-op)
     ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
     tight = subprocess.run([PY, "-c", BUDGET_SCRIPT, str(root), str(tmp_path / "i2"),
-                            str(60 << 20)], capture_output=True, text=True, timeout=600,
+                            str(60 << 20)], capture_output=True, text=True, timeout=120,
                            preexec_fn=ignore_sigint)  # fmt: skip
     assert tight.returncode == 2, tight.stderr[-2000:]
     stopped = json.loads(tight.stdout.strip().splitlines()[-1])

@@ -8,6 +8,7 @@ returns feed every modality. `MODALITY.build` then writes the symbol index from 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,25 +45,28 @@ def extract_repository(
     languages: dict[str, dict[str, int]] = {}
     problems: list[dict[str, str]] = []
     slowest: list[tuple[float, str]] = []
-    for result in extract_files(root, files, jobs=jobs, budget_s=budget, progress=progress):
-        ex = result.extraction
-        extraction[ex.path] = ex
-        chunks.extend(result.chunks)
-        stats = languages.setdefault(
-            ex.language or "unknown",
-            {"files": 0, "bytes": 0, "definitions": 0, "imports": 0, "calls": 0, "chunks": 0},
-        )
-        stats["files"] += 1
-        stats["bytes"] += result.size
-        stats["definitions"] += len(ex.definitions)
-        stats["imports"] += len(ex.imports)
-        stats["calls"] += len(ex.calls)
-        stats["chunks"] += len(result.chunks)
-        if result.status not in ("ok", "no_grammar"):
-            problems.append(
-                {"path": ex.path, "status": result.status, "detail": result.detail or ""}
+    # closed at once on Ctrl-C in this loop's body, not when the generator is collected
+    stream = extract_files(root, files, jobs=jobs, budget_s=budget, progress=progress)
+    with contextlib.closing(stream):
+        for result in stream:
+            ex = result.extraction
+            extraction[ex.path] = ex
+            chunks.extend(result.chunks)
+            stats = languages.setdefault(
+                ex.language or "unknown",
+                {"files": 0, "bytes": 0, "definitions": 0, "imports": 0, "calls": 0, "chunks": 0},
             )
-        slowest.append((result.seconds, ex.path))
+            stats["files"] += 1
+            stats["bytes"] += result.size
+            stats["definitions"] += len(ex.definitions)
+            stats["imports"] += len(ex.imports)
+            stats["calls"] += len(ex.calls)
+            stats["chunks"] += len(result.chunks)
+            if result.status not in ("ok", "no_grammar"):
+                problems.append(
+                    {"path": ex.path, "status": result.status, "detail": result.detail or ""}
+                )
+            slowest.append((result.seconds, ex.path))
     slowest.sort(reverse=True)
     report = {
         "files": len(extraction),

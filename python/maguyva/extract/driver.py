@@ -177,6 +177,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     """Stop at once: drop queued batches and kill the workers (their finished files are
     already in the cache). `shutdown(wait=True)` would instead finish every queued batch."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    # taken before `shutdown`, which drops the pool's reference to it
+    result_writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
     for process in processes:
         with contextlib.suppress(Exception):
             process.terminate()
@@ -187,6 +189,14 @@ def _stop(pool: ProcessPoolExecutor) -> None:
             process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
+                process.join(1.0)
+    # A worker killed while sending a result leaves half a message in the result pipe, and the
+    # pool's manager thread waits in `recv` for the rest forever; interpreter exit joins that
+    # thread, so the process would hang (seen in CI). With the workers gone, the parent holds
+    # the pipe's last write end: closing it turns that wait into EOF, and the thread ends.
+    if result_writer is not None:
+        with contextlib.suppress(Exception):
+            result_writer.close()
 
 
 def _batches(files: list[SourceFile], workers: int) -> list[list[SourceFile]]:
