@@ -152,3 +152,70 @@ def test_file_in_new_nested_empty_directory_is_found(tmp_path):
     assert build(tmp_path).noop
     (tmp_path / "newdir" / "deeper" / "leaf.py").write_text("def leaf():\n    return 1\n")
     assert build(tmp_path).changes["added"] == 1
+
+
+def test_file_under_a_directory_of_only_ignored_files_is_found(tmp_path):
+    """`obj/` and `obj/sub/` hold only ignored files when the index is built; a source file
+    created later in `obj/sub/` must be noticed without walking (the stat pass)."""
+    write_repo(tmp_path)
+    (tmp_path / ".gitignore").write_text("*.o\nnode_modules/\n")
+    (tmp_path / "obj" / "sub").mkdir(parents=True)
+    (tmp_path / "obj" / "a.o").write_text("x")
+    (tmp_path / "obj" / "sub" / "b.o").write_text("x")
+    (tmp_path / "node_modules" / "dep" / "lib").mkdir(parents=True)
+    (tmp_path / "node_modules" / "dep" / "lib" / "index.js").write_text("exports.x = 1;\n")
+    build(tmp_path)
+    assert build(tmp_path).noop
+    (tmp_path / "obj" / "sub" / "new.py").write_text("def under_ignored():\n    return 1\n")
+    summary = build(tmp_path)
+    assert summary.changes["added"] == 1, summary.changes
+    from maguyva.engine import Engine
+
+    found = Engine.open(tmp_path).search("under_ignored", modalities=["structural"]).results
+    assert [r.path for r in found] == ["obj/sub/new.py"]
+    # an ignored tree is neither recorded nor descended into (no watch, no stat)
+    state, _ = scan(tmp_path, {}, None)
+    assert "obj/sub" in state.dirs
+    assert not any(d.startswith("node_modules") for d in state.dirs), sorted(state.dirs)
+
+
+IGNORE_CASES = [
+    (".gitignore", "build/\n*.egg-info\n/top_only\n!keep.egg-info\n"),
+    ("src/.gitignore", "gen\n**/cache/**\nsub/deep\n"),
+    (".maguyvaignore", "vendor\n!src/gen\n"),
+    ("docs/.gitignore", "[ab]uild\n_*\n"),
+]
+DIRS = ["build", "src/build", "a.egg-info", "keep.egg-info", "top_only", "src/top_only",
+        "src/gen", "src/x/gen", "src/cache", "src/cache/inner", "src/sub/deep", "src/sub/other",
+        "vendor", "src/vendor", "docs/build", "docs/auild", "docs/cuild", "docs/_priv",
+        "docs/ok", "x/y/z"]  # fmt: skip
+
+
+def test_ignore_rules_for_directories_match_the_walker(tmp_path):
+    from maguyva.changes import IgnoreRules
+
+    for rel, text in IGNORE_CASES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    for d in DIRS:
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+        (tmp_path / d / "probe.txt").write_text("probe\n")
+    files, _skipped = _core.walk_files(str(tmp_path), max_file_bytes=1 << 20, allow_large=[],
+                                       follow_symlinks=False, max_trigrams=20_000)  # fmt: skip
+    listed = {p for p, _s, _m in files}
+    rules = IgnoreRules(tmp_path)
+
+    def walker_ignores(d: str) -> bool:  # the first ignored directory on the way down
+        parts = d.split("/")
+        return any(
+            f"{'/'.join(parts[: i + 1])}/probe.txt" not in listed
+            for i in range(len(parts)) if (tmp_path / "/".join(parts[: i + 1]) / "probe.txt").exists()
+        )  # fmt: skip
+
+    for d in DIRS:
+        parts = d.split("/")
+        ours = any(rules.ignored_dir("/".join(parts[: i + 1])) for i in range(len(parts)))
+        if d == "src/cache":  # entered by the walker, but `cache/**` ignores all it holds
+            assert not ours
+        else:
+            assert ours == walker_ignores(d), d
