@@ -22,13 +22,16 @@ from maguyva.store import IndexDir
 
 
 def _snapshot(index_dir: Path) -> tuple:
-    """Chunks and extraction of the current generation, as stored."""
+    """Chunks, extraction and the symbol index of the current generation, as stored (the
+    symbol index byte for byte: an update must write what a from-scratch build writes)."""
     gen = IndexDir(index_dir).current()
     chunks = b"".join(sealed.read_sealed(p, "chunks") for p in sorted(gen.path.glob("chunks/*")))
     extract = {}
     for p in sorted(gen.path.glob("extract/*")):
         extract.update(sealed.read_sealed_json(p, "extract")["files"])
-    return chunks, extract
+    symbols = {p.name: p.read_bytes() for p in sorted(gen.path.glob("structural/*"))}
+    assert symbols, "no symbol index"
+    return chunks, extract, symbols
 
 
 EDITS = st.lists(
@@ -67,6 +70,12 @@ def test_incremental_equals_from_scratch(tmp_path_factory, edits):
         elif op == "switch":
             write_repo(root, n % 4)  # a branch switch: many files change at once
         summary = build(root)
+        if not summary.noop:
+            structural = summary.modalities["structural"]["report"]
+            assert structural["mode"] == "incremental", structural
+            c = summary.changes
+            moved = c["added"] + c["modified"] + c["deleted"] + 2 * c["renamed"]
+            assert structural["segments_written"] <= moved, (structural, c)
         scratch = root.parent / (root.name + "-scratch")
         shutil.rmtree(scratch, ignore_errors=True)
         build_index(root, config={**CONFIG, "index_dir": str(scratch)})

@@ -3,10 +3,20 @@ index, open it and search it the ways the spec lists."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import random
+import sysconfig
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from maguyva import sealed, symbol_index
+from maguyva import store as store_mod
+from maguyva.changes import ChangeSet
+from maguyva.chunkstore import ChunkStore
 from maguyva.errors import CorruptIndexError, ModalityUnavailable
 from maguyva.model import SourceFile
 from maguyva.retriever import BuildContext, RetrieverQuery
@@ -161,3 +171,179 @@ def test_open_without_build_is_unavailable(tmp_path: Path) -> None:
     (tmp_path / "structural" / "symbols.json").write_text("{not json")
     with pytest.raises(CorruptIndexError):
         MODALITY.open(tmp_path, {})
+
+
+# ---- the segmented symbol index: updates, ranking across segments, verify, reader cache ------
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+SLICE = ("json", "email", "http", "concurrent/futures")
+
+
+@pytest.fixture(scope="module")
+def stdlib_slice() -> tuple[dict, list]:
+    """Real extraction of a slice of CPython's standard library (~50 files)."""
+    from maguyva.languages import detect_language
+
+    files = []
+    for package in SLICE:
+        for path in sorted((STDLIB / package).rglob("*.py")):
+            rel = path.relative_to(STDLIB).as_posix()
+            files.append(SourceFile(rel, path.stat().st_size, 0, detect_language(rel)))
+    extraction, chunks, report = extract_repository(STDLIB, files, {"jobs": 1}, lambda *a: None)
+    assert report["files"] == len(files) > 40
+    return extraction, chunks
+
+
+def _one_segment(extraction: dict, chunks: list) -> StructuralSearcher:
+    """The whole index as one segment in global path order: the ranking before segments."""
+    store = ChunkStore(chunks)
+    paths = sorted(extraction)
+    cols: dict[str, list] = {c: [] for c in symbol_index.COLUMNS}
+    for index, path in enumerate(paths):
+        for row in symbol_index.file_rows(path, extraction[path], store):
+            for name, value in zip(symbol_index._ROW_COLUMNS, row, strict=True):
+                cols[name].append(value)
+            cols["path"].append(index)
+    return StructuralSearcher.from_columns(paths, cols)
+
+
+def test_segmented_search_equals_one_segment(stdlib_slice, tmp_path) -> None:
+    extraction, chunks = stdlib_slice
+    symbol_index.build(tmp_path / "s", extraction, chunks)
+    segmented, whole = symbol_index.load(tmp_path / "s"), _one_segment(extraction, chunks)
+    assert len(segmented) == len(whole) > 1000
+    names = sorted({d.name for ex in extraction.values() for d in ex.definitions})
+    rng = random.Random(5)
+    sample = [*rng.sample(names, 120), "get", "parse", "Message.get", "json.loads", "decode"]
+    for name in sample:
+        assert segmented.find_symbol(name, limit=20) == whole.find_symbol(name, limit=20), name
+        for intent in ("find_definition", "understand_code"):
+            query = q(name, intent=intent)
+            assert segmented.search(query, 10) == whole.search(query, 10), (name, intent)
+        prefix = q(name[:4], intent="understand_code", kind="class")
+        assert segmented.search(prefix, 15) == whole.search(prefix, 15), name
+    words = RetrieverQuery(text="how are headers parsed", intent="understand_code", target="",
+                           terms=["headers", "parse", "message", "encode"])  # fmt: skip
+    assert segmented.search(words, 25) == whole.search(words, 25)
+
+
+EDIT_OPS = st.lists(st.tuples(st.sampled_from(["delete", "modify", "rename", "add"]),
+                              st.integers(0, 10_000)), min_size=1, max_size=12)  # fmt: skip
+
+
+@given(EDIT_OPS)
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+def test_update_writes_what_a_scratch_build_writes(stdlib_slice, tmp_path_factory, ops) -> None:
+    extraction, chunks = dict(stdlib_slice[0]), list(stdlib_slice[1])
+    base = tmp_path_factory.mktemp("symbols")
+    symbol_index.build(base / "a", extraction, chunks, extractor="x")
+    changes = ChangeSet()
+    for op, n in ops:
+        paths = sorted(extraction)
+        path = paths[n % len(paths)]
+        if op == "delete" and path not in changes.touched_paths():
+            del extraction[path]
+            changes.deleted.append(path)
+        elif op == "modify":
+            ex = extraction[path]
+            extraction[path] = dataclasses.replace(ex, definitions=ex.definitions[n % 3 :])
+            changes.modified.append(path)
+        elif op in ("rename", "add") and path not in changes.touched_paths():
+            new = f"moved/{n}_{path.rsplit('/', 1)[-1]}"
+            if new in extraction:
+                continue
+            extraction[new] = dataclasses.replace(extraction[path], path=new)
+            chunks += [dataclasses.replace(c, path=new, id=f"{c.id}:{new}")
+                       for c in chunks if c.path == path]  # fmt: skip
+            if op == "rename":
+                del extraction[path]
+                changes.renamed.append((path, new))
+            else:
+                changes.added.append(new)
+    report = symbol_index.build(base / "b", extraction, chunks, previous=base / "a",
+                                changes=changes, extractor="x")  # fmt: skip
+    assert report["mode"] == "incremental"
+    symbol_index.build(base / "c", extraction, chunks, extractor="x")
+    updated = {p.name: p.read_bytes() for p in sorted((base / "b").iterdir())}
+    scratch = {p.name: p.read_bytes() for p in sorted((base / "c").iterdir())}
+    assert updated == scratch
+    untouched = [m for m in range(symbol_index.SEGMENTS)
+                 if (base / "b" / symbol_index.segment_name(m)).stat().st_nlink == 2]  # fmt: skip
+    assert len(untouched) == symbol_index.SEGMENTS - report["segments_written"]
+
+
+def test_update_falls_back_to_scratch_when_the_previous_index_is_not_comparable(
+    stdlib_slice, tmp_path
+) -> None:
+    extraction, chunks = stdlib_slice
+    symbol_index.build(tmp_path / "a", extraction, chunks, extractor="x")
+    one = ChangeSet(modified=[sorted(extraction)[0]])
+    other = symbol_index.build(tmp_path / "b", extraction, chunks, previous=tmp_path / "a",
+                               changes=one, extractor="y")  # fmt: skip
+    assert other["mode"] == "from scratch" and "extractor" in other["why_from_scratch"]
+    (tmp_path / "a" / symbol_index.META).write_bytes(b"damaged")
+    again = symbol_index.build(tmp_path / "c", extraction, chunks, previous=tmp_path / "a",
+                               changes=one, extractor="x")  # fmt: skip
+    assert again["mode"] == "from scratch" and "unusable" in again["why_from_scratch"]
+    first = symbol_index.build(tmp_path / "d", extraction, chunks, previous=tmp_path / "b",
+                               changes=ChangeSet(reason="first build"), extractor="y")  # fmt: skip
+    assert first["mode"] == "from scratch"
+
+
+def test_verify_names_what_is_wrong(stdlib_slice, tmp_path) -> None:
+    extraction, chunks = stdlib_slice
+    out = tmp_path / "s"
+    symbol_index.build(out, extraction, chunks)
+    assert MODALITY.verify(out) == []
+    m = next(m for m in range(symbol_index.SEGMENTS)
+             if symbol_index.read_segment(out, m)["paths"])  # fmt: skip
+    name = symbol_index.segment_name(m)
+    original = (out / name).read_bytes()
+    # a sealed, well-formed segment holding a path of another segment
+    payload = symbol_index.read_segment(out, m)
+    stranger = next(p for p in sorted(extraction) if symbol_index.segment_of(p) != m)
+    payload["paths"][0] = stranger
+    store_mod.write_sealed(out / name, "symbols", sealed.dumps_json(payload), 2)
+    problems = MODALITY.verify(out)
+    assert any(name in p and "another segment" in p for p in problems), problems
+    with pytest.raises(CorruptIndexError):
+        symbol_index.load(out)
+    # a bit flip: the seal catches it
+    damaged = bytearray(original)
+    damaged[len(damaged) // 2] ^= 4
+    (out / name).write_bytes(bytes(damaged))
+    assert any("checksum mismatch" in p for p in MODALITY.verify(out))
+    (out / name).write_bytes(original)
+    (out / "stray.json").write_text("{}")
+    assert MODALITY.verify(out) == [f"{out / 'stray.json'}: not part of the symbol index"]
+    (out / "stray.json").unlink()
+    (out / symbol_index.segment_name(0)).unlink()
+    assert any("missing" in p for p in MODALITY.verify(out))
+
+
+def test_reader_reuses_segments_of_the_previous_generation(stdlib_slice, tmp_path) -> None:
+    extraction, chunks = stdlib_slice
+    symbol_index.build(tmp_path / "a", extraction, chunks)
+    first = symbol_index.load(tmp_path / "a")
+    edited = sorted(extraction)[3]
+    changes = ChangeSet(modified=[edited])
+    extraction = {**extraction, edited: dataclasses.replace(extraction[edited], definitions=[])}
+    symbol_index.build(tmp_path / "b", extraction, chunks, previous=tmp_path / "a",
+                       changes=changes)  # fmt: skip
+    second = symbol_index.load(tmp_path / "b")
+    shared = {id(s) for s in first._segs} & {id(s) for s in second._segs}
+    assert len(shared) == len(first._segs) - 1
+    assert all(h.path != edited for h in second.find_symbol("__init__", limit=10_000))
+
+
+def test_format_1_symbol_index_is_still_read(tmp_path) -> None:
+    cols = {c: [] for c in symbol_index.COLUMNS}
+    row = ["old_name", "old_name", "function", 0, 1, 2, 1, None, "def old_name()", "", 0]
+    for name, value in zip(symbol_index.COLUMNS, row, strict=True):
+        cols[name].append(value)
+    (tmp_path / "symbols.json").write_text(json.dumps({"version": 1, "paths": ["a.py"],
+                                                       "columns": cols}))  # fmt: skip
+    hits = symbol_index.load(tmp_path).find_symbol("old_name")
+    assert [(h.path, h.start_line) for h in hits] == [("a.py", 1)]
+    assert symbol_index.verify(tmp_path) == []

@@ -3,7 +3,10 @@ and syntax-aware chunks) and the symbol index that answers "where is X defined".
 
 The indexer calls `extract_repository` once per index build; the chunks and the extraction it
 returns feed every modality. `MODALITY.build` then writes the symbol index from that extraction
-(no re-parsing) and `MODALITY.open` loads it for search.
+(no re-parsing; only the changed files' part when the indexer says what changed since the
+previous generation), `MODALITY.open` loads it for search and `MODALITY.verify` checks it for
+`maguyva fsck`. The symbol index itself is `symbol_index.py`, outside the extraction code, so
+that changing it does not invalidate cached extraction.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ from typing import Any, ClassVar
 
 from .extract import grammars
 from .extract.driver import DEFAULT_BUDGET_S, extract_files
-from .extract.symbols import StructuralSearcher, build_index, load_index
 from .extract_types import FileExtraction
 from .model import Chunk, SourceFile
 from .retriever import BuildContext
+from .symbol_index import StructuralSearcher
 
 __all__ = ["MODALITY", "StructuralModality", "StructuralSearcher", "extract_repository"]
 
@@ -88,12 +91,37 @@ class StructuralModality:
     name: ClassVar[str] = "structural"
 
     def build(self, ctx: BuildContext) -> dict[str, Any]:
-        """Write the symbol index from the extraction the indexer already computed."""
-        return build_index(ctx.out_dir / self.name, ctx.extraction, ctx.chunks)
+        """Write the symbol index from the extraction the indexer already computed: an update
+        of the previous generation's when `ctx.changes` says what changed, else all of it."""
+        from . import symbol_index
+
+        previous = Path(ctx.previous_dir) / self.name if ctx.previous_dir else None
+        return symbol_index.build(
+            ctx.out_dir / self.name, ctx.extraction, ctx.chunks,
+            previous=previous, changes=ctx.changes, extractor=_extractor_fingerprint(),
+        )  # fmt: skip
 
     def open(self, gen_dir: Path, manifest: dict[str, Any]) -> StructuralSearcher:
         """Load the symbol index; `ModalityUnavailable` when it was not built."""
-        return load_index(gen_dir / self.name)
+        from . import symbol_index
+
+        return symbol_index.load(gen_dir / self.name)
+
+    def verify(self, directory: Path) -> list[str]:
+        """Problems of the symbol index under `directory` (`<generation>/structural/`)."""
+        from . import symbol_index
+
+        return symbol_index.verify(directory)
+
+
+def _extractor_fingerprint() -> str:
+    """The indexer's fingerprint of the extraction code: a symbol index built from another
+    extractor's output is rebuilt, not updated (the indexer then re-extracted every file)."""
+    try:
+        from .indexer import extractor_fingerprint
+    except ImportError:  # pragma: no cover
+        return ""
+    return extractor_fingerprint()
 
 
 MODALITY = StructuralModality()

@@ -1,0 +1,795 @@
+"""The symbol index: every definition with its chunk, and the searcher that answers exact,
+case-insensitive, sub-token, prefix and qualified look-ups.
+
+Ranking, best first: how well the name matches (exact > case-insensitive > same sub-tokens >
+prefix > contains the sub-tokens), the kind asked for, definitions above declarations and
+re-exports, implementation above tests, first-party above vendored code, types and functions
+above variables, then shorter paths, then path and position (the order of a from-scratch
+build, whatever the segments).
+
+Storage (`<generation>/structural/`, format 2): the definitions are split into `SEGMENTS` files
+by a CRC of their path (`000.json` ... `255.json`, sealed, columns), plus `meta.json` (sealed:
+format, segment count, the builder's and the extractor's fingerprints, counts per segment).
+An update hard-links the segments that hold no changed file from the previous generation and
+rewrites the others from the previous segment minus the changed paths plus their new
+definitions, so a one-file edit rewrites one small file and the result is byte for byte the one
+a from-scratch build writes (tests/test_incremental.py). Readers cache parsed segments by file
+identity: a searcher opened on the next generation parses only the segments that changed.
+
+This module lives outside `extract/` on purpose: the extraction cache is keyed by a hash of the
+extraction code, and a change to the index or its ranking must not force a re-extraction.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import heapq
+import json
+import math
+import os
+import re
+import threading
+import weakref
+import zlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from . import sealed
+from .chunkstore import ChunkStore
+from .errors import CorruptIndexError, MaguyvaError, ModalityUnavailable
+from .extract_types import FileExtraction
+from .model import Chunk, Hit
+from .retriever import RetrieverQuery
+
+FORMAT_VERSION = 2
+"""1 — one `symbols.json` (still read); 2 — segments + meta.json."""
+SEGMENTS = 256
+"""A multiple of the indexer's 64 segments (same CRC of the path), so one indexer segment's
+chunks complete four of these during a from-scratch build."""
+META = "meta.json"
+LEGACY_FILE = "symbols.json"
+COLUMNS = ("name", "qualified", "kind", "path", "start", "end", "line", "chunk", "signature",
+           "doc", "flags")  # fmt: skip
+_ROW_COLUMNS = tuple(c for c in COLUMNS if c != "path")
+
+_TOKEN = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
+
+
+def subtokens(name: str) -> list[str]:
+    """`parseConfig`, `parse_config`, `ParseConfig` -> ['parse', 'config']."""
+    return [t.lower() for t in _TOKEN.findall(name)]
+
+
+def fold(name: str) -> str:
+    """The key under which sub-token spellings meet: lower case, no separators."""
+    return "".join(subtokens(name)) or name.lower()
+
+
+# A query's kind word -> the definition kinds it accepts.
+KIND_FAMILIES: dict[str, frozenset[str]] = {
+    "class": frozenset({"class", "struct", "record", "object", "interface", "trait", "protocol"}),
+    "struct": frozenset({"struct", "class", "record", "union"}),
+    "interface": frozenset({"interface", "trait", "protocol"}),
+    "trait": frozenset({"trait", "interface", "protocol"}),
+    "protocol": frozenset({"protocol", "interface", "trait"}),
+    "enum": frozenset({"enum"}),
+    "type": frozenset({"type", "class", "struct", "interface", "trait", "enum", "record",
+                       "protocol", "union", "object"}),
+    "function": frozenset({"function", "method", "macro"}),
+    "method": frozenset({"method", "function"}),
+    "module": frozenset({"module", "namespace"}),
+    "variable": frozenset({"variable", "constant", "field"}),
+    "constant": frozenset({"constant", "variable"}),
+}  # fmt: skip
+KIND_ALIASES = {"def": "function", "func": "function", "fn": "function", "fun": "function",
+                "sub": "function", "proc": "function", "var": "variable", "let": "variable",
+                "const": "constant", "namespace": "module", "mod": "module", "package": "module",
+                "impl": "type", "object": "class", "record": "class"}  # fmt: skip
+_KIND_RANK = {"class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "protocol": 0,
+              "record": 0, "object": 0, "type": 1, "function": 1, "method": 1, "macro": 2,
+              "module": 2, "namespace": 2, "union": 1, "constant": 3, "variable": 3,
+              "field": 4}  # fmt: skip
+
+_TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "testdata"})
+_TEST_FILE = re.compile(
+    r"(^test_.*|.*_test\.\w+|.*_tests?\.py|.*\.(test|spec)\.\w+|.*Tests?\.(java|cs|kt|scala|swift)"
+    r"|.*_spec\.rb|conftest\.py)$"
+)
+_VENDOR_DIRS = frozenset(
+    {"vendor", "third_party", "thirdparty", "node_modules", "build", "dist", "target", "external"}
+)
+_DECL_FILE = re.compile(r".*\.(pyi|d\.ts|h|hh|hpp|hxx)$")
+
+FLAG_DECL, FLAG_TEST, FLAG_VENDOR = 1, 2, 4
+
+
+def is_test_path(path: str) -> bool:
+    parts = path.lower().split("/")
+    return any(p in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_FILE.match(path.split("/")[-1]))
+
+
+def is_vendor_path(path: str) -> bool:
+    return any(p in _VENDOR_DIRS for p in path.lower().split("/")[:-1])
+
+
+def segment_of(path: str) -> int:
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
+
+
+def segment_name(n: int) -> str:
+    return f"{n:03d}.json"
+
+
+def builder_fingerprint() -> str:
+    """Changes when this module (what a row holds, flags, format) changes: an index built by
+    other code is rebuilt from scratch instead of updated."""
+    return hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8).hexdigest()
+
+
+# ---- building -------------------------------------------------------------------------------
+
+Rows = list[list[Any]]  # one row per definition: the columns of _ROW_COLUMNS, in order
+
+
+def file_rows(path: str, ex: FileExtraction, chunks: ChunkStore) -> Rows:
+    """The rows of one file's definitions (definition order)."""
+    test, vendor, decl_file = is_test_path(path), is_vendor_path(path), _DECL_FILE.match(path)
+    rows: Rows = []
+    for d in ex.definitions:
+        line = d.name_line or d.start_line
+        chunk = chunks.enclosing(path, line)
+        flags = (
+            (FLAG_DECL if d.declaration or decl_file else 0)
+            | (FLAG_TEST if test else 0)
+            | (FLAG_VENDOR if vendor else 0)
+        )
+        rows.append([d.name, d.qualified_name, d.kind, d.start_line, d.end_line, line,
+                     chunk.id if chunk else None, d.signature, d.doc.split("\n\n", 1)[0][:300],
+                     flags])  # fmt: skip
+    return rows
+
+
+def encode_segment(files: Mapping[str, Rows]) -> bytes:
+    """A segment's payload: sorted paths with at least one definition, and the columns of
+    their rows (path order, then definition order)."""
+    paths = sorted(p for p, rows in files.items() if rows)
+    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    for index, path in enumerate(paths):
+        for row in files[path]:
+            for name, value in zip(_ROW_COLUMNS, row, strict=True):
+                cols[name].append(value)
+            cols["path"].append(index)
+    return sealed.dumps_json({"paths": paths, "columns": cols})
+
+
+def decode_rows(payload: dict[str, Any]) -> dict[str, Rows]:
+    """path -> rows of a decoded segment payload (the inverse of `encode_segment`)."""
+    paths, cols = payload["paths"], payload["columns"]
+    out: dict[str, Rows] = {p: [] for p in paths}
+    columns = [cols[c] for c in _ROW_COLUMNS]
+    for i, index in enumerate(cols["path"]):
+        out[paths[index]].append([col[i] for col in columns])
+    return out
+
+
+def _segment_counts(files: Mapping[str, Rows]) -> list[Any]:
+    kinds: dict[str, int] = defaultdict(int)
+    for rows in files.values():
+        for row in rows:
+            kinds[row[2]] += 1
+    return [sum(len(r) for r in files.values()), sum(1 for r in files.values() if r),
+            dict(sorted(kinds.items()))]  # fmt: skip
+
+
+class _ChunkSource:
+    """Chunks by path, without decoding more than needed: through `segment(n)` when the
+    indexer hands a segmented view (`indexer.SegmentChunks`), else from the plain list."""
+
+    def __init__(self, chunks: Sequence[Chunk] | Iterable[Chunk]) -> None:
+        from .indexer import segment_of as indexer_segment
+
+        self.segment_of: Callable[[str], int] = indexer_segment
+        self._chunks = chunks
+        segment = getattr(chunks, "segment", None)
+        self._segment = segment if callable(segment) else None
+        self._by_segment: dict[int, list[Chunk]] | None = None
+
+    def segment(self, n: int) -> list[Chunk]:
+        if self._segment is not None:
+            return list(self._segment(n))
+        if self._by_segment is None:
+            self._by_segment = defaultdict(list)
+            for c in self._chunks:
+                self._by_segment[self.segment_of(c.path)].append(c)
+        return self._by_segment.get(n, [])
+
+    def store_for(self, paths: Iterable[str]) -> ChunkStore:
+        """A ChunkStore holding the chunks of `paths` only."""
+        wanted = set(paths)
+        chunks = [c for n in sorted({self.segment_of(p) for p in wanted})
+                  for c in self.segment(n) if c.path in wanted]  # fmt: skip
+        return ChunkStore(chunks)
+
+
+def _write_segment(out: Path, n: int, files: Mapping[str, Rows]) -> None:
+    from .store import write_sealed
+
+    write_sealed(out / segment_name(n), "symbols", encode_segment(files), FORMAT_VERSION)
+
+
+def _write_meta(out: Path, meta: dict[str, Any]) -> None:
+    from .store import write_sealed
+
+    write_sealed(out / META, "symbols_meta", sealed.dumps_json(meta), FORMAT_VERSION)
+
+
+def read_meta(directory: Path) -> dict[str, Any]:
+    meta = sealed.read_sealed_json(directory / META, "symbols_meta", FORMAT_VERSION)
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION:
+        raise CorruptIndexError(f"{directory / META}: unknown symbol index format")
+    return meta
+
+
+def read_segment(directory: Path, n: int) -> dict[str, Any]:
+    path = directory / segment_name(n)
+    payload = sealed.read_sealed_json(path, "symbols", FORMAT_VERSION)
+    if not isinstance(payload, dict) or not isinstance(payload.get("columns"), dict):
+        raise CorruptIndexError(f"{path}: malformed symbol segment")
+    return payload
+
+
+def build(
+    out: Path,
+    extraction: Mapping[str, FileExtraction],
+    chunks: Sequence[Chunk] | Iterable[Chunk],
+    *,
+    previous: Path | None = None,
+    changes: Any = None,
+    extractor: str = "",
+) -> dict[str, Any]:
+    """Write the symbol index under `out`: an update of `previous` (the previous generation's
+    `structural/`) when `changes` says what changed since it and it was built by this code from
+    the same extractor; from scratch otherwise. Returns a JSON-able report."""
+    out.mkdir(parents=True, exist_ok=True)
+    source = _ChunkSource(chunks)
+    meta = {"format": FORMAT_VERSION, "segments": SEGMENTS, "builder": builder_fingerprint(),
+            "extractor": extractor}  # fmt: skip
+    reason = _why_not_incremental(previous, changes, meta)
+    if reason is None:
+        assert previous is not None
+        counts, written = _update(out, previous, extraction, source, changes)
+        mode = "incremental"
+    else:
+        counts, written = _from_scratch(out, extraction, source)
+        mode = "from scratch"
+    meta["counts"] = counts
+    _write_meta(out, meta)
+    kinds: dict[str, int] = defaultdict(int)
+    for _symbols, _files, by_kind in counts:
+        for kind, count in by_kind.items():
+            kinds[kind] += count
+    report = {"symbols": sum(c[0] for c in counts), "files": sum(c[1] for c in counts),
+              "kinds": dict(sorted(kinds.items())), "mode": mode,
+              "segments_written": written}  # fmt: skip
+    if reason is not None:
+        report["why_from_scratch"] = reason
+    return report
+
+
+def _why_not_incremental(previous: Path | None, changes: Any, meta: dict[str, Any]) -> str | None:
+    if previous is None or changes is None:
+        return "no previous generation"
+    if getattr(changes, "reason", ""):
+        return str(changes.reason)
+    try:
+        old = read_meta(previous)
+    except MaguyvaError as exc:
+        return f"previous symbol index unusable ({exc})"
+    for key in ("format", "segments", "builder", "extractor"):
+        if old.get(key) != meta[key]:
+            return f"previous symbol index built with another {key}"
+    if not isinstance(old.get("counts"), list) or len(old["counts"]) != SEGMENTS:
+        return "previous symbol index has no counts"
+    return None
+
+
+def _from_scratch(
+    out: Path, extraction: Mapping[str, FileExtraction], source: _ChunkSource
+) -> tuple[list[Any], int]:
+    """Every segment, one indexer segment's chunks at a time; a segment is written as soon as
+    every indexer segment it draws from is done (with 256 = 4 x 64, at once)."""
+    by_source: dict[int, list[str]] = defaultdict(list)
+    needs: dict[int, set[int]] = defaultdict(set)
+    for path in extraction:
+        n, m = source.segment_of(path), segment_of(path)
+        by_source[n].append(path)
+        needs[m].add(n)
+    pending: dict[int, dict[str, Rows]] = defaultdict(dict)
+    counts: list[Any] = [[0, 0, {}] for _ in range(SEGMENTS)]
+    for n in sorted(by_source):
+        paths = by_source[n]
+        store = ChunkStore(source.segment(n))
+        for path in paths:
+            pending[segment_of(path)][path] = file_rows(path, extraction[path], store)
+        for m in sorted({segment_of(p) for p in paths}):
+            needs[m].discard(n)
+            if not needs[m]:
+                _write_segment(out, m, pending[m])
+                counts[m] = _segment_counts(pending.pop(m))
+    for m in range(SEGMENTS):
+        if m not in needs:  # no file at all in this segment
+            _write_segment(out, m, {})
+    return counts, SEGMENTS
+
+
+def _update(
+    out: Path,
+    previous: Path,
+    extraction: Mapping[str, FileExtraction],
+    source: _ChunkSource,
+    changes: Any,
+) -> tuple[list[Any], int]:
+    """Link the clean segments from `previous`; rewrite the dirty ones."""
+    touched = set(changes.touched_paths())
+    gone = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
+    dirty = {segment_of(p) for p in gone}
+    counts = list(read_meta(previous)["counts"])
+    for m in range(SEGMENTS):
+        if m not in dirty:
+            os.link(previous / segment_name(m), out / segment_name(m))
+    store = source.store_for(p for p in touched if p in extraction)
+    for m in sorted(dirty):
+        files = decode_rows(read_segment(previous, m))
+        for path in gone:
+            if segment_of(path) == m:
+                files.pop(path, None)
+        for path in touched:
+            if segment_of(path) == m and path in extraction:
+                files[path] = file_rows(path, extraction[path], store)
+        _write_segment(out, m, files)
+        counts[m] = _segment_counts(files)
+    return counts, len(dirty)
+
+
+# ---- verifying --------------------------------------------------------------------------------
+
+
+def verify(directory: Path) -> list[str]:
+    """Problems of a symbol index directory, one line each; [] when sound."""
+    if (directory / LEGACY_FILE).exists() and not (directory / META).exists():
+        try:
+            _legacy_segment(directory)
+        except MaguyvaError as exc:
+            return [str(exc)]
+        return []
+    try:
+        meta = read_meta(directory)
+    except MaguyvaError as exc:
+        return [str(exc)]
+    problems: list[str] = []
+    counts = meta.get("counts")
+    if meta.get("segments") != SEGMENTS or not isinstance(counts, list) or len(counts) != SEGMENTS:
+        return [f"{directory / META}: segment count does not match {SEGMENTS}"]
+    expected = {META} | {segment_name(m) for m in range(SEGMENTS)}
+    for child in sorted(directory.iterdir()):
+        if child.name not in expected:
+            problems.append(f"{child}: not part of the symbol index")
+    for m in range(SEGMENTS):
+        path = directory / segment_name(m)
+        try:
+            payload = read_segment(directory, m)
+            problems.extend(f"{path}: {p}" for p in _segment_problems(payload, m))
+            files = decode_rows(payload)
+        except MaguyvaError as exc:
+            problems.append(str(exc))
+            continue
+        except (KeyError, TypeError, IndexError, ValueError) as exc:
+            problems.append(f"{path}: malformed symbol segment ({type(exc).__name__}: {exc})")
+            continue
+        if _segment_counts(files) != counts[m]:
+            problems.append(f"{path}: counts differ from {META}")
+    return problems
+
+
+def _segment_problems(payload: dict[str, Any], m: int) -> list[str]:
+    paths, cols = payload.get("paths"), payload.get("columns")
+    if not isinstance(paths, list) or not isinstance(cols, dict):
+        return ["malformed symbol segment"]
+    if set(cols) != set(COLUMNS):
+        return [f"columns {sorted(cols)}, expected {sorted(COLUMNS)}"]
+    n = len(cols["name"])
+    problems = [f"column {c} has {len(cols[c])} rows, expected {n}" for c in COLUMNS
+                if not isinstance(cols[c], list) or len(cols[c]) != n]  # fmt: skip
+    if problems:
+        return problems
+    if paths != sorted(set(paths)):
+        problems.append("paths not sorted or repeated")
+    wrong = [p for p in paths if not isinstance(p, str) or segment_of(p) != m]
+    if wrong:
+        problems.append(f"{len(wrong)} path(s) belong to another segment (e.g. {wrong[0]!r})")
+    index = cols["path"]
+    if any(not isinstance(i, int) or not 0 <= i < len(paths) for i in index):
+        problems.append("path index out of range")
+    elif index != sorted(index) or set(index) != set(range(len(paths))):
+        problems.append("rows not grouped by path, or a path without rows")
+    for i in range(n):
+        start, end, line = cols["start"][i], cols["end"][i], cols["line"][i]
+        if not all(isinstance(v, int) for v in (start, end, line)) or not (
+            1 <= start <= end and line >= 1
+        ):
+            problems.append(f"row {i}: bad line numbers {start}, {end}, {line}")
+            break
+        if not isinstance(cols["name"][i], str) or not isinstance(cols["flags"][i], int):
+            problems.append(f"row {i}: bad name or flags")
+            break
+    return problems
+
+
+# ---- loading ----------------------------------------------------------------------------------
+
+
+class _Segment:
+    """One segment's rows and look-up tables (immutable; shared by searchers of several
+    generations when the file is the same)."""
+
+    __slots__ = ("__weakref__", "c", "doc_token", "exact", "folded", "lower", "n", "paths",
+                 "sorted_lower", "token")  # fmt: skip
+
+    def __init__(self, paths: list[str], cols: dict[str, list[Any]]) -> None:
+        self.paths = paths
+        self.c = cols
+        self.n = len(cols["name"])
+        exact: dict[str, list[int]] = defaultdict(list)
+        lower: dict[str, list[int]] = defaultdict(list)
+        folded: dict[str, list[int]] = defaultdict(list)
+        token: dict[str, list[int]] = defaultdict(list)
+        doc_token: dict[str, list[int]] = defaultdict(list)
+        keys = _name_keys
+        for i, name in enumerate(cols["name"]):
+            low, fld, toks = keys(name)
+            exact[name].append(i)
+            lower[low].append(i)
+            folded[fld].append(i)
+            for tok in toks:
+                token[tok].append(i)
+            doc = cols["doc"][i]
+            if doc:
+                for word in {w.lower() for w in _WORD.findall(doc)}:
+                    doc_token[word].append(i)
+        self.exact, self.lower, self.folded = dict(exact), dict(lower), dict(folded)
+        self.token, self.doc_token = dict(token), dict(doc_token)
+        self.sorted_lower = sorted(self.lower)
+
+
+_KEYS: dict[str, tuple[str, str, frozenset[str]]] = {}
+
+
+def _name_keys(name: str) -> tuple[str, str, frozenset[str]]:
+    """(lower, folded, sub-tokens) of a name, memoised: names repeat a lot (`flags`, `init`)."""
+    found = _KEYS.get(name)
+    if found is None:
+        toks = subtokens(name)
+        found = (name.lower(), "".join(toks) or name.lower(), frozenset(toks))
+        if len(_KEYS) > 500_000:
+            _KEYS.clear()
+        _KEYS[name] = found
+    return found
+
+
+_CACHE: weakref.WeakValueDictionary[tuple[Any, ...], _Segment] = weakref.WeakValueDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def _identity(path: Path) -> tuple[Any, ...]:
+    """A segment file's identity: inode, size, mtime and its sealed header (which holds the
+    payload's CRC). Generations are immutable and hard-link unchanged segments, so an equal
+    identity is the same parsed segment."""
+    with open(path, "rb") as fh:
+        head = fh.read(sealed.MAX_HEADER)
+        st = os.fstat(fh.fileno())
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head.split(b"\n", 1)[0])
+
+
+def _load_segment(directory: Path, m: int) -> _Segment:
+    path = directory / segment_name(m)
+    try:
+        key = _identity(path)
+    except OSError as exc:
+        raise CorruptIndexError(f"{path}: unreadable symbol segment ({exc})") from exc
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+    if found is not None:
+        return found
+    payload = read_segment(directory, m)
+    problems = _segment_problems(payload, m)
+    if problems:
+        raise CorruptIndexError(f"{path}: {problems[0]}")
+    segment = _Segment(payload["paths"], payload["columns"])
+    with _CACHE_LOCK:
+        _CACHE[key] = segment
+    return segment
+
+
+def _legacy_segment(directory: Path) -> _Segment:
+    """A format-1 `symbols.json` (one file, plain JSON) as a single segment."""
+    path = directory / LEGACY_FILE
+    try:
+        payload = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorruptIndexError(f"{path}: unreadable symbol index ({exc})") from exc
+    if not isinstance(payload, dict) or payload.get("version") != 1:
+        raise CorruptIndexError(f"{path}: unknown symbol index version")
+    try:
+        paths, cols = payload["paths"], payload["columns"]
+        if any(len(cols[c]) != len(cols["name"]) for c in COLUMNS):
+            raise ValueError("columns of different lengths")
+        return _Segment(paths, cols)
+    except (KeyError, TypeError, IndexError, ValueError) as exc:
+        raise CorruptIndexError(f"{path}: malformed symbol index ({exc})") from exc
+
+
+def load(directory: Path) -> StructuralSearcher:
+    """Open the symbol index under `directory` (segments already parsed for an earlier
+    generation are reused)."""
+    if not (directory / META).exists():
+        if (directory / LEGACY_FILE).exists():
+            return StructuralSearcher([_legacy_segment(directory)])
+        raise ModalityUnavailable(f"structural index not built ({directory / META} missing)")
+    meta = read_meta(directory)
+    if meta.get("segments") != SEGMENTS:
+        raise CorruptIndexError(f"{directory / META}: {meta.get('segments')} segments, "
+                                f"expected {SEGMENTS}")  # fmt: skip
+    return StructuralSearcher([_load_segment(directory, m) for m in range(SEGMENTS)])
+
+
+def normalize_kind(kind: str | None) -> str | None:
+    """A query's kind word (`def`, `struct`, `interface`, ...) -> a KIND_FAMILIES key."""
+    if not kind:
+        return None
+    word = kind.strip().lower()
+    word = KIND_ALIASES.get(word, word)
+    return word if word in KIND_FAMILIES else None
+
+
+# ---- searching --------------------------------------------------------------------------------
+
+Ref = tuple[int, int]  # (segment position, row)
+Ranked = list[tuple[tuple[Any, ...], str, int, int]]  # (key, path, segment position, row)
+
+
+class StructuralSearcher:
+    """Read-only symbol look-ups over one index generation. Thread-safe (immutable)."""
+
+    modality: ClassVar[str] = "structural"
+
+    def __init__(self, segments: list[_Segment]) -> None:
+        self._segs = [s for s in segments if s.n]
+        self._n = sum(s.n for s in self._segs)
+
+    @classmethod
+    def from_columns(cls, paths: list[str], cols: dict[str, list[Any]]) -> StructuralSearcher:
+        return cls([_Segment(paths, cols)])
+
+    def __len__(self) -> int:
+        return self._n
+
+    # ---- look-ups -----------------------------------------------------------------------
+
+    def find_symbol(self, name: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
+        """Definitions named `name` (any spelling rule above), best first."""
+        return self._hits(self._rank_name(name, normalize_kind(kind)), limit)
+
+    def search(self, query: RetrieverQuery, k: int) -> list[Hit]:
+        """By `query.target` when it looks like a name; for natural-language questions also
+        by `query.terms` against symbol names and doc comments."""
+        kind = normalize_kind(query.kind)
+        target = _with_suffix((query.target or "").strip(), query.text)
+        ranked: Ranked = []
+        named = bool(target) and _looks_like_name(target)
+        bare = named and query.text.strip() == target
+        if named:
+            ranked = self._rank_name(target, kind)
+            # A query that is nothing but a name asks where it is defined, whatever the
+            # classifier made of it (`bind`, `redirect` read as words).
+            if query.intent == "find_definition" or bare:
+                ranked = _definitive(ranked)
+        # A name asked for and not found is an honest empty answer (the engine then fuses);
+        # questions in words also match symbol names and doc comments (for a bare name that
+        # would only re-add the weaker matches `_definitive` removed).
+        if not named or (query.intent != "find_definition" and not (bare and ranked)):
+            seen = {(s, i) for _k, _p, s, i in ranked}
+            terms = list(query.terms) or ([] if ranked else _WORD.findall(query.text))
+            extra = [e for e in self._rank_terms(terms, kind) if (e[2], e[3]) not in seen]
+            ranked = ranked + extra
+        return self._hits(ranked, k)
+
+    # ---- ranking ------------------------------------------------------------------------
+
+    def _entry(self, key: tuple[Any, ...], s: int, i: int, kind: frozenset[str] | None):
+        seg = self._segs[s]
+        c = seg.c
+        flags = c["flags"][i]
+        path = seg.paths[c["path"][i]]
+        quality = (
+            0 if kind is None or c["kind"][i] in kind else 1,
+            1 if flags & FLAG_DECL else 0,
+            1 if flags & FLAG_TEST else 0,
+            1 if flags & FLAG_VENDOR else 0,
+            _KIND_RANK.get(c["kind"][i], 3),
+            len(path),
+        )
+        return ((*key, *quality), path, s, i)
+
+    def _rank_name(self, target: str, kind_word: str | None) -> Ranked:
+        target = target.strip().rstrip("()").strip()
+        parts = [p for p in re.split(r"::|\.|#|->|\\", target) if p]
+        if not parts:
+            return []
+        name, qualifier = parts[-1], parts[:-1]
+        kind = KIND_FAMILIES.get(kind_word) if kind_word else None
+        tiers: dict[Ref, int] = {}
+
+        def offer(s: int, ids: Iterable[int], tier: int) -> None:
+            for i in ids:
+                if tiers.get((s, i), 99) > tier:
+                    tiers[(s, i)] = tier
+
+        low = name.lower()
+        folded = fold(name)
+        for s, seg in enumerate(self._segs):
+            offer(s, seg.exact.get(name, ()), 0)
+            offer(s, seg.lower.get(low, ()), 1)
+            offer(s, seg.folded.get(folded, ()), 2)
+        if len(low) >= 3:
+            taken, last = 0, None
+            for key, s in heapq.merge(*(_prefixed(seg.sorted_lower, low, s)
+                                        for s, seg in enumerate(self._segs))):  # fmt: skip
+                if key != last:
+                    taken += 1
+                    if taken > 200:
+                        break
+                    last = key
+                offer(s, self._segs[s].lower[key], 3)
+        if len(tiers) < 50:
+            toks = subtokens(name)
+            if len(toks) >= 2:
+                for s, seg in enumerate(self._segs):
+                    common = set.intersection(*(set(seg.token.get(t, ())) for t in toks))
+                    offer(s, common, 4)
+        ranked: Ranked = []
+        for (s, i), tier in tiers.items():
+            if qualifier:
+                q_match = self._qualifier_match(s, i, qualifier)
+                if q_match is None:
+                    continue
+                tier = tier * 2 + q_match
+            ranked.append(self._entry((tier,), s, i, kind))
+        ranked.sort()
+        return ranked
+
+    def _qualifier_match(self, s: int, i: int, qualifier: list[str]) -> int | None:
+        """0 when the definition's qualified name ends with the qualifier, 1 when its path does
+        (module-qualified `json.loads`), None when neither."""
+        seg = self._segs[s]
+        qual = seg.c["qualified"][i].lower().split(".")[:-1]
+        want = [q.lower() for q in qualifier]
+        if qual[-len(want) :] == want:
+            return 0
+        path = seg.paths[seg.c["path"][i]].lower()
+        stem = path.rsplit(".", 1)[0].split("/")
+        if stem and stem[-1] in ("__init__", "index", "mod", "lib"):
+            stem = stem[:-1]
+        tail = want[-len(stem) :] if len(want) <= len(stem) else want
+        if stem[-len(tail) :] == tail or (want and want[-1] in stem):
+            return 1
+        if qual and fold(qual[-1]) == fold(want[-1]):
+            return 1
+        return None
+
+    def _rank_terms(self, terms: list[str], kind_word: str | None) -> Ranked:
+        kind = KIND_FAMILIES.get(kind_word) if kind_word else None
+        scores: dict[Ref, float] = defaultdict(float)
+        n = max(self._n, 1)
+        words = set()
+        for term in terms:
+            words.update(subtokens(term) or [term.lower()])
+        for word in words:
+            if len(word) < 3:
+                continue
+            for weight, table in ((2.0, "token"), (1.0, "doc_token")):
+                found = [(s, ids) for s, seg in enumerate(self._segs)
+                         if (ids := getattr(seg, table).get(word))]  # fmt: skip
+                df = sum(len(ids) for _s, ids in found)
+                if df and df < n:
+                    idf = math.log(n / df)
+                    for s, ids in found:
+                        for i in ids:
+                            scores[(s, i)] += weight * idf
+        ranked = [self._entry((10, -score), s, i, kind) for (s, i), score in scores.items()]
+        ranked.sort()
+        return ranked
+
+    def _hits(self, ranked: Ranked, k: int) -> list[Hit]:
+        hits: list[Hit] = []
+        seen_chunks: set[str] = set()
+        for key, path, s, i in ranked:
+            if len(hits) >= k:
+                break
+            c = self._segs[s].c
+            chunk = c["chunk"][i]
+            if chunk is not None and chunk in seen_chunks:
+                continue
+            if chunk is not None:
+                seen_chunks.add(chunk)
+            snippet = c["signature"][i]
+            if c["doc"][i]:
+                snippet = f"{snippet}\n{c['doc'][i]}" if snippet else c["doc"][i]
+            hits.append(
+                Hit(
+                    path=path,
+                    start_line=c["start"][i],
+                    end_line=c["end"][i],
+                    key=chunk,
+                    score=round(1.0 / (1 + key[0]) if key[0] < 10 else -key[1], 4),
+                    snippet=snippet or None,
+                    lines=[c["line"][i]],
+                    symbol=c["qualified"][i],
+                    kind=c["kind"][i],
+                    extra={"declaration": bool(c["flags"][i] & FLAG_DECL)},
+                )
+            )
+        return hits
+
+
+def _prefixed(keys: list[str], prefix: str, s: int) -> Iterator[tuple[str, int]]:
+    """The (at most 200) keys of a sorted list that start with `prefix`, tagged with `s`."""
+    at = bisect.bisect_left(keys, prefix)
+    for key in keys[at : at + 200]:
+        if not key.startswith(prefix):
+            break
+        yield key, s
+
+
+def _definitive(ranked: Ranked) -> Ranked:
+    """For "where is X defined": only the best match tier (an exact name hides prefix and
+    other-spelling matches), and only definitions when the tier has any (a prototype or a stub
+    is dropped when the body exists). The engine fuses this list with text hits and boosts by
+    centrality, so a weaker match left in the list can outrank the answer; `find_symbol`
+    keeps the full ranking."""
+    if not ranked:
+        return ranked
+    best = ranked[0][0][0]
+    kept = [e for e in ranked if e[0][0] == best]
+    bodies = [e for e in kept if e[0][2] == 0]  # key[2]: 1 for declarations
+    return bodies or kept
+
+
+_NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$~][\w$]*)*[?!=]?(?:\(\))?$")
+
+
+def _with_suffix(target: str, text: str) -> str:
+    """Ruby and Scala names may end in `?`, `!` or `=` (`valid?`, `save!`, `etag=`); the
+    classifier drops it from the target, so take it back from the query text."""
+    if target and target[-1] not in "?!=":
+        at = text.find(target)
+        while at >= 0:
+            end = at + len(target)
+            if (
+                end < len(text)
+                and text[end] in "?!="
+                and (end + 1 == len(text) or text[end + 1] in " ()")
+            ):
+                return target + text[end]
+            at = text.find(target, end)
+    return target
+
+
+def _looks_like_name(target: str) -> bool:
+    return bool(_NAME.match(target.strip()))
+
+
+__all__ = ["FORMAT_VERSION", "SEGMENTS", "StructuralSearcher", "build", "load", "verify"]
