@@ -228,3 +228,29 @@ def test_ignore_rules_for_directories_match_the_walker(tmp_path):
             assert not ours
         else:
             assert ours == walker_ignores(d), d
+
+
+def test_hinted_scan_stats_only_the_event_paths_and_racy_files(tmp_path):
+    write_repo(tmp_path)
+    old = time.time_ns() - 60 * 10**9
+    for path in tmp_path.rglob("*"):
+        os.utime(path, ns=(old, old))
+    state, _ = scan(tmp_path, {}, None)
+    (tmp_path / "pkg" / "core.py").write_text("def core_edited():\n    return 1\n")
+    (tmp_path / "pkg" / "render.py").write_text("def render_edited():\n    return 2\n")
+    hinted, changes = scan(tmp_path, {}, state, hints=["pkg/core.py"])
+    assert changes.modified == ["pkg/core.py"] and not changes.walked  # render: no event
+    full, changes = scan(tmp_path, {}, hinted)
+    assert changes.modified == ["pkg/render.py"]  # the full pass makes up for a lost event
+    # files modified within 2 s of a check are re-checked even without an event
+    (tmp_path / "pkg" / "render.py").write_text("def render_again():\n    return 3\n")
+    _, changes = scan(tmp_path, {}, full, hints=[])
+    assert changes.modified == ["pkg/render.py"]
+    # a new file changes its directory: walked; an ignore file named by an event: walked
+    (tmp_path / "pkg" / "fresh.py").write_text("def fresh():\n    return 4\n")
+    later, changes = scan(tmp_path, {}, full, hints=["pkg/fresh.py"])
+    assert changes.added == ["pkg/fresh.py"] and changes.walked
+    (tmp_path / "tools" / ".maguyvaignore").write_text("cli.py\n")
+    os.utime(tmp_path / "tools", ns=(old, old))  # so only the ignore file tells
+    _, changes = scan(tmp_path, {}, later, hints=["tools/.maguyvaignore"])
+    assert changes.deleted == ["tools/cli.py"] and changes.walked

@@ -124,3 +124,48 @@ def test_leased_generation_survives_commits_and_is_collected_after(tmp_path):
     build(tmp_path)
     assert not pinned.path.exists()
     assert len(index.generations()) <= 2
+
+
+def test_commit_fsyncs_new_files_only_and_reuses_checksums_of_linked_ones(tmp_path, monkeypatch):
+    from maguyva import store
+
+    index = IndexDir(tmp_path / ".maguyva")
+    with index.writer_lock():
+        number, tmp = index.begin()
+        (tmp / "kept.bin").write_bytes(b"k" * 5000)
+        (tmp / "old.bin").write_bytes(b"o" * 10)
+        first = index.commit(number, tmp, {})
+
+    synced: list[str] = []
+    read: list[str] = []
+
+    class Recording(store.OsFiles):
+        def fsync_file(self, path: Path) -> None:
+            synced.append(Path(path).name)
+            super().fsync_file(path)
+
+    real_crc = store.checksum_table_one
+
+    def crc(path: Path) -> int:
+        read.append(Path(path).name)
+        return real_crc(path)
+
+    monkeypatch.setattr(store, "FILES", Recording())
+    monkeypatch.setattr(store, "checksum_table_one", crc)
+    with index.writer_lock():
+        number, tmp = index.begin()
+        os.link(first.path / "kept.bin", tmp / "kept.bin")
+        (tmp / "new.bin").write_bytes(b"n" * 7)
+        second = index.commit(number, tmp, {}, previous=first.path)
+    assert "kept.bin" not in synced and "kept.bin" not in read
+    assert {"new.bin", "CHECKSUMS"} <= set(synced) and "new.bin" in read
+    table = sealed.read_sealed_json(second.path / "CHECKSUMS", "checksums")
+    assert table["kept.bin"] == [5000, sealed.crc32(b"k" * 5000)]
+    assert verify_generation(second.path) == []
+    # a file with the same name but another inode is read and synced
+    synced.clear()
+    with index.writer_lock():
+        number, tmp = index.begin()
+        (tmp / "kept.bin").write_bytes(b"K" * 5000)
+        third = index.commit(number, tmp, {}, previous=second.path)
+    assert "kept.bin" in synced and verify_generation(third.path) == []

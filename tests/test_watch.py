@@ -3,6 +3,7 @@ directories are picked up, and a watch budget too small falls back to periodic c
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -71,3 +72,22 @@ def test_falls_back_to_periodic_checks_over_the_watch_budget(tmp_path):
         watcher.stop()
         thread.join(timeout=10)
     assert not thread.is_alive()
+
+
+def test_event_paths_narrow_the_check_and_reconciliation_makes_up_for_lost_events(tmp_path):
+    write_repo(tmp_path)
+    old = time.time_ns() - 60 * 10**9  # not "racily clean": only events make files checked
+    for path in tmp_path.rglob("*"):
+        os.utime(path, ns=(old, old))
+    watcher = Watcher(tmp_path, config=dict(CONFIG), reconcile_s=3600)
+    watcher.update()  # the first check is a full one
+    assert watcher.stats.full_checks == 1
+    (tmp_path / "pkg" / "core.py").write_text("def seen_by_event():\n    return 1\n")
+    (tmp_path / "pkg" / "render.py").write_text("def event_was_lost():\n    return 2\n")
+    summary = watcher.update({"pkg/core.py"})
+    assert summary is not None and summary.changes["modified"] == 1, summary
+    assert watcher.stats.hinted_checks == 1 and not _finds(tmp_path, "event_was_lost")
+    watcher.reconcile_s = 0.0  # the periodic full check comes due
+    summary = watcher.update({"pkg/core.py"})
+    assert summary is not None and summary.changes["modified"] == 1, summary.changes
+    assert watcher.stats.full_checks == 2 and _finds(tmp_path, "event_was_lost")

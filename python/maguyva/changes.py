@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -388,8 +389,14 @@ def scan(
     previous: RepoState | None,
     *,
     force_walk: bool = False,
+    hints: Iterable[str] | None = None,
 ) -> tuple[RepoState, ChangeSet]:
-    """Compare the working tree with `previous`; returns the new state and the changes."""
+    """Compare the working tree with `previous`; returns the new state and the changes.
+
+    `hints` (paths relative to `root`, files or directories) are what OS events named since
+    the previous check (`maguyva watch`): only they, their directories and the racily clean
+    files are statted, the rest of `previous` is taken as it is. None: every recorded file and
+    directory is statted (the CLI, and the watcher's periodic reconciliation)."""
     started_ns = time.time_ns()
     fp = fingerprint(config)
     changes = ChangeSet()
@@ -399,8 +406,9 @@ def scan(
     else:
         previous_files = previous.files
     need_walk = force_walk or previous is None or previous.fingerprint != fp
+    hinted = _hinted(previous, hints) if hints is not None and previous is not None else None
     if not need_walk and previous is not None:
-        need_walk = _layout_changed(root, previous)
+        need_walk = _layout_changed(root, previous, hinted)
 
     state = RepoState(fingerprint=fp, scanned_at_ns=started_ns)
     racy_after = previous.scanned_at_ns - RACY_NS if previous else 0
@@ -425,7 +433,15 @@ def scan(
         assert previous is not None
         state.dirs = dict(previous.dirs)
         state.ignores = dict(previous.ignores)
-        for path, (size, mtime, *rest) in [*previous.files.items(), *previous.skipped.items()]:
+        if hinted is not None:  # unhinted records stay as they are (racy ones are re-checked)
+            check = hinted.files | {p for p, r in previous.files.items() if r[1] >= racy_after}
+            state.files = {p: r for p, r in previous.files.items() if p not in check}
+            state.skipped = {p: r for p, r in previous.skipped.items() if p not in check}
+            records = [(p, r) for p in sorted(check)
+                       if (r := previous.files.get(p) or previous.skipped.get(p))]  # fmt: skip
+        else:
+            records = [*previous.files.items(), *previous.skipped.items()]
+        for path, (size, mtime, *rest) in records:
             st = _stat(root / path)
             if st is None:
                 continue  # deleted (its directory's mtime did not move: e.g. replaced by rename)
@@ -460,12 +476,48 @@ def _read(path: Path, size: int, config: dict[str, Any]) -> bytes | None:
         return None
 
 
-def _layout_changed(root: Path, previous: RepoState) -> bool:
-    """Did any recorded directory or ignore file change (files may have come or gone)?"""
-    for d, mtime in previous.dirs.items():
+@dataclass(slots=True)
+class _Hinted:
+    """What a set of event paths asks the stat pass to look at."""
+
+    files: set[str]  # known (indexed or skipped) files named by an event
+    dirs: set[str]  # recorded directories named by an event or holding a named path
+    ignores: set[str]  # ignore files named by an event (known or new)
+
+
+def _hinted(previous: RepoState, hints: Iterable[str]) -> _Hinted:
+    out = _Hinted(set(), set(), set())
+    for raw in hints:
+        rel = raw.strip("/")
+        if rel in previous.files or rel in previous.skipped:
+            out.files.add(rel)
+        if rel in previous.dirs:
+            out.dirs.add(rel)
+        parent, _, name = rel.rpartition("/")
+        if parent in previous.dirs:
+            out.dirs.add(parent)
+        if name in IGNORE_FILES or rel == ".git/info/exclude":
+            out.ignores.add(rel)
+    return out
+
+
+def _layout_changed(root: Path, previous: RepoState, hinted: _Hinted | None = None) -> bool:
+    """Did any recorded directory or ignore file change (files may have come or gone)? With
+    `hinted`, only the directories and ignore files the events named are looked at."""
+    dirs = previous.dirs if hinted is None else {d: previous.dirs[d] for d in hinted.dirs}
+    for d, mtime in dirs.items():
         st = _stat(root / d if d else root)
         if st is None or st.st_mtime_ns != mtime:
             return True
+    if hinted is not None:
+        for rel in hinted.ignores:
+            old = previous.ignores.get(rel)
+            st = _stat(root / rel)
+            if (st is None) != (old is None) or (
+                st is not None and old is not None and [st.st_size, st.st_mtime_ns] != old
+            ):
+                return True
+        return False
     for rel, (size, mtime) in previous.ignores.items():
         st = _stat(root / rel)
         if st is None or st.st_size != size or st.st_mtime_ns != mtime:

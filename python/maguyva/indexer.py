@@ -21,7 +21,7 @@ import os
 import subprocess
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -277,10 +277,12 @@ class Indexer:
     # -- one update --------------------------------------------------------------------------
 
     def update(
-        self, *, wait_for_lock: bool = False, rebuild: bool = False, force_walk: bool = False
-    ) -> BuildSummary:
+        self, *, wait_for_lock: bool = False, rebuild: bool = False, force_walk: bool = False,
+        hints: Iterable[str] | None = None,
+    ) -> BuildSummary:  # fmt: skip
         """Bring the index up to date; a no-op (no new generation) when nothing changed.
-        `force_walk` lists the tree again even when no directory seems to have changed."""
+        `force_walk` lists the tree again even when no directory seems to have changed;
+        `hints` (the watcher's event paths) limit the stat pass to them (`changes.scan`)."""
         faults.install_from_env()
         timings: dict[str, float] = {}
         with self.index.writer_lock(wait=wait_for_lock):
@@ -288,8 +290,9 @@ class Indexer:
             current = None if rebuild else self._current()
             previous = self._previous_state(current)
             state, changes = scan(
-                self.root, self.config, previous, force_walk=rebuild or force_walk
-            )
+                self.root, self.config, previous, force_walk=rebuild or force_walk,
+                hints=None if rebuild else hints,
+            )  # fmt: skip
             if rebuild:
                 changes.reason = "rebuild requested"
             timings["scan"] = time.perf_counter() - started

@@ -7,15 +7,16 @@ Layout (default `.maguyva/` under the repository root):
         CHECKSUMS        size and CRC-32 of every other file of the generation (sealed)
         meta.json        build report (sealed)
         files.json       per-file state: size, mtime, content digest; directories (sealed)
-        chunks.jsonl     every chunk (sealed; see chunkstore.py)
-        extract.json     per-file structural extraction, reused by incremental builds (sealed)
+        chunks/ extract/ every chunk and the per-file extraction, in segments (sealed; see
+                         indexer.py), reused by incremental builds
         text/ structural/ graph/ semantic/    each modality's own files
     leases/gen-000007    readers hold a shared lock here while they use generation 7
     cache/               content-addressed caches that outlive generations (embeddings)
     lock                 advisory writer lock (flock; released when its process dies)
 
 Commit protocol (the one for every sub-index): a writer fills `gen-N.tmp-<pid>`, writes the
-checksum table, fsyncs every file and directory in it, renames it to `gen-N`, fsyncs the index
+checksum table, fsyncs every new file and every directory in it (a file hard-linked from the
+previous generation is durable already), renames it to `gen-N`, fsyncs the index
 directory, then writes `manifest.json` aside, fsyncs it, renames it over the old one and fsyncs
 the directory. The manifest rename is the single commit point: a crash before it leaves the
 previous generation current, a crash after it the new one. Readers read the manifest once and
@@ -120,10 +121,13 @@ def write_sealed_atomic(path: Path, kind: str, payload: bytes, version: int = 1)
     FILES.fsync_dir(path.parent)
 
 
-def checksum_table(gen_dir: Path, previous: Path | None = None) -> dict[str, list[int]]:
+def checksum_table(
+    gen_dir: Path, previous: Path | None = None, linked: set[str] | None = None
+) -> dict[str, list[int]]:
     """relative path -> [size, crc32] of every file of a generation directory except the table.
     A file hard-linked from the `previous` generation (same inode) keeps its recorded CRC
-    instead of being read again: generations are immutable."""
+    instead of being read again: generations are immutable. Such files are added to `linked`
+    when given (they are durable already: the commit need not fsync them)."""
     known: dict[str, list[int]] = {}
     if previous is not None:
         try:
@@ -138,16 +142,19 @@ def checksum_table(gen_dir: Path, previous: Path | None = None) -> dict[str, lis
             rel = full.relative_to(gen_dir).as_posix()
             if rel == CHECKSUMS:
                 continue
+            mine = full.stat()
             if rel in known and previous is not None:
                 try:
-                    mine, theirs = full.stat(), (previous / rel).stat()
+                    theirs = (previous / rel).stat()
                     if (mine.st_ino, mine.st_dev, mine.st_size) == (
                         theirs.st_ino, theirs.st_dev, known[rel][0]):  # fmt: skip
                         table[rel] = list(known[rel])
+                        if linked is not None:
+                            linked.add(rel)
                         continue
                 except OSError:
                     pass
-            table[rel] = [full.stat().st_size, checksum_table_one(full)]
+            table[rel] = [mine.st_size, checksum_table_one(full)]
     return table
 
 
@@ -368,13 +375,18 @@ class IndexDir:
         self, number: int, tmp: Path, manifest: dict[str, Any], previous: Path | None = None
     ) -> Generation:
         """Make a filled generation durable and current (the single commit point). Files
-        hard-linked from `previous` keep their checksums without being read again."""
+        hard-linked from `previous` keep their checksums without being read again and are not
+        fsynced again (their data became durable when `previous` was committed; the new
+        directory entries are made durable by the directory fsyncs)."""
         try:
-            table = checksum_table(tmp, previous)
+            linked: set[str] = set()
+            table = checksum_table(tmp, previous, linked)
             write_sealed(tmp / CHECKSUMS, "checksums", sealed.dumps_json(table))
             for dirpath, _dirnames, filenames in os.walk(tmp):
                 for name in filenames:
-                    FILES.fsync_file(Path(dirpath, name))
+                    full = Path(dirpath, name)
+                    if full.relative_to(tmp).as_posix() not in linked:
+                        FILES.fsync_file(full)
                 FILES.fsync_dir(Path(dirpath))
             final = self.path / f"gen-{number:06d}"
             FILES.replace(tmp, final)

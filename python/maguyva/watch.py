@@ -3,10 +3,12 @@
 Events come from the OS (inotify, FSEvents, ...) through `watchfiles`, on the directories that
 hold indexed files only (each watched non-recursively, so an ignored `node_modules/` or `build/`
 costs no watch), and are debounced: a burst such as a `git checkout` of thousands of files
-becomes one update. Each update is the indexer's own check (stat every known file and
-directory, re-read only what moved), so an event lost or coalesced by the OS cannot leave the
-index wrong: events only say *when* to check. A quiet period of `reconcile_s` triggers a check
-anyway. When the directories outnumber the watch budget, or the OS refuses more watches
+becomes one update. Each update is the indexer's own check, given the event paths as hints:
+only they (and their directories) are statted, so a one-file edit costs a few `stat`s, not
+one per file of the repository. A full check (every known file and directory) runs after a
+quiet period of `reconcile_s`, at least every `reconcile_s` under continuous activity, and
+after the watch is re-armed on a new set of directories, so an event lost or coalesced by the
+OS is made up for within `reconcile_s`. When the directories outnumber the watch budget, or the OS refuses more watches
 (inotify's `max_user_watches`), the watcher says so and falls back to periodic checks.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,8 @@ class WatchStats:
     batches: int = 0
     events: int = 0
     errors: int = 0
+    full_checks: int = 0  # every known file and directory statted
+    hinted_checks: int = 0  # only the event paths statted
     mode: str = "events"
     fallback_reason: str = ""
     last: BuildSummary | None = field(default=None, repr=False)
@@ -84,6 +88,8 @@ class Watcher:
         self.force_polling = force_polling
         self.full_walk_s = full_walk_s
         self._last_walk = 0.0
+        self._last_full = 0.0
+        self._full_next = True
         self.on_update = on_update or (lambda summary: None)
         self.stats = WatchStats()
         self.stop_event = threading.Event()
@@ -91,15 +97,25 @@ class Watcher:
     def stop(self) -> None:
         self.stop_event.set()
 
-    def update(self) -> BuildSummary | None:
-        """One check-and-update; a busy index (another writer) is retried at the next event."""
-        walk = time.monotonic() - self._last_walk > self.full_walk_s
+    def update(self, hints: Iterable[str] | None = None) -> BuildSummary | None:
+        """One check-and-update; a busy index (another writer) is retried at the next event.
+        `hints`: paths (relative to the root) named by events; None for a full check."""
+        now = time.monotonic()
+        walk = now - self._last_walk > self.full_walk_s
+        if walk or self._full_next or now - self._last_full > self.reconcile_s:
+            hints = None
         try:
-            summary = self.indexer.update(wait_for_lock=True, force_walk=walk)
+            summary = self.indexer.update(wait_for_lock=True, force_walk=walk, hints=hints)
         except IndexBusyError as exc:
             log.warning("%s", exc)
             self.stats.errors += 1
+            self._full_next = True  # the events of this batch were not looked at
             return None
+        if hints is None:
+            self._last_full, self._full_next = now, False
+            self.stats.full_checks += 1
+        else:
+            self.stats.hinted_checks += 1
         if summary.changes.get("walked"):
             self._last_walk = time.monotonic()
         if summary.noop:
@@ -109,6 +125,16 @@ class Watcher:
             self.on_update(summary)
         self.stats.last = summary
         return summary
+
+    def _relative(self, batch: Iterable[tuple[Any, str]]) -> set[str]:
+        root = str(self.indexer.root)
+        out = set()
+        for _change, path in batch:
+            if path == root:
+                out.add("")
+            elif path.startswith(root + "/"):
+                out.add(path[len(root) + 1 :])
+        return out
 
     def watched_dirs(self) -> list[Path]:
         state = self.indexer.last_state
@@ -172,8 +198,9 @@ class Watcher:
             if batch:
                 self.stats.batches += 1
                 self.stats.events += len(batch)
-            self.update()
+            self.update(self._relative(batch) if batch else None)  # a timeout: full check
             if set(self.watched_dirs()) != before:
+                self._full_next = True  # events between this watch and the next are lost
                 return
 
 
