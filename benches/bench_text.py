@@ -136,12 +136,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rg-runs", type=int, default=5)
     ap.add_argument("--zstd-level", type=int, default=0, help="0: LZ4 content store")
+    ap.add_argument("--build-only", action="store_true", help="build throughput and size only")
     args = ap.parse_args()
     corpus = Path(args.corpus)
     print("machine:", machine(), "| load average:", os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp:
         report = build(corpus, Path(tmp) / "text", args.zstd_level)
-        print("build:", report)
+        print("build:", report, "| load average:", os.getloadavg())
+        if args.build_only:
+            return
         index = _core.TextIndex(str(Path(tmp) / "text"))
         print(
             f"{'query':40} {'files':>6} {'ours p50':>9} {'ours p99':>9} {'ours cpu':>9} "

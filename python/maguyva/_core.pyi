@@ -53,18 +53,32 @@ def build_text_index(
     files: list[tuple[str, list[tuple[int, int, str]]]],
     *,
     zstd_level: int = 0,
+    index_file: str | None = None,
+    content_file: str | None = None,
 ) -> dict[str, object]:
-    """Index `files` (`(path, [(start_line, end_line, chunk_id)])`, read from `root`) into
-    `out_dir` (`trigram.idx` and `content.bin`). Content is stored as LZ4 blocks with
-    `zstd_level=0` (the default), as zstd frames of that level otherwise. Returns counts and
-    sizes (docs, trigrams, chunks, content_bytes, stored_bytes, index_bytes) and
+    """Index `files` (`(path, [(start_line, end_line, chunk_id)])`, read from `root`, sorted
+    by path) into `out_dir` as one segment: `index_file` and `content_file` (default
+    `trigram.idx` and `content.bin`). Content is stored as LZ4 blocks with `zstd_level=0`
+    (the default), as zstd frames of that level otherwise. Returns counts and sizes (docs,
+    trigrams, chunks, content_bytes, stored_bytes, index_bytes), the segment's `build_id` and
     `skipped_files` `[(path, reason)]`."""
 
 class TextIndex:
     """A loaded text index; immutable and safe to share between threads."""
 
-    def __init__(self, dir: str) -> None:
-        """Open and validate (raises CorruptIndexError on a bad header, size or checksum)."""
+    def __init__(
+        self, dir: str, segments: list[tuple[str, str, int, int, list[int]]] | None = None
+    ) -> None:
+        """Open and validate (raises CorruptIndexError on a bad header, size or checksum).
+        Without `segments`, the single segment `trigram.idx` + `content.bin`; otherwise the
+        listed segments `(index_file, content_file, build_id, n_docs, deleted_local_ids)`,
+        base first, whose live documents are searched as one index in path order."""
+    def locate(self, paths: list[str]) -> list[tuple[int, int] | None]:
+        """`(segment, local id)` of each live path, None for a path not in the index."""
+    def segment_sizes(self) -> list[tuple[int, int]]:
+        """Per segment: `(documents, live documents)`."""
+    def segment_paths(self, segment: int) -> list[str]:
+        """The live paths of one segment, in order."""
     def search(
         self,
         pattern: str,

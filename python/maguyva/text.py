@@ -13,20 +13,29 @@ the question's salient terms, identifiers split into sub-words.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from . import _core
+from . import _core, sealed
 from .chunkstore import ChunkStore
-from .errors import BadQueryError, ModalityUnavailable
+from .errors import BadQueryError, CorruptIndexError, MaguyvaError, ModalityUnavailable
 from .model import Hit
 from .retriever import BuildContext, RetrieverQuery
 from .stopwords import STOP_WORDS
 
+log = logging.getLogger(__name__)
+
 DIR_NAME = "text"
+# Below this many updated documents, segments are never merged (a small repository would
+# otherwise rebuild on every update, which is cheap there but leaves no segments to test).
+MIN_MERGE_DOCS = 64
 LITERAL_INTENTS = frozenset(
     {"exact_match", "find_definition", "find_references", "impact_analysis"}
 )
@@ -114,7 +123,7 @@ class TextSearcher:
     modality: ClassVar[str] = "text"
 
     def __init__(self, text_dir: Path, chunks: ChunkStore) -> None:
-        self._index = _core.TextIndex(str(text_dir))
+        self._index = open_index(text_dir)
         self._chunks = chunks
 
     def stats(self) -> dict[str, int]:
@@ -248,25 +257,38 @@ class TextSearcher:
 
 
 class TextModality:
-    """Build and open the text index of a generation."""
+    """Build and open the text index of a generation.
+
+    The index is a list of immutable segments (`segments.json`, sealed): a base built from
+    scratch (`trigram.idx`, `content.bin`) and small segments (`seg-NNNNNN.idx/.bin`), each
+    holding the files one incremental update added or changed, with per segment the local ids
+    of documents deleted or changed since (tombstones). An update hard-links the previous
+    generation's segments (generations are immutable), writes one new segment and the new
+    list; searching shows the live documents of every segment as one path-ordered index, so
+    answers equal a from-scratch build's. The segments are merged back into one base (a
+    from-scratch build) when the updated documents exceed `text_merge_ratio` (default 0.1)
+    of the base, and the small segments are compacted into one when there are more than
+    `text_max_segments` (default 8) of them.
+    """
 
     name: ClassVar[str] = "text"
 
     def build(self, ctx: BuildContext) -> dict[str, Any]:
         started = time.perf_counter()
-        by_path: dict[str, list[tuple[int, int, str]]] = {}
-        for chunk in ctx.chunks:
-            by_path.setdefault(chunk.path, []).append((chunk.start_line, chunk.end_line, chunk.id))
-        files = [(f.path, by_path.get(f.path, [])) for f in sorted(ctx.files, key=lambda f: f.path)]
         # 0: LZ4 (fast to verify against); 1..22: zstd (smaller, ~3x slower to decompress).
         level = int(ctx.config.get("text_zstd_level", 0))
-        ctx.progress("text", 0, len(files))
-        report = dict(
-            _core.build_text_index(
-                str(ctx.root), str(ctx.out_dir / DIR_NAME), files, zstd_level=level
-            )
-        )
-        ctx.progress("text", len(files), len(files))
+        out = ctx.out_dir / DIR_NAME
+        extractor = _extractor_fingerprint()
+        report = None
+        try:
+            report = _update(ctx, out, level, extractor)
+        except OSError:
+            raise  # disk full or an I/O error: the generation is aborted
+        except (MaguyvaError, ValueError, KeyError, TypeError) as exc:
+            log.warning("text: incremental update failed (%s); rebuilding", exc)
+            shutil.rmtree(out, ignore_errors=True)
+        if report is None:
+            report = _build_from_scratch(ctx, out, level, extractor)
         seconds = time.perf_counter() - started
         skipped: dict[str, int] = {}
         for _, reason in report["skipped_files"]:
@@ -282,6 +304,213 @@ class TextModality:
         if not text_dir.is_dir():
             raise ModalityUnavailable(f"the text index was not built in {gen_dir}")
         return TextSearcher(text_dir, ChunkStore.open(Path(gen_dir)))
+
+    def verify(self, directory: Path) -> list[str]:
+        """Problems of the text index in `directory`: the segment list and every segment's
+        header, sections and checksums (as a reader checks them when it opens the index)."""
+        try:
+            open_index(Path(directory))
+        except MaguyvaError as exc:
+            return [str(exc)]
+        except OSError as exc:
+            return [f"{exc.filename or directory}: {exc.strerror or exc}"]
+        return []
+
+
+SEGMENTS_FILE = "segments.json"
+SEGMENTS_KIND = "text_segments"
+BASE_FILES = ("trigram.idx", "content.bin")
+
+
+def read_segments(text_dir: Path) -> dict[str, Any] | None:
+    """The segment list of an index directory; None for an index of one segment written
+    before segment lists existed."""
+    path = text_dir / SEGMENTS_FILE
+    if not path.exists():
+        return None
+    data = sealed.read_sealed_json(path, SEGMENTS_KIND)
+    if not isinstance(data, dict) or not isinstance(data.get("segments"), list):
+        raise CorruptIndexError(f"{path}: not a segment list")
+    return data
+
+
+def _spec_tuples(data: dict[str, Any]) -> list[tuple[str, str, int, int, list[int]]]:
+    return [
+        (s["index"], s["content"], int(s["build_id"]), int(s["docs"]), list(s["deleted"]))
+        for s in data["segments"]
+    ]
+
+
+def open_index(text_dir: Path) -> Any:
+    """The `_core.TextIndex` of a text directory (every segment validated)."""
+    data = read_segments(text_dir)
+    if data is None:
+        return _core.TextIndex(str(text_dir))
+    try:
+        specs = _spec_tuples(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptIndexError(f"{text_dir / SEGMENTS_FILE}: bad segment entry ({exc})") from exc
+    return _core.TextIndex(str(text_dir), segments=specs)
+
+
+def _extractor_fingerprint() -> str:
+    """Chunks of unchanged files are reused from earlier segments, which is right only while
+    the extractor that made them is the same."""
+    from .indexer import extractor_fingerprint
+
+    return extractor_fingerprint()
+
+
+def _chunk_spans(ctx: BuildContext, paths: set[str] | None) -> Iterator[tuple[str, int, int, str]]:
+    """`(path, start_line, end_line, id)` of the chunks of `paths` (None: every file). A
+    segment-backed chunk view (`indexer.SegmentChunks`) is decoded only in the segments that
+    hold `paths`: an update of one file must not decode every chunk of the repository."""
+    chunks = ctx.chunks
+    segment = getattr(chunks, "segment", None)
+    if paths is not None and callable(segment):
+        from .indexer import segment_of
+
+        for n in sorted({segment_of(p) for p in paths}):
+            for c in segment(n):
+                yield (c.path, c.start_line, c.end_line, c.id)
+        return
+    spans = getattr(chunks, "spans", None)
+    if callable(spans):
+        yield from spans()
+        return
+    for c in chunks:
+        yield (c.path, c.start_line, c.end_line, c.id)
+
+
+def _chunk_lists(
+    ctx: BuildContext, paths: set[str] | None
+) -> dict[str, list[tuple[int, int, str]]]:
+    by_path: dict[str, list[tuple[int, int, str]]] = {}
+    for path, start, end, chunk_id in _chunk_spans(ctx, paths):
+        if paths is None or path in paths:
+            by_path.setdefault(path, []).append((start, end, chunk_id))
+    return by_path
+
+
+def _build_segment(
+    ctx: BuildContext, out: Path, paths: list[str], level: int, files: tuple[str, str]
+) -> dict[str, Any]:
+    chunks = _chunk_lists(ctx, set(paths) if len(paths) < len(ctx.files) else None)
+    inputs = [(p, chunks.get(p, [])) for p in paths]
+    ctx.progress("text", 0, len(inputs))
+    report = dict(
+        _core.build_text_index(
+            str(ctx.root), str(out), inputs, zstd_level=level,
+            index_file=files[0], content_file=files[1],
+        )
+    )  # fmt: skip
+    ctx.progress("text", len(inputs), len(inputs))
+    return report
+
+
+def _write_segments(out: Path, data: dict[str, Any]) -> None:
+    from .store import write_sealed
+
+    write_sealed(out / SEGMENTS_FILE, SEGMENTS_KIND, sealed.dumps_json(data))
+
+
+def _build_from_scratch(ctx: BuildContext, out: Path, level: int, extractor: str) -> dict[str, Any]:
+    paths = sorted(f.path for f in ctx.files)
+    report = _build_segment(ctx, out, paths, level, BASE_FILES)
+    segment = {"index": BASE_FILES[0], "content": BASE_FILES[1], "build_id": report["build_id"],
+               "docs": report["docs"], "deleted": []}  # fmt: skip
+    _write_segments(out, {"version": 1, "zstd_level": level, "extractor": extractor,
+                          "next": 1, "segments": [segment]})  # fmt: skip
+    report["mode"] = "full"
+    report["segments"] = 1
+    return report
+
+
+def _link(src: Path, dst: Path) -> None:
+    """Share an immutable segment file with the previous generation (copy if links fail)."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def _update(ctx: BuildContext, out: Path, level: int, extractor: str) -> dict[str, Any] | None:
+    """Update the previous generation's segments with `ctx.changes`; None when a
+    from-scratch build is due (no usable previous index, other settings, or too many
+    changes accumulated)."""
+    changes = ctx.changes
+    if changes is None or ctx.previous_dir is None:
+        return None
+    prev_dir = Path(ctx.previous_dir) / DIR_NAME
+    try:
+        data = read_segments(prev_dir) if prev_dir.is_dir() else None
+        if data is None or data.get("zstd_level") != level or data.get("extractor") != extractor:
+            return None
+        previous = _core.TextIndex(str(prev_dir), segments=_spec_tuples(data))
+    except (MaguyvaError, OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("text: previous index unusable (%s); rebuilding", exc)
+        return None
+    segments = [dict(s, deleted=list(s["deleted"])) for s in data["segments"]]
+    # Membership from the file lists, content changes from the change set: a file is
+    # re-indexed when it is new to the index or its content changed, and tombstoned when it
+    # left the file set or changed.
+    live = previous.paths()
+    live_set = set(live)
+    wanted = {f.path for f in ctx.files}
+    modified = set(changes.modified) & live_set
+    gone = [p for p in live if p not in wanted or p in modified]
+    new = (wanted - live_set) | (modified & wanted)
+    for path, where in zip(gone, previous.locate(gone), strict=True):
+        if where is None:
+            raise CorruptIndexError(f"{prev_dir}: {path} listed but not found")
+        segments[where[0]]["deleted"].append(where[1])
+    for seg in segments:
+        seg["deleted"].sort()
+
+    base = segments[0]
+    small = [s for s in segments[1:] if len(s["deleted"]) < s["docs"]]
+    ratio = float(ctx.config.get("text_merge_ratio", 0.1))
+    max_segments = max(2, int(ctx.config.get("text_max_segments", 8)))
+    pending = sum(s["docs"] - len(s["deleted"]) for s in small) + len(new) + len(base["deleted"])
+    min_docs = int(ctx.config.get("text_merge_min_docs", MIN_MERGE_DOCS))
+    if pending > max(ratio * base["docs"], min_docs):
+        return None  # merge: one base segment again
+    mode = "incremental"
+    if new and len(small) + 1 >= max_segments:
+        # Compact the small segments into the new one (their live files are unchanged).
+        for seg_index, seg in enumerate(segments):
+            if seg in small:
+                new.update(previous.segment_paths(seg_index))
+        small = []
+        mode = "compacted"
+
+    out.mkdir(parents=True, exist_ok=True)
+    kept = [base, *small]
+    for seg in kept:
+        for name in (seg["index"], seg["content"]):
+            _link(prev_dir / name, out / name)
+    number = int(data.get("next", 1))
+    report: dict[str, Any] = {"build_id": 0, "docs": 0, "trigrams": 0, "chunks": 0,
+                              "content_bytes": 0, "stored_bytes": 0, "index_bytes": 0,
+                              "skipped_files": []}  # fmt: skip
+    if new:
+        files = (f"seg-{number:06d}.idx", f"seg-{number:06d}.bin")
+        number += 1
+        report = _build_segment(ctx, out, sorted(new), level, files)
+        if report["docs"]:
+            kept.append({"index": files[0], "content": files[1], "build_id": report["build_id"],
+                         "docs": report["docs"], "deleted": []})  # fmt: skip
+        else:
+            for name in files:
+                (out / name).unlink(missing_ok=True)
+    _write_segments(out, {"version": 1, "zstd_level": level, "extractor": extractor,
+                          "next": number, "segments": kept})  # fmt: skip
+    report["mode"] = mode
+    report["segments"] = len(kept)
+    report["segment_docs"] = report["docs"]
+    report["docs"] = sum(s["docs"] - len(s["deleted"]) for s in kept)
+    report["tombstones"] = sum(len(s["deleted"]) for s in kept)
+    return report
 
 
 MODALITY = TextModality()

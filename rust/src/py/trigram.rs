@@ -24,13 +24,15 @@ type ChunkTuple = (String, u32, u32, Option<String>, f64, Vec<u32>, Vec<usize>);
 
 /// Build a text index; returns a report dict. See `maguyva._core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (root, out_dir, files, *, zstd_level=0))]
+#[pyo3(signature = (root, out_dir, files, *, zstd_level=0, index_file=None, content_file=None))]
 fn build_text_index(
     py: Python<'_>,
     root: PathBuf,
     out_dir: PathBuf,
     files: Vec<FileChunks>,
     zstd_level: i32,
+    index_file: Option<String>,
+    content_file: Option<String>,
 ) -> PyResult<HashMap<String, Py<PyAny>>> {
     let inputs: Vec<BuildInput> = files
         .into_iter()
@@ -46,8 +48,11 @@ fn build_text_index(
                 .collect(),
         })
         .collect();
+    let defaults = BuildOptions::default();
     let opts = BuildOptions {
         zstd_level,
+        index_file: index_file.unwrap_or(defaults.index_file),
+        content_file: content_file.unwrap_or(defaults.content_file),
         ..BuildOptions::default()
     };
     // Ctrl-C: the GIL is released during the build, so Python cannot run its SIGINT handler;
@@ -96,6 +101,7 @@ fn build_text_index(
         report.chunks.into_pyobject(py)?.into_any().unbind(),
     );
     for (k, v) in [
+        ("build_id", report.build_id),
         ("content_bytes", report.content_bytes),
         ("stored_bytes", report.stored_bytes),
         ("index_bytes", report.index_bytes),
@@ -126,12 +132,68 @@ fn parse_case(case: &str) -> PyResult<Case> {
     }
 }
 
+/// `(index_file, content_file, build_id, n_docs, deleted local ids)`: one segment.
+type SegmentTuple = (String, String, u64, u32, Vec<u32>);
+
 #[pymethods]
 impl TextIndex {
+    /// Open the index in `dir`: the single segment `trigram.idx` + `content.bin`, or the
+    /// listed `segments` (base first) with their tombstones.
     #[new]
-    fn new(py: Python<'_>, dir: PathBuf) -> PyResult<Self> {
-        let inner = py.detach(|| index::TextIndex::open(&dir)).map_err(to_py)?;
+    #[pyo3(signature = (dir, segments=None))]
+    fn new(py: Python<'_>, dir: PathBuf, segments: Option<Vec<SegmentTuple>>) -> PyResult<Self> {
+        let inner = py
+            .detach(|| match segments {
+                None => index::TextIndex::open(&dir),
+                Some(list) => {
+                    let specs: Vec<index::SegmentSpec> = list
+                        .into_iter()
+                        .map(|(index_file, content_file, build_id, n_docs, deleted)| {
+                            index::SegmentSpec {
+                                index_file,
+                                content_file,
+                                build_id,
+                                n_docs,
+                                deleted,
+                            }
+                        })
+                        .collect();
+                    index::TextIndex::open_segments(&dir, &specs)
+                }
+            })
+            .map_err(to_py)?;
         Ok(Self { inner })
+    }
+
+    /// Where each path lives: `(segment, local id)`, or None when it is not a live document.
+    fn locate(&self, paths: Vec<String>) -> Vec<Option<(u32, u32)>> {
+        paths
+            .iter()
+            .map(|p| self.inner.find(p).map(|g| self.inner.locate(g)))
+            .collect()
+    }
+
+    /// Per segment: `(documents, live documents)`.
+    fn segment_sizes(&self) -> Vec<(u32, usize)> {
+        self.inner
+            .segments()
+            .iter()
+            .enumerate()
+            .map(|(s, seg)| (seg.n_docs(), self.inner.live_in(s).len()))
+            .collect()
+    }
+
+    /// The live paths of segment `segment`, in order.
+    fn segment_paths(&self, segment: usize) -> PyResult<Vec<String>> {
+        let Some(seg) = self.inner.segments().get(segment) else {
+            return Err(PyValueError::new_err(format!("no segment {segment}")));
+        };
+        Ok(self
+            .inner
+            .live_in(segment)
+            .into_iter()
+            .map(|d| seg.path(d).to_string())
+            .collect())
     }
 
     /// Literal or regex search, in path order; returns `(files, candidates, truncated)`.
@@ -221,6 +283,7 @@ impl TextIndex {
             ("content_bytes", self.inner.total_content_bytes()),
             ("index_bytes", self.inner.index_bytes()),
             ("stored_bytes", self.inner.stored_bytes()),
+            ("segments", self.inner.segments().len() as u64),
         ])
     }
 

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::index::TextIndex;
 use super::plan::Query;
-use super::search::{candidates, with_content};
+use super::search::{candidates_with, with_content};
 use crate::error::CoreResult;
 
 const K1: f64 = 1.2;
@@ -52,7 +52,8 @@ pub fn rank(
         if lowered.len() < 2 {
             continue;
         }
-        let docs = candidates(index, &Query::literal(lowered.as_bytes()))?;
+        // Exhaustive: document frequencies must not depend on how the index is segmented.
+        let docs = candidates_with(index, &Query::literal(lowered.as_bytes()), true)?;
         let df = docs.as_ref().map_or(n, |d| d.len() as f64);
         if df == 0.0 {
             continue;
@@ -197,11 +198,15 @@ fn score_doc(
         }
         let len = f64::from(e.saturating_sub(s) + 1);
         let norm = K1 * (1.0 - B + B * len / avg_len);
-        let score: f64 = tf[i]
+        // Summed in term order: a HashMap's order differs between runs, and so would the
+        // last bits of the score (and the order of near ties).
+        let mut per_term: Vec<(usize, u32)> = tf[i].iter().map(|(&t, &f)| (t, f)).collect();
+        per_term.sort_unstable();
+        let score: f64 = per_term
             .iter()
-            .map(|(t, &f)| {
+            .map(|&(t, f)| {
                 let f = f64::from(f);
-                weight.get(t).copied().unwrap_or(0.0) * f * (K1 + 1.0) / (f + norm)
+                weight.get(&t).copied().unwrap_or(0.0) * f * (K1 + 1.0) / (f + norm)
             })
             .sum();
         let mut ls = std::mem::take(&mut lines[i]);

@@ -41,6 +41,10 @@ pub struct BuildOptions {
     pub zstd_level: i32,
     /// Files per batch.
     pub batch: usize,
+    /// File names of the segment inside `out_dir` (a from-scratch build uses the defaults,
+    /// `trigram.idx` and `content.bin`; an incremental update names each new segment).
+    pub index_file: String,
+    pub content_file: String,
 }
 
 impl Default for BuildOptions {
@@ -48,6 +52,8 @@ impl Default for BuildOptions {
         Self {
             zstd_level: 0,
             batch: 256,
+            index_file: format::INDEX_FILE.into(),
+            content_file: format::CONTENT_FILE.into(),
         }
     }
 }
@@ -58,6 +64,8 @@ const STORE_BELOW: usize = 64;
 /// What a build did; every refused file is listed with its reason.
 #[derive(Debug, Default, Clone)]
 pub struct BuildReport {
+    /// Written into both files' headers: a segment list names it to tie its files together.
+    pub build_id: u64,
     pub docs: u32,
     pub trigrams: u32,
     pub chunks: u32,
@@ -246,8 +254,8 @@ pub fn build_cancellable(
     cancelled: &mut dyn FnMut() -> bool,
 ) -> CoreResult<Option<BuildReport>> {
     std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
-    let content_path: PathBuf = out_dir.join(format::CONTENT_FILE);
-    let index_path: PathBuf = out_dir.join(format::INDEX_FILE);
+    let content_path: PathBuf = out_dir.join(&opts.content_file);
+    let index_path: PathBuf = out_dir.join(&opts.index_file);
     let id = build_id();
     let mut content = BufWriter::with_capacity(
         1 << 20,
@@ -258,7 +266,10 @@ pub fn build_cancellable(
         .map_err(io_err(&content_path))?;
     let mut content_off = format::CONTENT_HEADER_LEN as u64;
 
-    let mut report = BuildReport::default();
+    let mut report = BuildReport {
+        build_id: id,
+        ..BuildReport::default()
+    };
     let mut postings = Postings::new();
     let mut docs: Vec<u8> = Vec::new();
     let mut paths: Vec<u8> = Vec::new();

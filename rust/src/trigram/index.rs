@@ -1,4 +1,12 @@
 //! A loaded text index: memory-mapped, validated once, then read-only and `Sync`.
+//!
+//! An index is one or more immutable [`Segment`]s, as in Lucene and Zoekt: a base segment
+//! built from scratch, then small segments each holding the files an incremental update
+//! added or changed, plus per segment the sorted local ids of its deleted documents
+//! (tombstones: files deleted or changed since). [`TextIndex`] shows the live documents of
+//! all segments as one sequence of *logical* ids in path order, exactly the ids a
+//! from-scratch build of the same files would give, so every answer (order, ties, BM25
+//! statistics) is the same.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -21,10 +29,10 @@ pub struct DocEntry {
     pub codec: u8,
 }
 
-/// The immutable index. Every accessor checks bounds, so a corrupt file yields an error,
-/// never a panic or an out-of-bounds read.
-pub struct TextIndex {
-    dir: PathBuf,
+/// One immutable segment (an index file and its content store). Every accessor checks
+/// bounds, so a corrupt file yields an error, never a panic or an out-of-bounds read.
+pub struct Segment {
+    idx_path: PathBuf,
     idx: Mmap,
     content: Mmap,
     header: Header,
@@ -44,31 +52,33 @@ fn map(path: &Path) -> CoreResult<Mmap> {
     })
 }
 
-impl TextIndex {
-    /// Open and validate the index in `dir`: headers, section bounds and checksums, and the
+impl Segment {
+    /// Open and validate one segment: headers, section bounds and checksums, and the
     /// document table's references into the other sections.
-    pub fn open(dir: &Path) -> CoreResult<TextIndex> {
-        let idx_path = dir.join(format::INDEX_FILE);
-        let content_path = dir.join(format::CONTENT_FILE);
-        let idx = map(&idx_path)?;
-        let header = Header::decode(&idx_path, &idx)?;
-        let content = map(&content_path)?;
-        format::check_content_header(&content_path, &content, header.build_id)?;
-        let index = TextIndex {
-            dir: dir.to_path_buf(),
+    pub fn open(idx_path: &Path, content_path: &Path) -> CoreResult<Segment> {
+        let idx = map(idx_path)?;
+        let header = Header::decode(idx_path, &idx)?;
+        let content = map(content_path)?;
+        format::check_content_header(content_path, &content, header.build_id)?;
+        let seg = Segment {
+            idx_path: idx_path.to_path_buf(),
             idx,
             content,
             header,
         };
-        index.validate()?;
-        Ok(index)
+        seg.validate()?;
+        Ok(seg)
     }
 
     fn corrupt(&self, reason: impl Into<String>) -> CoreError {
         CoreError::CorruptIndex {
-            path: self.dir.join(format::INDEX_FILE),
+            path: self.idx_path.clone(),
             reason: reason.into(),
         }
+    }
+
+    pub fn build_id(&self) -> u64 {
+        self.header.build_id
     }
 
     fn validate(&self) -> CoreResult<()> {
@@ -312,4 +322,286 @@ impl TextIndex {
         }
         Ok(())
     }
+}
+
+/// A segment as the text modality's segment list describes it.
+#[derive(Debug, Clone)]
+pub struct SegmentSpec {
+    /// File names inside the index directory.
+    pub index_file: String,
+    pub content_file: String,
+    /// What the segment's header must say (the list and the files belong together).
+    pub build_id: u64,
+    pub n_docs: u32,
+    /// Sorted, distinct local ids of the segment's deleted documents.
+    pub deleted: Vec<u32>,
+}
+
+/// Marks a deleted document in [`TextIndex`]'s local-to-logical tables.
+const DEAD: u32 = u32::MAX;
+
+/// The loaded index: its segments and the live documents as one path-ordered sequence.
+pub struct TextIndex {
+    segs: Vec<Segment>,
+    /// Logical id -> (segment, local id).
+    docs: Vec<(u32, u32)>,
+    /// Per segment: local id -> logical id, or `DEAD`.
+    logical: Vec<Vec<u32>>,
+    n_chunks: u32,
+    content_bytes: u64,
+}
+
+impl TextIndex {
+    /// Open the single-segment index in `dir` (`trigram.idx` and `content.bin`).
+    pub fn open(dir: &Path) -> CoreResult<TextIndex> {
+        let seg = Segment::open(
+            &dir.join(format::INDEX_FILE),
+            &dir.join(format::CONTENT_FILE),
+        )?;
+        let n = seg.n_docs();
+        let spec = SegmentSpec {
+            index_file: format::INDEX_FILE.into(),
+            content_file: format::CONTENT_FILE.into(),
+            build_id: seg.build_id(),
+            n_docs: n,
+            deleted: Vec::new(),
+        };
+        Self::assemble(dir, vec![seg], &[spec])
+    }
+
+    /// Open the segments listed in `specs` (the first is the base), check each against its
+    /// entry, and merge their live documents in path order. A duplicate live path, unsorted
+    /// paths or a tombstone out of range is `CorruptIndex`.
+    pub fn open_segments(dir: &Path, specs: &[SegmentSpec]) -> CoreResult<TextIndex> {
+        if specs.is_empty() {
+            return Err(CoreError::CorruptIndex {
+                path: dir.to_path_buf(),
+                reason: "the segment list is empty".into(),
+            });
+        }
+        let mut segs = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let safe = |name: &str| {
+                !name.is_empty() && !name.contains('/') && !name.contains('\\') && name != ".."
+            };
+            if !safe(&spec.index_file) || !safe(&spec.content_file) {
+                return Err(CoreError::CorruptIndex {
+                    path: dir.to_path_buf(),
+                    reason: format!("bad segment file name {:?}", spec.index_file),
+                });
+            }
+            let seg = Segment::open(&dir.join(&spec.index_file), &dir.join(&spec.content_file))?;
+            if seg.build_id() != spec.build_id || seg.n_docs() != spec.n_docs {
+                return Err(seg
+                    .corrupt("the segment does not match the segment list (another build of it)"));
+            }
+            segs.push(seg);
+        }
+        Self::assemble(dir, segs, specs)
+    }
+
+    fn assemble(dir: &Path, segs: Vec<Segment>, specs: &[SegmentSpec]) -> CoreResult<TextIndex> {
+        let corrupt = |reason: String| CoreError::CorruptIndex {
+            path: dir.to_path_buf(),
+            reason,
+        };
+        // Live documents of each segment, in local (path) order.
+        let mut lists: Vec<Vec<(u32, u32)>> = Vec::with_capacity(segs.len());
+        for (s, (seg, spec)) in segs.iter().zip(specs).enumerate() {
+            let mut dead = vec![false; seg.n_docs() as usize];
+            let mut prev: Option<u32> = None;
+            for &d in &spec.deleted {
+                if d >= seg.n_docs() || prev.is_some_and(|p| p >= d) {
+                    return Err(corrupt(format!(
+                        "segment {s}: tombstone {d} out of range or unsorted"
+                    )));
+                }
+                dead[d as usize] = true;
+                prev = Some(d);
+            }
+            lists.push(
+                (0..seg.n_docs())
+                    .filter(|&d| !dead[d as usize])
+                    .map(|d| (s as u32, d))
+                    .collect(),
+            );
+        }
+        let docs = if lists.len() == 1 {
+            lists.pop().unwrap_or_default()
+        } else {
+            // Merge the (small) later segments first, then the base.
+            let mut rest = lists.split_off(1);
+            let mut acc = rest.pop().unwrap_or_default();
+            while let Some(next) = rest.pop() {
+                acc = merge_by_path(&segs, next, acc).map_err(&corrupt)?;
+            }
+            let base = lists.pop().unwrap_or_default();
+            merge_by_path(&segs, base, acc).map_err(&corrupt)?
+        };
+        if docs.len() > 1 && segs.len() > 1 {
+            for w in docs.windows(2) {
+                let (a, b) = (
+                    segs[w[0].0 as usize].path_bytes(w[0].1),
+                    segs[w[1].0 as usize].path_bytes(w[1].1),
+                );
+                if a >= b {
+                    return Err(corrupt(format!(
+                        "paths out of order or duplicated: {:?}",
+                        String::from_utf8_lossy(b)
+                    )));
+                }
+            }
+        }
+        let mut logical: Vec<Vec<u32>> = segs
+            .iter()
+            .map(|seg| vec![DEAD; seg.n_docs() as usize])
+            .collect();
+        let mut n_chunks = 0u64;
+        let mut content_bytes = 0u64;
+        for (g, &(s, l)) in docs.iter().enumerate() {
+            logical[s as usize][l as usize] = g as u32;
+            let e = segs[s as usize].doc(l);
+            n_chunks += u64::from(e.n_chunks);
+            content_bytes += u64::from(e.raw_len);
+        }
+        let n_chunks =
+            u32::try_from(n_chunks).map_err(|_| corrupt("too many chunks".to_string()))?;
+        Ok(TextIndex {
+            segs,
+            docs,
+            logical,
+            n_chunks,
+            content_bytes,
+        })
+    }
+
+    /// The segments, base first.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segs
+    }
+
+    /// Map a sorted list of segment `s`'s local ids to sorted logical ids, dropping deleted
+    /// documents.
+    pub fn to_logical(&self, s: usize, local: &[u32]) -> Vec<u32> {
+        let table = &self.logical[s];
+        local
+            .iter()
+            .filter_map(|&d| table.get(d as usize).copied().filter(|&g| g != DEAD))
+            .collect()
+    }
+
+    /// Live documents of segment `s` (local ids, in order).
+    pub fn live_in(&self, s: usize) -> Vec<u32> {
+        self.logical[s]
+            .iter()
+            .enumerate()
+            .filter(|(_, &g)| g != DEAD)
+            .map(|(d, _)| d as u32)
+            .collect()
+    }
+
+    /// Where logical document `g` lives: (segment, local id).
+    pub fn locate(&self, g: u32) -> (u32, u32) {
+        self.docs[g as usize]
+    }
+
+    /// The logical id of `path`, if it is a live document (binary search: path order).
+    pub fn find(&self, path: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0usize, self.docs.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.path(mid as u32).as_bytes().cmp(path.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
+    }
+
+    /// Live documents.
+    pub fn n_docs(&self) -> u32 {
+        self.docs.len() as u32
+    }
+
+    /// Chunks of the live documents.
+    pub fn n_chunks(&self) -> u32 {
+        self.n_chunks
+    }
+
+    /// Distinct trigrams summed over segments (a trigram in two segments counts twice).
+    pub fn n_trigrams(&self) -> u32 {
+        self.segs.iter().map(Segment::n_trigrams).sum()
+    }
+
+    /// Bytes of the live documents.
+    pub fn total_content_bytes(&self) -> u64 {
+        self.content_bytes
+    }
+
+    pub fn index_bytes(&self) -> u64 {
+        self.segs.iter().map(Segment::index_bytes).sum()
+    }
+
+    pub fn stored_bytes(&self) -> u64 {
+        self.segs.iter().map(Segment::stored_bytes).sum()
+    }
+
+    /// The relative path of logical document `g`.
+    pub fn path(&self, g: u32) -> &str {
+        let (s, l) = self.docs[g as usize];
+        self.segs[s as usize].path(l)
+    }
+
+    /// The bytes of logical document `g` (see [`Segment::read`]).
+    pub fn read<'a>(
+        &'a self,
+        g: u32,
+        zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+        out: &'a mut Vec<u8>,
+    ) -> CoreResult<&'a [u8]> {
+        let (s, l) = self.docs[g as usize];
+        self.segs[s as usize].read(l, zstd, out)
+    }
+
+    /// Chunk spans of logical document `g`.
+    pub fn chunks(&self, g: u32) -> Vec<(u32, u32, &str)> {
+        let (s, l) = self.docs[g as usize];
+        self.segs[s as usize].chunks(l)
+    }
+}
+
+/// Merge two path-ordered lists of (segment, local id); equal paths are an error.
+fn merge_by_path(
+    segs: &[Segment],
+    a: Vec<(u32, u32)>,
+    b: Vec<(u32, u32)>,
+) -> Result<Vec<(u32, u32)>, String> {
+    if b.is_empty() {
+        return Ok(a);
+    }
+    let path = |x: (u32, u32)| segs[x.0 as usize].path_bytes(x.1);
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < a.len() && j < b.len() {
+        match path(a[i]).cmp(path(b[j])) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                return Err(format!(
+                    "{:?} is live in two segments",
+                    String::from_utf8_lossy(path(a[i]))
+                ))
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    Ok(out)
 }

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
-use super::index::TextIndex;
+use super::index::{Segment, TextIndex};
 use super::ngram;
 use super::plan::{self, Query};
 use super::postings;
@@ -154,34 +154,68 @@ pub fn compile(spec: &SearchSpec) -> CoreResult<Compiled> {
     })
 }
 
-/// Sorted candidate documents, or `None` for "every document".
+/// Sorted candidate documents (logical ids), or `None` for "every document". Planning may
+/// stop early once few candidates remain (verification is exact anyway), so the set can
+/// hold false candidates that depend on how the index is segmented.
 pub fn candidates(index: &TextIndex, q: &Query) -> CoreResult<Option<Vec<u32>>> {
+    candidates_with(index, q, false)
+}
+
+/// As [`candidates`]; with `exhaustive`, every list is intersected (no early stop), so the
+/// set is a property of each document alone: the same whatever the segmentation (what BM25's
+/// document frequencies need to equal those of a from-scratch build).
+pub fn candidates_with(
+    index: &TextIndex,
+    q: &Query,
+    exhaustive: bool,
+) -> CoreResult<Option<Vec<u32>>> {
+    let mut acc: Vec<u32> = Vec::new();
+    for (s, seg) in index.segments().iter().enumerate() {
+        // `None` ("every document") depends on the query alone, so it is the same for
+        // every segment.
+        let Some(local) = segment_candidates(seg, q, exhaustive)? else {
+            return Ok(None);
+        };
+        let mapped = index.to_logical(s, &local);
+        acc = if acc.is_empty() {
+            mapped
+        } else {
+            postings::union(&acc, &mapped)
+        };
+    }
+    Ok(Some(acc))
+}
+
+/// Sorted candidate documents of one segment (local ids), or `None` for "every document".
+fn segment_candidates(seg: &Segment, q: &Query, exhaustive: bool) -> CoreResult<Option<Vec<u32>>> {
     Ok(match q {
         Query::All => None,
         Query::None => Some(Vec::new()),
-        Query::Tri(t) => Some(index.postings(*t)?),
-        Query::Lit(s) => Some(literal_candidates(index, s)?),
+        Query::Tri(t) => Some(seg.postings(*t)?),
+        Query::Lit(s) => Some(literal_candidates(seg, s, exhaustive)?),
         Query::And(parts) => {
             // Cheapest (rarest) trigrams first; stop as soon as the set is empty.
             let mut order: Vec<(u64, &Query)> = parts
                 .iter()
                 .map(|p| match p {
-                    Query::Tri(t) => (u64::from(index.doc_count(*t)), p),
-                    Query::Lit(s) => (literal_cost(index, s), p),
+                    Query::Tri(t) => (u64::from(seg.doc_count(*t)), p),
+                    Query::Lit(s) => (literal_cost(seg, s), p),
                     _ => (u64::MAX, p),
                 })
                 .collect();
             order.sort_by_key(|(c, _)| *c);
             let mut acc: Option<Vec<u32>> = None;
             for (_, p) in order {
-                if let Some(docs) = candidates(index, p)? {
+                if let Some(docs) = segment_candidates(seg, p, exhaustive)? {
                     acc = Some(match acc {
                         None => docs,
                         Some(a) => postings::intersect(&a, &docs),
                     });
                     // A handful of candidates is cheaper to verify than to decode the
                     // remaining (commoner) posting lists: verification is exact anyway.
-                    if acc.as_ref().is_some_and(|a| a.len() <= SMALL_CANDIDATES) {
+                    if acc.as_ref().is_some_and(|a| {
+                        a.is_empty() || (!exhaustive && a.len() <= SMALL_CANDIDATES)
+                    }) {
                         break;
                     }
                 }
@@ -191,7 +225,7 @@ pub fn candidates(index: &TextIndex, q: &Query) -> CoreResult<Option<Vec<u32>>> 
         Query::Or(parts) => {
             let mut acc = Vec::new();
             for p in parts {
-                match candidates(index, p)? {
+                match segment_candidates(seg, p, exhaustive)? {
                     None => return Ok(None),
                     Some(docs) => acc = postings::union(&acc, &docs),
                 }
@@ -202,9 +236,9 @@ pub fn candidates(index: &TextIndex, q: &Query) -> CoreResult<Option<Vec<u32>>> 
 }
 
 /// The smallest document count among a literal's trigrams (an upper bound on its matches).
-fn literal_cost(index: &TextIndex, s: &[u8]) -> u64 {
+fn literal_cost(seg: &Segment, s: &[u8]) -> u64 {
     s.windows(3)
-        .map(|w| u64::from(index.doc_count(ngram::pack(w[0], w[1], w[2]))))
+        .map(|w| u64::from(seg.doc_count(ngram::pack(w[0], w[1], w[2]))))
         .min()
         .unwrap_or(u64::MAX)
 }
@@ -214,7 +248,7 @@ fn literal_cost(index: &TextIndex, s: &[u8]) -> u64 {
 /// trigram of `s` but the last, the document's mask must allow the byte that follows it in
 /// `s`. Trigrams of one literal mostly co-occur in files that do not contain it (`get`,
 /// `add`, `info` for `getaddrinfo`); the chain check removes most of those.
-fn literal_candidates(index: &TextIndex, s: &[u8]) -> CoreResult<Vec<u32>> {
+fn literal_candidates(seg: &Segment, s: &[u8], exhaustive: bool) -> CoreResult<Vec<u32>> {
     // Distinct trigrams with the follow bits the literal requires of each.
     let mut need: Vec<(u32, u8)> = Vec::new();
     for (i, w) in s.windows(3).enumerate() {
@@ -229,7 +263,7 @@ fn literal_candidates(index: &TextIndex, s: &[u8]) -> CoreResult<Vec<u32>> {
     }
     let mut order: Vec<(u32, u32, u8)> = need
         .iter()
-        .map(|&(t, bits)| (index.doc_count(t), t, bits))
+        .map(|&(t, bits)| (seg.doc_count(t), t, bits))
         .collect();
     order.sort_unstable();
     if order.first().is_none_or(|&(c, _, _)| c == 0) {
@@ -238,7 +272,7 @@ fn literal_candidates(index: &TextIndex, s: &[u8]) -> CoreResult<Vec<u32>> {
     let (mut docs, mut masks) = (Vec::new(), Vec::new());
     let mut acc: Option<Vec<u32>> = None;
     for &(_, t, bits) in &order {
-        index.postings_masked(t, &mut docs, &mut masks)?;
+        seg.postings_masked(t, &mut docs, &mut masks)?;
         let next = match acc.take() {
             None => docs
                 .iter()
@@ -250,7 +284,7 @@ fn literal_candidates(index: &TextIndex, s: &[u8]) -> CoreResult<Vec<u32>> {
         };
         // A handful of candidates is cheaper to verify than the remaining (commoner) lists
         // are to decode.
-        let done = next.len() <= SMALL_CANDIDATES;
+        let done = next.is_empty() || (!exhaustive && next.len() <= SMALL_CANDIDATES);
         acc = Some(next);
         if done {
             break;
