@@ -35,11 +35,33 @@ from maguyva.structural import extract_repository
 from maguyva.walk import walk_repository
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.85)
+# Confidence tiers of a caller file (its best edge to the target), see docs/graph.md:
+# name-resolved / self / typed receiver; candidates with evidence; lone or weak candidates;
+# below the default query threshold (kept for recall-oriented queries, not shown by default).
+TIERS = (("exact >= 0.85", 0.85, 2.0), ("evidence 0.3-0.85", 0.3, 0.85),
+         ("weak 0.2-0.3", 0.2, 0.3), ("below default < 0.2", 0.0, 0.2))  # fmt: skip
 PROPERTY = re.compile(r"@(?:\w+\.)*(?:cached_)?property\b|@\w+\.setter\b")
 
 
 def files_of(refs) -> set[str]:
     return {p for p, _ in refs or ()}
+
+
+def tiers(rows: list[dict]) -> dict:
+    """Per tier: the files whose best confidence falls in it, how many Jedi confirms
+    (precision within the tier) and the share of Jedi's files the tier adds (recall)."""
+    total = sum(len(r["jedi"]) for r in rows)
+    out = {}
+    for name, lo, hi in TIERS:
+        tp = fp = 0
+        for r in rows:
+            ours = {p for p, c in r["ours"].items() if lo <= c < hi}
+            tp += len(ours & r["jedi"])
+            fp += len(ours - r["jedi"])
+        out[name] = {"files": tp + fp, "tp": tp, "fp": fp,
+                     "precision": round(tp / max(tp + fp, 1), 3),
+                     "recall_added": round(tp / max(total, 1), 3)}  # fmt: skip
+    return out
 
 
 def scores(rows: list[dict], threshold: float) -> dict:
@@ -139,6 +161,7 @@ def main() -> None:
         str(t): {"all": scores(rows, t), "tune": scores(tune, t), "held_out": scores(held, t)}
         for t in THRESHOLDS
     }
+    tier_table = {"all": tiers(rows), "tune": tiers(tune), "held_out": tiers(held)}
     impact = {}
     imp_rows = [r for r in rows if "jedi2" in r]
     for t in THRESHOLDS:
@@ -178,6 +201,7 @@ def main() -> None:
         "skipped_not_in_graph": skipped,
         "graph_report": report,
         "references": refs,
+        "tiers": tier_table,
         "impact_depth2": {"samples": len(imp_rows), "by_threshold": impact},
         "miss_causes_at": th,
         "miss_causes": dict(miss_causes.most_common()),

@@ -11,6 +11,14 @@ files. For the first `--impact-samples` of those, Jedi is also asked for the ref
 definition enclosing one of the references (impact at depth 2, Jedi applied transitively).
 Every answer is written to the cache after each batch, so a rerun (or an interrupted run)
 only asks Jedi what it has not answered yet. benches/graph_vs_jedi.py reads the cache.
+
+Jedi's project search is truncated by default: it opens at most 2 000 files of the project (in
+directory-walk order) and parses at most 30 files that contain the name
+(`jedi.inference.references._OPENED_FILE_LIMIT` / `_PARSED_FILE_LIMIT`). On Django (2 823
+files) that silently drops real callers (`translation.activate(...)` in
+`django/core/management/base.py`, `get_finders()` in `django/contrib/staticfiles/checks.py`),
+which then count as our false positives. The oracle lifts both limits so Jedi searches every
+file; `--jedi-default-limits` keeps Jedi's defaults (the cache records which).
 """
 
 from __future__ import annotations
@@ -70,9 +78,13 @@ def definitions(root: Path, rel: str) -> list[tuple[str, str, int, int, int, int
     return out
 
 
-def _init(root: str) -> None:
+def _init(root: str, exhaustive: bool = True) -> None:
     global _project, _root
     import jedi
+    import jedi.inference.references as jedi_refs
+
+    if exhaustive:
+        jedi_refs._OPENED_FILE_LIMIT = jedi_refs._PARSED_FILE_LIMIT = 10**9
 
     _root = Path(root)
     _project = jedi.Project(_root, added_sys_path=[root])
@@ -119,9 +131,17 @@ def main() -> None:
     ap.add_argument("--exclude", action="append", default=[])
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument(
+        "--jedi-default-limits",
+        action="store_true",
+        help="keep Jedi's 2000-opened / 30-parsed file limits (truncated answers)",
+    )
     args = ap.parse_args()
     root = args.root.resolve()
     cache = json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    exhaustive = not args.jedi_default_limits
+    if cache and cache.get("exhaustive", False) != exhaustive:
+        sys.exit(f"{args.cache} was made with exhaustive={cache.get('exhaustive', False)}")
     answers: dict[str, list | None] = cache.get("answers", {})
     seconds: list[float] = cache.get("seconds", [])
 
@@ -150,11 +170,13 @@ def main() -> None:
         tmp = args.cache.with_suffix(".tmp")
         tmp.write_text(json.dumps({"root": str(root), "files": files, "exclude": args.exclude,
                                    "seed": args.seed, "samples": samples, "answers": answers,
-                                   "seconds": seconds}))  # fmt: skip
+                                   "seconds": seconds, "exhaustive": exhaustive}))  # fmt: skip
         tmp.replace(args.cache)
 
     samples: list[dict] = []
-    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(str(root),)) as pool:
+    with ProcessPoolExecutor(
+        args.jobs, initializer=_init, initargs=(str(root), exhaustive)
+    ) as pool:
 
         def run(keys: list[str]) -> None:
             todo = [k for k in dict.fromkeys(keys) if k not in answers]

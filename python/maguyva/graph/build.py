@@ -15,7 +15,7 @@ from ..extract_types import FileExtraction
 from ..model import Chunk, SourceFile
 from . import centrality, incremental
 from .resolve import GraphBuilder
-from .schema import DEPENDENCY_KINDS, EdgeKind, NodeKind, is_test_path
+from .schema import CONF_FLOOR, DEPENDENCY_KINDS, EdgeKind, NodeKind, is_test_path
 
 FLAG_TEST = 1
 FLAG_CYCLE = 2
@@ -42,12 +42,13 @@ def build_with_log(
     read_text: Callable[[str], str] | None = None,
     previous: Path | None = None,
     sources: list[SourceFile] | None = None,
+    floor: float = CONF_FLOOR,
 ) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any], tuple]:
     """(arrays, string tables, report, packed edge log). `read_text` gives receiver-type
     evidence; `previous` is the generation whose edge log may be replayed for unchanged files
     (see incremental.py); `sources` carry the size/mtime that stand for each file's text."""
     t0 = time.perf_counter()
-    builder = GraphBuilder(extraction, read_text)
+    builder = GraphBuilder(extraction, read_text, floor)
     by_path = {f.path: f for f in sources or []}
     contents = [incremental.content_digest(e, by_path.get(p)) for p, e in
                 zip(builder.paths, builder.ex, strict=True)]  # fmt: skip
@@ -55,7 +56,7 @@ def build_with_log(
         incremental.declaration_signature(e, builder.index.unit_of_file[i].split(":", 1)[0])
         for i, e in enumerate(builder.ex)
     ]
-    reuse, reuse_note = incremental.reusable(previous, builder.paths, contents, signatures)
+    reuse, reuse_note = incremental.reusable(previous, builder.paths, contents, signatures, floor)
     t_digest = time.perf_counter() - t0
     builder.resolve_all(reuse)
     t_resolve = time.perf_counter() - t0 - t_digest

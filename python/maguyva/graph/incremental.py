@@ -15,6 +15,7 @@ queries never read it.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from . import store
 from .resolve import STAT_KEYS, GraphBuilder, Reuse, _decorated
 
 LOG_FILE = "edgelog.bin"
-LOG_FORMAT = 1  # bump when resolution rules change: an old log must not be replayed
+LOG_FORMAT = 2  # bump when resolution rules change: an old log must not be replayed
 
 
 def _digest(value: str) -> bytes:
@@ -57,7 +58,7 @@ def declaration_signature(ex: FileExtraction, family: str) -> bytes:
     decorated = _decorated(ex, family)
     rows = [
         (d.kind, d.name, d.qualified_name, d.parent, tuple(d.bases),
-         sorted(decorated.get(d.qualified_name, ())), int(np.searchsorted(import_lines, d.start_line)))
+         sorted(decorated.get(d.qualified_name, ())), bisect.bisect_left(import_lines, d.start_line))
         for d in defs
     ]  # fmt: skip
     imports = sorted((i.line, i.module, i.name or "", i.alias or "", i.level) for i in ex.imports)
@@ -67,7 +68,8 @@ def declaration_signature(ex: FileExtraction, family: str) -> bytes:
 
 def pack(builder: GraphBuilder, contents: list[bytes], signatures: list[bytes]):
     """The edge log as (arrays, strings, meta) for `store.write`."""
-    src, target, kind, conf, line = builder.log_cols
+    log = builder.log
+    src, target, kind, conf, line = zip(*log, strict=True) if log else ((),) * 5
     arrays = {
         "ptr": np.array(builder.log_ptr, dtype=np.int64),
         "src": np.array(src, dtype=np.int32),
@@ -80,11 +82,16 @@ def pack(builder: GraphBuilder, contents: list[bytes], signatures: list[bytes]):
         "signature": np.frombuffer(b"".join(signatures), dtype=np.uint8),
     }
     strings = {"paths": builder.paths, "names": list(builder.log_names)}
-    return arrays, strings, {"log_format": LOG_FORMAT, "stat_keys": list(STAT_KEYS)}
+    meta = {"log_format": LOG_FORMAT, "stat_keys": list(STAT_KEYS), "floor": builder.floor}
+    return arrays, strings, meta
 
 
 def reusable(
-    previous: Path | None, paths: list[str], contents: list[bytes], signatures: list[bytes]
+    previous: Path | None,
+    paths: list[str],
+    contents: list[bytes],
+    signatures: list[bytes],
+    floor: float,
 ) -> tuple[Reuse | None, str]:
     """The edge log of the unchanged files, or None with the reason a full build is needed."""
     if previous is None:
@@ -93,7 +100,11 @@ def reusable(
         sections, meta = store.read(Path(previous) / "graph", LOG_FILE)
     except MaguyvaError as exc:
         return None, f"previous edge log unusable: {exc}"
-    if meta.get("log_format") != LOG_FORMAT or meta.get("stat_keys") != list(STAT_KEYS):
+    if (
+        meta.get("log_format") != LOG_FORMAT
+        or meta.get("stat_keys") != list(STAT_KEYS)
+        or meta.get("floor") != floor
+    ):
         return None, "previous edge log from other resolution rules"
     if store.strings(sections, "paths").all() != paths:
         return None, "files added or removed"

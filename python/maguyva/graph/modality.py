@@ -12,6 +12,7 @@ from ..extract_types import FileExtraction
 from ..retriever import BuildContext
 from . import incremental, store
 from .build import build_with_log
+from .schema import CONF_FLOOR
 from .searcher import GraphSearcher
 
 
@@ -33,6 +34,7 @@ class GraphModality:
             read_text=ctx.read_text,
             previous=previous.parent if previous is not None else None,
             sources=ctx.files,
+            floor=float((ctx.config or {}).get("graph_edge_floor", CONF_FLOOR)),
         )
         meta = {
             "report": report,

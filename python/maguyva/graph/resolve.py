@@ -30,9 +30,11 @@ from .schema import (
     CONF_CANDIDATE,
     CONF_CANDIDATE_WEAK,
     CONF_EXTERNAL,
+    CONF_FLOOR,
     CONF_GLOBAL_UNIQUE,
     CONF_IMPORT,
     CONF_LOCAL,
+    CONF_NAMED,
     CONF_PACKAGE,
     CONF_QUALIFIED,
     CONF_SELF,
@@ -56,7 +58,7 @@ BUILTIN_TYPES = frozenset(f"builtins.{n}" for n in ("dict", "list", "set", "froz
 GLOBAL_SCOPE_FAMILIES = frozenset({"c", "x", "jvm", "cs"})
 
 CALLS, IMPORTS, INHERITS, REFERENCES, CONTAINS = (int(k) for k in EdgeKind)
-STAT_KEYS = ("calls", "resolved", "typed", "candidate", "external", "dropped")
+STAT_KEYS = ("calls", "resolved", "typed", "candidate", "external", "dropped", "below_floor")
 PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property",
                                  "abc.abstractproperty", "classproperty"})  # fmt: skip
 
@@ -111,8 +113,12 @@ class GraphBuilder:
     """
 
     def __init__(
-        self, extraction: dict[str, FileExtraction], read_text: Callable[[str], str] | None = None
+        self,
+        extraction: dict[str, FileExtraction],
+        read_text: Callable[[str], str] | None = None,
+        floor: float = CONF_FLOOR,
     ) -> None:
+        self.floor = floor  # candidate edges below this confidence are counted, not stored
         self.paths = sorted(extraction)
         self.ex = [extraction[p] for p in self.paths]
         self.index = ModuleIndex(
@@ -140,16 +146,13 @@ class GraphBuilder:
         self._subclasses: dict[int, list[int]] | None = None
         self._touched: dict[int, frozenset[str]] = {}
         self._resolved: dict[tuple, object] = {}  # per file: (caller, written, ref) -> result
+        self._cand_sets: dict[tuple, list] = {}  # per file: ranked candidates of a method name
+        self._caller_free: set[str] | None = None
+        self._unique_top: dict[str, int | None] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         # the edge log (see incremental.py): columns of every `emit`, a pointer per file;
         # a target is a node id, or -1 - i for log_names[i] ("u:<unit>" or "x:<external>")
-        self.log_cols: tuple[list[int], list[int], list[int], list[float], list[int]] = (
-            [],
-            [],
-            [],
-            [],
-            [],
-        )
+        self.log: list[tuple[int, int, int, float, int]] = []  # (src, target, kind, conf, line)
         self.log_ptr: list[int] = [0]
         self.log_names: dict[str, int] = {}
         self.file_stats: list[list[int]] = []
@@ -181,7 +184,7 @@ class GraphBuilder:
             tag = ("u:" if bkind == "unit" else "x:") + str(value)
             target = -1 - self.log_names.setdefault(tag, len(self.log_names))
             dst = self.unit_node(str(value)) if bkind == "unit" else self.external(str(value))
-        self._log(src, target, kind, conf, line)
+        self.log.append((src, target, kind, conf, line))
         self.edge(src, dst, kind, conf, line)
 
     def replay(self, cols: tuple[list, ...], lo: int, hi: int, names: list[str]) -> None:
@@ -195,16 +198,8 @@ class GraphBuilder:
                 tag = names[-1 - target]
                 dst = self.unit_node(tag[2:]) if tag[0] == "u" else self.external(tag[2:])
                 target = -1 - self.log_names.setdefault(tag, len(self.log_names))
-            self._log(srcs[i], target, kinds[i], confs[i], lines[i])
+            self.log.append((srcs[i], target, kinds[i], confs[i], lines[i]))
             self.edge(srcs[i], dst, kinds[i], confs[i], lines[i])
-
-    def _log(self, src: int, target: int, kind: int, conf: float, line: int) -> None:
-        cols = self.log_cols
-        cols[0].append(src)
-        cols[1].append(target)
-        cols[2].append(kind)
-        cols[3].append(conf)
-        cols[4].append(line)
 
     def external(self, name: str) -> int:
         node = self.ext_nodes.get(name)
@@ -447,6 +442,9 @@ class GraphBuilder:
             if found is not None:
                 return found
         # impl blocks / receivers in other files: a method whose parent has the class's name
+        # (not in Python, where a class's methods are in its body)
+        if self.scopes[self.nodes[cls].file].family == "py":
+            return None
         cname = self.nodes[cls].name
         for cand in self.methods.get(name, []):
             parent = self.parent.get(cand)
@@ -505,9 +503,12 @@ class GraphBuilder:
         if scope.family == "py" and name in PY_BUILTINS:
             return ("ext", f"builtins.{name}"), CONF_EXTERNAL
         if scope.family in GLOBAL_SCOPE_FAMILIES:
-            tops = [n for n in self.by_name.get(name, []) if n not in self.parent]
-            if len(tops) == 1:
-                return ("def", tops[0]), CONF_GLOBAL_UNIQUE
+            unique = self._unique_top.get(name, _MISSING)
+            if unique is _MISSING:
+                tops = [n for n in self.by_name.get(name, []) if n not in self.parent]
+                unique = self._unique_top[name] = tops[0] if len(tops) == 1 else None
+            if unique is not None:
+                return ("def", unique), CONF_GLOBAL_UNIQUE
         return None
 
     def _class_of(self, fid: int, caller: str | None) -> int | None:
@@ -613,11 +614,40 @@ class GraphBuilder:
             cands = [c for c in cands if c in self.props]
         if not cands or len(cands) > MAX_CANDIDATES:
             return None
-        seen = [c for c in cands if self._evidence(fid, c, self_cls)]
-        strong = CONF_CANDIDATE / len(seen) ** 0.5 if seen else 0.0
+        recv = _receiver_word(parts[:-1]) if len(cands) > 1 else ""
+        key = (fid, name, ref, self_cls, recv)
+        got = self._cand_sets.get(key)
+        if got is None:
+            got = self._cand_sets[key] = self._rank_candidates(fid, cands, self_cls, recv)
+        return got, False
+
+    def _rank_candidates(
+        self, fid: int, cands: list[int], self_cls: int | None, recv: str
+    ) -> list[tuple[Binding, float]]:
+        seen = {c for c in cands if self._evidence(fid, c, self_cls)}
+        named = {c for c in cands if self._names_class(c, recv)} if recv else set()
+        # evidence per candidate: the caller can see its class (`seen`), the receiver's own name
+        # names its class (`named`: `formset.is_valid()` -> BaseFormSet, not BaseForm). The
+        # candidates with the most evidence share its confidence; all others are weak.
+        score = {c: (c in seen) + (c in named) for c in cands}
+        best = max(score.values())
+        top = [c for c in cands if score[c] == best] if best else []
+        conf_top = (CONF_NAMED if best == 2 else CONF_CANDIDATE) / len(top) ** 0.5 if top else 0.0
         weak = CONF_CANDIDATE_WEAK / len(cands) ** 0.5
-        chosen = set(seen)
-        return [(("def", c), strong if c in chosen else weak) for c in cands], False
+        return [(("def", c), conf_top if score[c] == best and best else weak) for c in cands]
+
+    def _names_class(self, cand: int, word: str) -> bool:
+        """True when the receiver's name `word` (normalised) names the candidate's class: the
+        class name ends with it once a `Base`/`Mixin`/... affix is removed (`formset` ->
+        BaseFormSet, `creation` -> DatabaseCreation, `geometry` -> GEOSGeometryBase)."""
+        cls = self.parent.get(cand)
+        if cls is None:
+            return False
+        key = ("cw", cls)
+        names = self._memo.get(key)
+        if names is None:
+            names = self._memo[key] = _class_words(self.nodes[cls].name)
+        return any(n.endswith(word) for n in names)  # type: ignore[attr-defined]
 
     def _typed(
         self, fid: int, caller: str | None, recv: tuple[str, ...], name: str
@@ -749,12 +779,20 @@ class GraphBuilder:
                 self.file_stats.append(
                     [self.stats[k] - b for k, b in zip(STAT_KEYS, before, strict=True)]
                 )
-            self.log_ptr.append(len(self.log_cols[0]))
+            self.log_ptr.append(len(self.log))
 
     def _resolve_file(self, fid: int, class_nodes: list[int]) -> None:
         ex = self.ex[fid]
         fnode = self.file_nodes[fid]
         self._resolved = {}
+        self._cand_sets = {}
+        # C/C++: a name's meaning depends on the calling function only through the names of
+        # nested definitions (members) of this file; other names are resolved once per file
+        self._caller_free = (
+            {self.nodes[n].name for n in self.scopes[fid].defs.values() if n in self.parent}
+            if self.scopes[fid].family == "c"
+            else None
+        )
         for local, specs in self.scopes[fid].imports.items():
             b = self.import_binding(fid, local)
             if b is not None:
@@ -771,7 +809,7 @@ class GraphBuilder:
                     continue
                 for b, conf in res[0]:
                     self.emit(node, b, INHERITS, conf, self.nodes[node].start)
-        stats = self.stats
+        stats, floor = self.stats, self.floor
         for call in ex.calls:
             stats["calls"] += 1
             src = self.caller_node(fid, call.caller)
@@ -789,16 +827,32 @@ class GraphBuilder:
             else:
                 stats["resolved"] += 1
             for b, conf in bindings:
-                self.emit(src, b, CALLS, conf, call.line)
+                if conf < floor:
+                    stats["below_floor"] += 1
+                else:
+                    self.emit(src, b, CALLS, conf, call.line)
         for ref in ex.references:
             res = self._resolve_cached(fid, ref.context, ref.name, True)
             if res is None or res[0][0][0][0] == "ext":
                 continue
             src = self.caller_node(fid, ref.context)
             for b, conf in res[0]:
-                self.emit(src, b, REFERENCES, conf * REFERENCE_FACTOR, ref.line)
+                conf *= REFERENCE_FACTOR
+                if conf < floor:
+                    stats["below_floor"] += 1
+                else:
+                    self.emit(src, b, REFERENCES, conf, ref.line)
 
     def _resolve_cached(self, fid: int, caller: str | None, written: str, ref: bool):
+        if self._caller_free is not None and caller is not None:
+            head = _split_cached(written)[:1]
+            if head and head[0] not in self._caller_free and head[0] not in SELF_NAMES:
+                caller_key = None  # C: no nested scope names it, so the caller cannot matter
+                key = (caller_key, written, ref)
+                got = self._resolved.get(key, _MISSING)
+                if got is _MISSING:
+                    got = self._resolved[key] = self.resolve_name(fid, caller, written, ref)
+                return got
         key = (caller, written, ref)
         got = self._resolved.get(key, _MISSING)
         if got is _MISSING:
@@ -843,6 +897,34 @@ def split_chain(written: str) -> list[str]:
     if parts and parts[0] == "super()":
         return parts
     return [p for p in parts if p]
+
+
+_CLASS_AFFIXES = ("base", "mixin", "impl", "abc", "abstract", "generic", "default")
+_MIN_RECEIVER_WORD = 3
+
+
+def _receiver_word(recv: tuple[str, ...]) -> str:
+    """The receiver's own name, normalised (`self._form_set` -> `formset`; `obj2` -> `obj`);
+    "" when it is a call, a subscript, `self` or too short to say anything."""
+    if not recv:
+        return ""
+    last = recv[-1]
+    if not last.isidentifier() or last in SELF_NAMES:
+        return ""
+    word = last.lower().replace("_", "").rstrip("0123456789")
+    return word if len(word) >= _MIN_RECEIVER_WORD else ""
+
+
+def _class_words(name: str) -> tuple[str, ...]:
+    """A class name and its forms without a Base/Mixin/... prefix or suffix, lowercased."""
+    low = name.lower().replace("_", "")
+    out = {low}
+    for affix in _CLASS_AFFIXES:
+        if low.endswith(affix) and len(low) > len(affix):
+            out.add(low[: -len(affix)])
+        if low.startswith(affix) and len(low) > len(affix):
+            out.add(low[len(affix) :])
+    return tuple(sorted(out))
 
 
 def _looks_like_class(dotted: str) -> bool:

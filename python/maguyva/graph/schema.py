@@ -42,6 +42,8 @@ CONF_SELF = 0.9  # `self.m()` / `this.m()` resolved in the enclosing class or it
 CONF_GLOBAL_UNIQUE = 0.6  # no import binds it, but exactly one definition has that name
 CONF_EXTERNAL = 0.9  # a call into a library outside the repository (kept as an external node)
 CONF_TYPED = 0.85  # receiver typed by local evidence: `x = C()`, `x: C`, isinstance, `self.x = C()`
+CONF_NAMED = 0.6  # unknown receiver whose own name names the candidate's class (`formset` ->
+# BaseFormSet) and whose class the caller can see; divided by the square root of their number
 CONF_CANDIDATE = 0.5  # unknown receiver, the caller can see the candidate's class (import, same
 # file, subclass): one such candidate; divided by the square root of their number
 CONF_CANDIDATE_WEAK = 0.2  # unknown receiver, no evidence: divided by sqrt(all candidates)
@@ -50,6 +52,11 @@ CONF_CANDIDATE_WEAK = 0.2  # unknown receiver, no evidence: divided by sqrt(all 
 # threshold keeping caller-file recall >= 0.90; docs/graph.md). It drops candidates without
 # evidence when there are several, and keeps a lone candidate.
 DEFAULT_MIN_CONFIDENCE = 0.2
+# Candidate edges below this confidence are not stored at all (counted as `below_floor` in the
+# build report): many same-named methods and no evidence. On the Django sample against Jedi
+# such files were right about 1 time in 70 (docs/graph.md), and they were 35 % of all edges.
+# A build can keep them with the config `graph_edge_floor` (0 keeps everything).
+CONF_FLOOR = 0.1
 MAX_CANDIDATES = 24  # beyond this many same-named methods, a candidate edge is pure noise
 REFERENCE_FACTOR = 0.85  # a bare use of a name (not a call) is weaker evidence of dependency
 
