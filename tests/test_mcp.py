@@ -32,12 +32,15 @@ TOOLS = {"search", "find_symbol", "find_references", "impact", "read_chunk", "in
          "reindex"}  # fmt: skip
 
 
-def with_session(root: Path, scenario: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    """Start `maguyva mcp --root ROOT` as a subprocess and run `scenario` in a session."""
+def with_session(
+    root: Path, scenario: Callable[[ClientSession], Awaitable[Any]], extra: tuple[str, ...] = ()
+) -> Any:
+    """Start `maguyva mcp --root ROOT [EXTRA]` as a subprocess, run `scenario` in a session."""
 
     async def go() -> Any:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "maguyva.cli", "mcp", "--root", str(root)],
+            command=sys.executable,
+            args=["-m", "maguyva.cli", "mcp", "--root", str(root), *extra],
             cwd=str(root), env={"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"},
         )  # fmt: skip
         with tempfile.TemporaryFile("w+") as errlog:
@@ -314,3 +317,72 @@ def test_stdout_carries_only_protocol_messages(root: Path):
     assert set(by_id) == {1, 2, 3}
     assert by_id[2]["result"]["structuredContent"]["results"][0]["path"] == "textwrap.py"
     assert by_id[3]["result"]["isError"] is True
+
+
+async def _until(check: Callable[[], Awaitable[Any]], timeout: float = 120.0) -> Any:
+    """Poll `check` until it returns something truthy (or fail after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = await check()
+        if found:
+            return found
+        await anyio.sleep(0.2)
+    raise AssertionError(f"not within {timeout}s")
+
+
+def test_watch_option_keeps_the_index_current(tmp_path: Path):
+    root = make_corpus(tmp_path)  # not indexed: the watcher builds the first generation
+
+    async def scenario(session: ClientSession):
+        async def indexed():
+            status = await session.call_tool("index_status", {})
+            return status.structured_content["indexed"] and status.structured_content
+
+        first = await _until(indexed)
+
+        async def defined(name: str):
+            found = await session.call_tool("find_symbol", {"name": name})
+            return [r for r in found.structured_content["results"] if r["symbol"] == name]
+
+        (root / "pkg" / "fresh.py").write_text("def freshly_watched(x):\n    return x\n")
+        added = await _until(lambda: defined("freshly_watched"))
+        with (root / "textwrap.py").open("a") as fh:  # an edit of a known file: a hinted check
+            fh.write("\n\ndef edited_while_serving():\n    return 1\n")
+        edited = await _until(lambda: defined("edited_while_serving"))
+        search = await session.call_tool("search", {"query": "where is edited_while_serving"})
+        last = await session.call_tool("index_status", {})
+        return first, added, edited, search.structured_content, last.structured_content
+
+    first, added, edited, search, last = with_session(root, scenario, ("--watch",))
+    assert first["files"] == 9
+    assert added[0]["path"] == "pkg/fresh.py"
+    assert edited[0]["path"] == "textwrap.py"
+    assert search["results"][0]["path"] == "textwrap.py"
+    assert search["generation"] == last["generation"] >= first["generation"] + 2
+    assert last["stale_files"] == 0 and last["files"] == 10
+
+
+def test_watching_server_exits_when_the_client_goes(tmp_path: Path):
+    root = make_corpus(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "maguyva.cli", "mcp", "--root", str(root), "--watch"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (root / ".maguyva" / "manifest.json").exists():  # the watcher's first build
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+        assert proc.stdin is not None
+        proc.stdin.close()  # the client disconnects
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.stderr is not None and proc.stdout is not None
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    proc.stdout.close()
+    assert proc.returncode == 0, err
+    assert not list((root / ".maguyva").glob("gen-*.tmp-*"))

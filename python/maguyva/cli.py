@@ -4,7 +4,7 @@
     maguyva search QUERY [PATH...]       ask a question (-i -s -S -w -F -g -t -l -C --json)
     maguyva status                       what is indexed, how fresh
     maguyva config --show                the effective configuration and where each value came from
-    maguyva mcp --root PATH              the MCP server on stdio
+    maguyva mcp --root PATH [--watch]    the MCP server on stdio (--watch: keep it current)
 
 Exit codes follow ripgrep: 0 when results were found, 1 when none, 2 on error. Results go to
 stdout; progress, warnings and errors to stderr. Errors are one line; set MAGUYVA_DEBUG=1 to
@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio")
     mcp.add_argument("--log-level", default="WARNING",
                      choices=["DEBUG", "INFO", "WARNING", "ERROR"])  # fmt: skip
+    mcp.add_argument("--watch", action="store_true",
+                     help="keep the index current while serving (as `maguyva watch`)")  # fmt: skip
 
     from .eval.cli import add_eval_arguments, add_tune_arguments
 
@@ -307,7 +309,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp_server import serve
 
-    serve(_root(args), index_dir=args.index_dir, log_level=args.log_level)
+    serve(_root(args), index_dir=args.index_dir, log_level=args.log_level, watch=args.watch)
     return EXIT_FOUND
 
 

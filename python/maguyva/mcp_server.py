@@ -1,6 +1,11 @@
 """The MCP server: Maguyva's tools for coding agents, over stdio, on the official SDK.
 
-    maguyva mcp --root /path/to/repo
+    maguyva mcp --root /path/to/repo [--watch]
+
+With `--watch` the server also keeps the index current while it runs: a `watch.Watcher` in a
+background thread (the same watcher as `maguyva watch`: OS events, debounced, event paths as
+hints, periodic reconciliation, polling fallback), writing through the same writer lock as
+`reindex` and any other writer. Searches answer from the newest committed generation.
 
 Tools (all read-only except `reindex`): `search` (the one question interface), `find_symbol`,
 `find_references`, `impact`, `read_chunk`, `index_status`, `reindex`. Paths are relative to
@@ -539,10 +544,47 @@ def _hits_output(index: Index, query: str, source: str, hits: list[Hit], budget:
     return output
 
 
+@contextlib.contextmanager
+def background_watcher(
+    root: Path | str, index_dir: Path | str | None = None, **options: Any
+) -> Iterator[Any]:
+    """Run a `watch.Watcher` for the repository in a daemon thread while the block runs;
+    stopped (and joined, up to `stop_timeout_s`) on the way out. A failing update is logged
+    and retried: the server keeps answering from the last committed generation."""
+    from .watch import Watcher
+
+    stop_timeout = float(options.pop("stop_timeout_s", 30.0))
+    index = Index.open(root, index_dir=index_dir)
+    watcher = Watcher(index.root, config={"index_dir": str(index.index_dir)}, **options)
+
+    def run() -> None:
+        while not watcher.stop_event.is_set():
+            try:
+                watcher.run()
+            except Exception:  # a bug or an I/O error must not end the watching for good
+                log.exception("watcher failed; restarting in %.1fs", watcher.poll_s)
+                watcher.stop_event.wait(watcher.poll_s)
+
+    thread = threading.Thread(target=run, name="maguyva-watch", daemon=True)
+    thread.start()
+    log.info("watching %s", index.root)
+    try:
+        yield watcher
+    finally:
+        watcher.stop()
+        thread.join(timeout=stop_timeout)
+        if thread.is_alive():
+            log.warning("the watcher did not stop within %.0fs", stop_timeout)
+
+
 def serve(
-    root: Path | str, index_dir: Path | str | None = None, log_level: str = "WARNING"
+    root: Path | str,
+    index_dir: Path | str | None = None,
+    log_level: str = "WARNING",
+    watch: bool = False,
 ) -> None:
-    """Run the server on stdio until the client disconnects. Logs go to stderr only."""
+    """Run the server on stdio until the client disconnects. Logs go to stderr only.
+    `watch`: keep the index current meanwhile (see `background_watcher`)."""
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.WARNING),
         format="maguyva-mcp: %(levelname)s: %(name)s: %(message)s",
@@ -551,4 +593,5 @@ def serve(
     )
     server = create_server(root, index_dir)
     log.info("serving %s", root)
-    anyio.run(server.run_stdio_async)
+    with background_watcher(root, index_dir) if watch else contextlib.nullcontext():
+        anyio.run(server.run_stdio_async)

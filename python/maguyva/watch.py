@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import IndexBusyError
+from .errors import MaguyvaError
 from .indexer import BuildSummary, Indexer
 
 log = logging.getLogger("maguyva.watch")
@@ -98,7 +98,8 @@ class Watcher:
         self.stop_event.set()
 
     def update(self, hints: Iterable[str] | None = None) -> BuildSummary | None:
-        """One check-and-update; a busy index (another writer) is retried at the next event.
+        """One check-and-update. A busy index (another writer) or a failed write (disk full)
+        is logged and retried, with a full check, at the next event or reconciliation.
         `hints`: paths (relative to the root) named by events; None for a full check."""
         now = time.monotonic()
         walk = now - self._last_walk > self.full_walk_s
@@ -106,7 +107,7 @@ class Watcher:
             hints = None
         try:
             summary = self.indexer.update(wait_for_lock=True, force_walk=walk, hints=hints)
-        except IndexBusyError as exc:
+        except MaguyvaError as exc:  # busy, disk full, ...: the last generation still serves
             log.warning("%s", exc)
             self.stats.errors += 1
             self._full_next = True  # the events of this batch were not looked at
