@@ -141,3 +141,29 @@ def test_open_errors(tmp_path: Path):
         Index.open(tmp_path / "missing")
     with pytest.raises(maguyva.IndexNotFoundError):
         Index.open(tmp_path).search("x")
+
+
+def test_a_filter_that_excludes_most_candidates_still_fills_the_limit(tmp_path: Path):
+    """Filters apply after fusion over a bounded candidate list; when the filter keeps too few,
+    the search looks deeper instead of answering short (regression: it returned nothing)."""
+    import shutil
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    root = tmp_path / "repo"
+    for package in ("email", "asyncio", "json"):
+        shutil.copytree(
+            stdlib / package, root / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    (root / ".maguyva.toml").write_text('modalities = ["text"]\n')
+    index = Index.open(root)
+    index.build()
+    ranked = [r.path for r in index.search('"import"', limit=400).results]
+    assert len(ranked) > 55
+    deep = ranked[-1]  # beyond the first candidate list (5 x limit, at least 50)
+    # two globs (either may match, as in ripgrep): not pushed down into the text retriever
+    # (a single glob is), so they filter after fusion
+    found = index.search('"import"', globs=[deep, "nowhere/*"], limit=1).results
+    assert [r.path for r in found] == [deep]
+    # query-syntax `file:` terms must all match (as in Zoekt)
+    assert index.search(f'"import" file:{deep} file:nowhere/*', limit=5).results == []

@@ -54,6 +54,9 @@ LANGUAGE_ALIASES = {
 }  # fmt: skip
 CASE_VALUES = ("smart", "sensitive", "insensitive")
 
+MAX_FILTER_FETCH = 3200
+"""Deepest fused candidate list a filtered search looks at before it answers short."""
+
 
 def normalize_language(name: str) -> str:
     word = name.strip().lower()
@@ -79,7 +82,8 @@ class Filters:
     """Result filters applied after fusion (the authority, whatever the retrievers honour)."""
 
     paths: list[str] = field(default_factory=list)
-    globs: list[str] = field(default_factory=list)
+    globs: list[str] = field(default_factory=list)  # query `file:` terms: every one must match
+    any_globs: list[str] = field(default_factory=list)  # -g / path_glob: one must match (rg)
     exclude_globs: list[str] = field(default_factory=list)
     languages: list[str] = field(default_factory=list)
     exclude_languages: list[str] = field(default_factory=list)
@@ -87,13 +91,20 @@ class Filters:
     case_sensitive: bool = False
 
     def active(self) -> bool:
-        return any((self.paths, self.globs, self.exclude_globs, self.languages,
+        return any((self.paths, self.globs, self.any_globs, self.exclude_globs, self.languages,
                     self.exclude_languages, self.exclude_terms))  # fmt: skip
+
+    def single_glob(self) -> str | None:
+        """The one include glob a retriever can apply itself, when there is exactly one."""
+        both = self.globs + self.any_globs
+        return both[0] if len(both) == 1 else None
 
     def keep(self, path: str, text: str) -> bool:
         if self.paths and not under(path, self.paths):
             return False
         if any(not path_matches(path, g) for g in self.globs):
+            return False
+        if self.any_globs and not any(path_matches(path, g) for g in self.any_globs):
             return False
         if any(path_matches(path, g) for g in self.exclude_globs):
             return False
@@ -240,25 +251,32 @@ class Index:
             "kind": kind,
             "depth": depth,
             "language": filters.languages[0] if len(filters.languages) == 1 else None,
-            "path_glob": filters.globs[0] if len(filters.globs) == 1 else None,
+            "path_glob": filters.single_glob(),
         }
         if options["regex"]:
             intent = intent or "exact_match"
         if parsed.symbol is not None:
             intent = intent or "find_definition"
         engine = self.engine()
-        fetch = min(1000, max(limit * 5, 50)) if filters.active() else limit
-        response = engine.search(
-            parsed.text, preset=preset, modalities=parsed.modalities or modalities,
-            weights=weights, k=k, limit=fetch, snippet=snippet, intent=intent,
-            **{key: value for key, value in options.items() if value is not None},
-        )  # fmt: skip
-        if filters.active():
+        fetch = max(limit * 5, 50) if filters.active() else limit
+        while True:
+            response = engine.search(
+                parsed.text, preset=preset, modalities=parsed.modalities or modalities,
+                weights=weights, k=k, limit=fetch, snippet=snippet, intent=intent,
+                **{key: value for key, value in options.items() if value is not None},
+            )  # fmt: skip
+            if not filters.active():
+                return response
             kept = [r for r in response.results if filters.keep(r.path, _chunk_text(engine, r))]
-            dropped = len(response.results) - len(kept)
-            if dropped:
-                response.notes.append(f"filters removed {dropped} result(s)")
-            response.results = kept[:limit]
+            # Filters apply after fusion: when they leave fewer than asked and the candidates
+            # were not exhausted, look deeper (4x) rather than answer short.
+            if len(kept) >= limit or len(response.results) < fetch or fetch >= MAX_FILTER_FETCH:
+                break
+            fetch = min(MAX_FILTER_FETCH, fetch * 4)
+        dropped = len(response.results) - len(kept)
+        if dropped:
+            response.notes.append(f"filters removed {dropped} result(s)")
+        response.results = kept[:limit]
         return response
 
     def _filters(
@@ -271,17 +289,18 @@ class Index:
         paths: Sequence[str],
         case: str | None,
     ) -> Filters:
-        include = list(parsed.files) + ([path_glob] if path_glob else [])
+        include = list(parsed.files)
+        any_of = [path_glob] if path_glob else []
         exclude = list(parsed.exclude_files)
         for glob in globs:
-            (exclude if glob.startswith("!") else include).append(glob.lstrip("!"))
+            (exclude if glob.startswith("!") else any_of).append(glob.lstrip("!"))
         langs = [normalize_language(x) for x in [*parsed.languages, *languages] if x]
         if language:
             langs.append(normalize_language(language))
         rel_paths = [relative(self.root, p) for p in paths]
         return Filters(
             paths=[p for p in rel_paths if p] if "" not in rel_paths else [],
-            globs=include, exclude_globs=exclude, languages=sorted(set(langs)),
+            globs=include, any_globs=any_of, exclude_globs=exclude, languages=sorted(set(langs)),
             exclude_languages=[normalize_language(x) for x in parsed.exclude_languages],
             exclude_terms=parsed.exclude_terms,
             case_sensitive=(parsed.case or case) == "sensitive",
