@@ -96,3 +96,30 @@ def test_repair_rebuilds_when_nothing_is_sound_and_cli_exit_codes(pristine, tmp_
     assert main(["index", str(root), "--repair", "--modalities", "text,structural,graph"]) == 0
     assert main(["fsck", str(root)]) == 0
     assert answers(root) == pristine[1]
+
+
+def test_fsck_runs_the_modality_verifier_beyond_checksums(pristine, tmp_path, capsys):
+    """Damage that keeps every checksum right (a sealed, well-formed structural segment with a
+    path that belongs to another segment; CHECKSUMS rewritten) is found by the structural
+    verifier, which fsck runs; modalities without a verifier are named as checksum-only."""
+    from maguyva import store, symbol_index
+
+    root, gen, _files = _copy(pristine, tmp_path)
+    report = fsck(root / ".maguyva")
+    assert report.ok and report.verified_by["structural"] == "verify", report.verified_by
+    assert set(report.verified_by) == {"text", "structural", "graph"}
+    directory = gen.path / "structural"
+    m = next(m for m in range(symbol_index.SEGMENTS)
+             if symbol_index.read_segment(directory, m)["paths"])  # fmt: skip
+    payload = symbol_index.read_segment(directory, m)
+    payload["paths"][0] = next(p for p in ("a.py", "b.py", "c.py", "d.py")
+                               if symbol_index.segment_of(p) != m)  # fmt: skip
+    store.write_sealed(directory / symbol_index.segment_name(m), "symbols",
+                       sealed.dumps_json(payload), symbol_index.FORMAT_VERSION)  # fmt: skip
+    table = store.checksum_table(gen.path)
+    store.write_sealed(gen.path / CHECKSUMS, "checksums", sealed.dumps_json(table))
+    report = fsck(root / ".maguyva")
+    assert [e for e in report.errors if e.startswith("structural: ")], report.errors
+    assert all("another segment" in e for e in report.errors), report.errors
+    assert main(["fsck", str(root)]) == 1
+    assert "structural (verify)" in capsys.readouterr().out

@@ -67,8 +67,10 @@ def cmd_fsck(args: argparse.Namespace, root_of: Callable[[argparse.Namespace], P
         for line in report.warnings:
             print(f"warning: {line}")
         state = "sound" if report.ok else f"{len(report.errors)} problem(s)"
+        by = ", ".join(f"{name} ({how})" for name, how in sorted(report.verified_by.items()))
         print(f"{report.index_dir}: generation {report.generation}, "
-              f"{report.checked_files} files checked: {state}")  # fmt: skip
+              f"{report.checked_files} files checked{f'; modalities: {by}' if by else ''}: "
+              f"{state}")  # fmt: skip
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 

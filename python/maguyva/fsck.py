@@ -5,8 +5,9 @@ What fsck checks, for the current generation (and, as warnings, older ones still
 the manifest's header and checksum; the generation's checksum table (every file present, with
 its recorded size and CRC-32, and no stray file); the indexer's own sealed files (chunks, file
 state, extraction, build report) parsed through their loaders; and each built modality's own
-`verify(directory) -> list[str]` when its module or `MODALITY` object has one (the convention
-is in docs/durability.md). Leftovers of killed writers are reported as warnings; they are
+`verify(directory) -> list[str]` when its `MODALITY` object has one
+(`retriever.VerifiableModality`; a module-level `verify` function is accepted too). A modality
+without one is checked by the checksums alone; the report says which was used. Leftovers of killed writers are reported as warnings; they are
 removed by the next writer or by repair.
 """
 
@@ -22,6 +23,7 @@ from . import sealed
 from .chunkstore import ChunkStore
 from .errors import MaguyvaError
 from .registry import MODALITY_MODULES
+from .retriever import VerifiableModality
 from .store import MANIFEST, IndexDir, verify_generation
 
 log = logging.getLogger("maguyva.fsck")
@@ -39,6 +41,7 @@ class FsckReport:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     checked_files: int = 0
+    verified_by: dict[str, str] = field(default_factory=dict)  # modality -> "verify"|"checksums"
 
     @property
     def ok(self) -> bool:
@@ -47,7 +50,7 @@ class FsckReport:
     def to_dict(self) -> dict[str, Any]:
         return {"index_dir": self.index_dir, "generation": self.generation, "ok": self.ok,
                 "errors": self.errors, "warnings": self.warnings,
-                "checked_files": self.checked_files}  # fmt: skip
+                "checked_files": self.checked_files, "verified_by": self.verified_by}  # fmt: skip
 
 
 def modality_verifier(name: str) -> Any:
@@ -59,14 +62,18 @@ def modality_verifier(name: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError:
         return None
+    modality = getattr(module, "MODALITY", None)
+    if isinstance(modality, VerifiableModality):
+        return modality.verify
     verify = getattr(module, "verify", None)
-    if verify is None:
-        verify = getattr(getattr(module, "MODALITY", None), "verify", None)
     return verify if callable(verify) else None
 
 
-def check_generation(gen_dir: Path, manifest: dict[str, Any]) -> tuple[list[str], int]:
-    """Problems of one generation (deep), and how many files were checked."""
+def check_generation(
+    gen_dir: Path, manifest: dict[str, Any], verified_by: dict[str, str] | None = None
+) -> tuple[list[str], int]:
+    """Problems of one generation (deep), and how many files were checked. `verified_by`
+    receives, per built modality, "verify" or "checksums" (what checked its own files)."""
     problems = verify_generation(gen_dir, deep=True)
     try:
         table = sealed.read_sealed_json(gen_dir / "CHECKSUMS", "checksums")
@@ -95,6 +102,8 @@ def check_generation(gen_dir: Path, manifest: dict[str, Any]) -> tuple[list[str]
             continue
         directory = gen_dir / name
         verify = modality_verifier(name)
+        if verified_by is not None:
+            verified_by[name] = "checksums" if verify is None else "verify"
         if verify is None:
             continue
         try:
@@ -130,7 +139,7 @@ def fsck(index_path: Path) -> FsckReport:
         if not gen_dir.is_dir():
             report.errors.append(f"{index.path}: manifest names missing generation {gen_dir}")
         else:
-            problems, count = check_generation(gen_dir, manifest)
+            problems, count = check_generation(gen_dir, manifest, report.verified_by)
             report.errors.extend(problems)
             report.checked_files += count
     for number in index.generations():

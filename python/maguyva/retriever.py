@@ -88,6 +88,20 @@ class Modality(Protocol):
         ...
 
 
+@runtime_checkable
+class VerifiableModality(Protocol):
+    """Optional third part of a modality, used by `maguyva fsck`: a modality whose `MODALITY`
+    object has `verify` is checked by it; one without is checked by the generation's
+    checksums only (every file's size and CRC-32, which catch any bit flip or truncation)."""
+
+    def verify(self, directory: Path) -> list[str]:
+        """Problems of this modality's files under `directory` (`<generation>/<name>/`), one
+        human-readable line each; [] when sound. Checks what only the modality knows (internal
+        offsets, counts that must agree, a model or dimension mismatch). Must not raise for
+        damaged input."""
+        ...
+
+
 def iter_lines(text: str) -> Iterable[tuple[int, str]]:
     """Yield (1-based line number, line) pairs."""
     return enumerate(text.splitlines(), start=1)
