@@ -6,9 +6,9 @@ embedder's throughput means for a corpus this size.
         /work/corpora/linux-source-6.1 --index-dir /tmp/scale-kidx --out /tmp/kernel_scale.json
 
 The build is the same call `maguyva index` makes (`indexer.build_index`), run in-process so
-that per-phase memory can be attributed: a sampler thread reads the RSS of this process and
-its extraction workers from /proc every 100 ms; phase boundaries come from the indexer's
-progress events. Semantic is not built here (about 5 CPU-hours locally): a sample of the
+that per-phase memory can be attributed: a sampler thread reads the proportional set size
+(PSS) of this process and its extraction workers from /proc every 100 ms; phase boundaries
+are the indexer's progress events (each phase starts with `(phase, 0, total)`). Semantic is not built here (about 5 CPU-hours locally): a sample of the
 corpus's real chunks is embedded instead and the throughput extrapolated, full text and heads.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import shutil
@@ -53,37 +54,24 @@ QUERIES: dict[str, list[str]] = {
 
 
 class PhaseClock:
-    """Progress callback that timestamps the first and last event of each phase."""
+    """Progress callback that timestamps the first event of each phase: the indexer reports
+    `(phase, 0, total)` when a phase starts, and phases run one after the other."""
 
     def __init__(self) -> None:
         self.t0 = time.perf_counter()
-        self.marks: dict[str, list[float]] = {}
+        self.starts: dict[str, float] = {}
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        t = time.perf_counter() - self.t0
-        mark = self.marks.setdefault(phase, [t, t])
-        mark[1] = t
+        self.starts.setdefault(phase, time.perf_counter() - self.t0)
 
     def windows(self, end: float) -> list[tuple[str, float, float]]:
-        """Sequential phases: scan, extract, merge+write (until text starts), text,
-        structural (from text's end until graph starts), graph, commit (the rest)."""
-        m = self.marks
-        cuts: list[tuple[str, float]] = []
-        if "scan" in m:
-            cuts.append(("scan", m["scan"][1]))
-        if "extract" in m:
-            cuts.append(("extract", m["extract"][1]))
-        if "text" in m:
-            cuts += [("merge+write", m["text"][0]), ("text", m["text"][1])]
-        if "graph" in m:
-            cuts += [("structural", m["graph"][0]), ("graph", m["graph"][1])]
-        if "embed" in m:
-            cuts.append(("semantic", m["embed"][1]))
-        cuts.append(("commit+rest", end))
-        out, start = [], 0.0
-        for name, stop in cuts:
-            out.append((name, start, stop))
-            start = stop
+        """(phase, start, end) for each phase, a phase ending where the next one starts
+        (`embed` is reported inside `semantic` and folded into it)."""
+        marks = sorted((t, name) for name, t in self.starts.items() if name != "embed")
+        out = []
+        for i, (t, name) in enumerate(marks):
+            stop = marks[i + 1][0] if i + 1 < len(marks) else end
+            out.append((name, t, stop))
         return out
 
 
@@ -141,22 +129,23 @@ def measure_queries(index: Index, runs: int) -> dict[str, Any]:
 def embed_sample(index: Index, sample: int, total_chunks: int) -> dict[str, Any]:
     """Embed `sample` real chunks (full text, then heads) with the local provider on one
     thread and extrapolate to the whole corpus."""
+    from maguyva import sealed
     from maguyva.embed import MiniLMProvider
+    from maguyva.model import Chunk
     from maguyva.semantic import embed_text, head_text
 
-    engine = index.engine()
-    store = engine.generation.path
-    chunks = []
-    for path in sorted((store / "chunks").glob("*.jsonl")):
-        from maguyva import sealed
-
-        for line in sealed.read_sealed(path, "chunks").split(b"\n"):
-            if line:
-                chunks.append(json.loads(line))
+    store = index.engine().generation.path
+    parts = sorted((store / "chunks").glob("*.jsonl"))
+    counts = [sealed.read_sealed(p, "chunks").count(b"\n") for p in parts]
     rng = random.Random(7)
-    picked = rng.sample(chunks, min(sample, len(chunks)))
-    from maguyva.model import Chunk
-
+    wanted = sorted(rng.sample(range(sum(counts)), min(sample, sum(counts))))
+    picked, base, i = [], 0, 0
+    for part, count in zip(parts, counts, strict=True):  # decode only the sampled lines
+        lines = sealed.read_sealed(part, "chunks").split(b"\n")
+        while i < len(wanted) and wanted[i] < base + count:
+            picked.append(json.loads(lines[wanted[i] - base]))
+            i += 1
+        base += count
     objs = [Chunk(**c) for c in picked]
     provider = MiniLMProvider(threads=1)
     provider.embed(["warm up"], "document")
@@ -191,25 +180,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--embed-sample", type=int, default=500)
     parser.add_argument("--keep", action="store_true", help="reuse an existing index")
+    parser.add_argument("--memory", help="the `memory` budget (sets the extraction processes)")
     args = parser.parse_args(argv)
     if args.index_dir.exists() and not args.keep:
         shutil.rmtree(args.index_dir)
-    config = {"index_dir": str(args.index_dir), "modalities": args.modalities.split(",")}
+    config: dict[str, Any] = {
+        "index_dir": str(args.index_dir),
+        "modalities": args.modalities.split(","),
+    }
+    if args.memory:
+        config["memory"] = args.memory
     clock = PhaseClock()
-    print(f"building {args.root} -> {args.index_dir} ({args.modalities})", flush=True)
+    load_before = os.getloadavg()
+    print(f"building {args.root} -> {args.index_dir} ({args.modalities}); load average "
+          f"{load_before[0]:.1f}", flush=True)  # fmt: skip
     with RssSampler(interval_s=0.1) as sampler:
         sampler.started = clock.t0
         summary = build_index(args.root, config=config, progress=clock)
         end = time.perf_counter() - clock.t0
+    load_after = os.getloadavg()
     phases = [
         {"phase": name, "seconds": round(b - a, 2),
          "cpu_s": round(sampler.cpu_between(a, b), 1),
-         "peak_rss_mib": round(sampler.peak_between(a, b) / MIB)}
+         "peak_pss_mib": round(sampler.peak_between(a, b) / MIB)}
         for name, a, b in clock.windows(end)
     ]  # fmt: skip
     for p in phases:
         print(f"  {p['phase']:<12} {p['seconds']:8.2f} s  cpu {p['cpu_s']:8.1f} s  "
-              f"peak {p['peak_rss_mib']:6d} MiB")  # fmt: skip
+              f"peak {p['peak_pss_mib']:6d} MiB")  # fmt: skip
     gen = args.index_dir / f"gen-{summary.generation:06d}"
     sizes = {d.name: dir_size(d) for d in gen.iterdir() if d.is_dir()}
     sizes["total"] = dir_size(gen)
@@ -222,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         "chunks": summary.chunks,
         "skipped": summary.skipped,
         "wall_s": round(end, 2),
-        "peak_rss_mib": round(sampler.peak / MIB),
+        "peak_pss_mib": round(sampler.peak / MIB),
+        "maxrss_self_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "load_average": {"before": load_before, "after": load_after},
         "maxrss_children_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
         "phases": phases,
         "timings_s": summary.timings_s,
@@ -233,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         "index_bytes": sizes,
         "corpus_bytes": corpus_bytes,
     }
-    print(f"wall {end:.1f} s, peak tree RSS {result['peak_rss_mib']} MiB, "
+    print(f"wall {end:.1f} s, peak tree PSS {result['peak_pss_mib']} MiB (own max RSS "
+          f"{result['maxrss_self_mib']} MiB), "
           f"index {sizes['total'] / MIB:.0f} MiB", flush=True)  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))

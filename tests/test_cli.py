@@ -191,3 +191,56 @@ def test_real_entry_point_json_and_broken_pipe(root: Path):
         shell=True, cwd=root, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert "Traceback" not in piped.stderr and "Broken pipe" not in piped.stderr
+
+
+# ---- `maguyva index --dry-run` and `--memory` --------------------------------------------
+
+OVERRUN = """
+import sys
+from maguyva.scale import memory
+memory.DRIVER_BYTES = memory.WORKER_BYTES = 8 << 20  # let the plan accept a tiny budget
+from maguyva.cli import main
+sys.exit(main(["index", sys.argv[1], "--index-dir", sys.argv[2], "--memory", "40M",
+               "--modalities", "text,structural,graph"]))
+"""
+
+
+def test_index_dry_run_and_memory_budget(tmp_path: Path, capsys):
+    """`--dry-run` reports files, bytes, chunks, cost, largest directories and skipped files
+    and writes nothing; the chunks it counts are those `--memory` then builds; an overrun of
+    the budget ends with one clear error line and no generation; a bad size is exit 2."""
+    repo = make_corpus(tmp_path / "repo")
+    (repo / "blob.bin").write_bytes(b"\0\1\2" * 100)
+    index_dir = tmp_path / "idx"
+    assert main(["index", str(repo), "--dry-run", "--json", "--index-dir", str(index_dir)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] > 5 and report["bytes"] > 0 and report["exact"]
+    assert report["skipped"].get("binary", 0) >= 1 and report["largest_dirs"]
+    assert report["embedding"]["remote"]["usd_full"] >= 0
+    assert not index_dir.exists()
+    assert main(["index", str(repo), "--dry-run", "--index-dir", str(index_dir)]) == 0
+    human = capsys.readouterr().out
+    assert "largest directories" in human and "skipped:" in human and "voyage" in human
+    assert not index_dir.exists()
+
+    assert main(["index", str(repo), "--memory", "2G", "--json", "--index-dir", str(index_dir),
+                 "--modalities", "text,structural,graph"]) == 0  # fmt: skip
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["files"] == report["files"] and summary["chunks"] == report["chunks"]
+    assert main(["index", str(repo), "--memory", "2G", "--index-dir", str(index_dir),
+                 "--rebuild", "--modalities", "text"]) == 0  # fmt: skip
+    out, err = capsys.readouterr()
+    assert "memory budget 2048 MiB" in out and "extract:" in err and "commit:" in err
+
+    assert main(["index", str(repo), "--memory", "lots", "--index-dir", str(index_dir)]) == 2
+    assert "not a memory size" in capsys.readouterr().err
+    assert main(["index", str(repo), "--memory", "100M", "--index-dir", str(index_dir)]) == 2
+    assert "too small" in capsys.readouterr().err
+
+    over = tmp_path / "over"
+    run = subprocess.run([sys.executable, "-c", OVERRUN, str(repo), str(over)],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "maguyva: error: memory budget of 40 MiB exceeded" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not list(over.glob("gen-*"))

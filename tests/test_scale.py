@@ -453,3 +453,141 @@ def test_scale_command_line(tmp_path, capsys):
     assert "3 computed, 0 reused of 3" in capsys.readouterr().out
     assert main(["build", str(tmp_path / "missing")]) == 2
     assert main(["build", str(root), "--memory", "lots"]) == 2
+
+
+# ---- the streaming build: segment views, phases, the extraction hook -----------------------
+
+
+def _segment_index(gen_dir: Path) -> dict[str, list[int]]:
+    from maguyva import sealed
+
+    return sealed.read_sealed_json(gen_dir / "files.json", "files")["segments"]["files"]
+
+
+def test_lazy_views_equal_the_stored_segments(stdlib_corpus):
+    """`SegmentChunks` and `SegmentExtraction` over a built generation give exactly what the
+    segment files hold, decoded whole (what the indexer used to keep in memory)."""
+    from maguyva import sealed
+    from maguyva.chunkstore import ChunkStore
+    from maguyva.indexer import (
+        SEGMENTS,
+        SegmentChunks,
+        SegmentExtraction,
+        _decode_extraction,
+        segment_of,
+    )
+    from maguyva.retriever import chunk_spans
+    from maguyva.store import IndexDir
+
+    _root, single, _ = stdlib_corpus
+    gen = IndexDir(single).current().path
+    index = _segment_index(gen)
+    counts = [0] * SEGMENTS
+    for path, entry in index.items():
+        counts[segment_of(path)] += entry[2]
+    chunks = SegmentChunks(gen, counts)
+    stored = ChunkStore.open(gen)
+    listed = list(chunks)
+    assert len(chunks) == len(listed) == len(stored) > 1000
+    assert {c.id: c for c in listed} == {c.id: stored.get(c.id) for c in listed}
+    assert chunks[0] == listed[0] and chunks[-1] == listed[-1]
+    assert chunks[len(chunks) // 2] == listed[len(listed) // 2]
+    assert chunks[3:6] == listed[3:6]
+    with pytest.raises(IndexError):
+        chunks[len(chunks)]
+    assert list(chunk_spans(chunks)) == [(c.path, c.start_line, c.end_line, c.id) for c in listed]
+    assert list(chunk_spans(listed[:3])) == list(chunk_spans(chunks))[:3]
+
+    whole = {}
+    for part in sorted((gen / "extract").glob("*.json")):
+        for path, (_digest, row) in sealed.read_sealed_json(part, "extract")["files"].items():
+            whole[path] = _decode_extraction(path, row)
+    extraction = SegmentExtraction(gen, index, cache=8)
+    assert len(extraction) == len(whole) and list(extraction) == sorted(whole)
+    assert all(extraction[p] == whole[p] for p in reversed(sorted(whole)))  # past the cache
+    assert dict(extraction.items()) == whole
+    assert "no/such.py" not in extraction and extraction.get("no/such.py") is None
+    with pytest.raises(KeyError):
+        extraction["no/such.py"]
+    extraction.close()
+
+
+def test_build_streams_through_views_and_reports_every_phase(tmp_path, monkeypatch):
+    """Modalities get the segment views (not lists), every phase starts with `(phase, 0,
+    total)` and ends with `(phase, total, total)`, nothing spilled is left behind, and an edit
+    re-extracts one file and rewrites one segment."""
+    from maguyva import indexer
+    from maguyva.indexer import SegmentChunks, SegmentExtraction
+
+    root = generated_corpus(tmp_path / "repo", modules=30, functions=4)
+    seen: list[Any] = []
+    real = indexer._build_modalities
+
+    def spy(ctx, *args, **kwargs):
+        seen.append((type(ctx.chunks), type(ctx.extraction), len(ctx.chunks), len(ctx.extraction)))
+        return real(ctx, *args, **kwargs)
+
+    monkeypatch.setattr(indexer, "_build_modalities", spy)
+    events: list[tuple[str, int, int]] = []
+    config = {"index_dir": str(tmp_path / "idx"), "modalities": MODALITIES, "jobs": 1}
+    summary = build_index(root, config=config, progress=lambda *e: events.append(e))
+    assert seen == [(SegmentChunks, SegmentExtraction, summary.chunks, 31)]
+    phases = ["scan", "extract", "write", "text", "structural", "graph", "commit"]
+    firsts = []
+    for e in events:
+        if e[0] not in firsts:
+            firsts.append(e[0])
+    assert firsts == phases, firsts
+    for phase in phases:
+        mine = [e for e in events if e[0] == phase]
+        assert mine[0][1] == 0, (phase, mine)
+        assert mine[-1][1] == mine[-1][2] > 0, (phase, mine)
+    gen = tmp_path / "idx" / f"gen-{summary.generation:06d}"
+    assert not (gen / "spill").exists() and len(list((gen / "chunks").glob("*.jsonl"))) == 64
+
+    (root / "pkg" / "mod3.py").write_text("def only_this():\n    return 3\n")
+    events.clear()
+    again = build_index(root, config=config, progress=lambda *e: events.append(e))
+    assert next(e for e in events if e[0] == "extract") == ("extract", 0, 1)
+    assert again.timings_s["segments_rewritten"] == 1.0
+    hits = Index.open(root, index_dir=tmp_path / "idx").search("where is only_this defined")
+    assert hits.results and hits.results[0].path == "pkg/mod3.py"
+
+
+def test_extract_hook_builds_the_same_index(tmp_path):
+    """`Indexer(extract=...)` replaces the extraction step; with the structural extractor
+    behind it the stored chunks and extraction are byte-for-byte those of the default
+    (streaming) step."""
+    from maguyva import sealed
+    from maguyva.indexer import Indexer
+    from maguyva.structural import extract_repository
+
+    root = copy_stdlib(tmp_path / "repo", ("json", "logging"))
+    calls: list[int] = []
+
+    def hook(root_, files, config, progress):
+        calls.append(len(files))
+        return extract_repository(root_, files, config, progress)
+
+    def stored(index_dir: Path) -> tuple[bytes, bytes]:
+        gen = max(index_dir.glob("gen-*"))
+        return (b"".join(sealed.read_sealed(p, "chunks") for p in sorted(gen.glob("chunks/*"))),
+                b"".join(sealed.read_sealed(p, "extract") for p in sorted(gen.glob("extract/*"))))  # fmt: skip
+
+    config = {"modalities": MODALITIES, "jobs": 1}
+    Indexer(root, config={**config, "index_dir": str(tmp_path / "a")}, extract=hook).update()
+    build_index(root, config={**config, "index_dir": str(tmp_path / "b")})
+    assert calls == [len(list(root.rglob("*.py")))]
+    assert stored(tmp_path / "a") == stored(tmp_path / "b")
+
+
+def test_memory_config_key_sets_the_extraction_processes(tmp_path):
+    from maguyva.indexer import Indexer
+
+    root = generated_corpus(tmp_path / "repo", modules=2, functions=1)
+    (root / ".maguyva.toml").write_text('memory = "2G"\n')
+    plan = memory.plan_for_budget(2 << 30)
+    assert Indexer(root).config["jobs"] == plan.jobs
+    assert Indexer(root, config={"jobs": 1}).config["jobs"] == 1  # an explicit count wins
+    with pytest.raises(MaguyvaError, match="too small"):
+        Indexer(root, config={"memory": "100M"})

@@ -102,6 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--rebuild", action="store_true", help="from scratch, ignoring caches")
     add_durability_subcommands(sub, common, index)  # watch, fsck, index --repair
     index.add_argument("--json", action="store_true", help="print the build summary as JSON")
+    index.add_argument(
+        "--memory", metavar="SIZE",
+        help="memory budget, e.g. 6G (config key `memory`; capped by the cgroup limit): sets "
+        "the extraction processes, and a build that outgrows it stops with an error",
+    )  # fmt: skip
+    index.add_argument(
+        "--dry-run", action="store_true",
+        help="estimate files, bytes, chunks, tokens and cost (remote provider), the largest "
+        "directories and the skipped files; write nothing",
+    )  # fmt: skip
 
     search = sub.add_parser(
         "search", parents=[common], help="ask a question about the indexed repository"
@@ -171,19 +181,49 @@ def _version() -> str:
     return __version__
 
 
+def _dry_run(root: Path, args: argparse.Namespace) -> int:
+    from .scale.dryrun import dry_run, format_report
+
+    config: dict[str, Any] = {"index_dir": str(args.index_dir)} if args.index_dir else {}
+    if args.modalities:
+        config["modalities"] = _parse_modalities(args.modalities)
+    report = dry_run(root, config)
+    print(json.dumps(report.to_dict()) if args.json else format_report(report))
+    return EXIT_FOUND
+
+
 def cmd_index(args: argparse.Namespace) -> int:
+    from . import indexer  # noqa: F401 (registers the `memory` configuration key)
     from .api import Index
     from .progress import reporter
 
     root = args.path if args.path is not None else _root(args)
-    index = Index.open(root, index_dir=args.index_dir)
+    if getattr(args, "dry_run", False):
+        return _dry_run(root, args)
+    memory = getattr(args, "memory", None)
+    index = Index.open(root, index_dir=args.index_dir, **({"memory": memory} if memory else {}))
+    memory = index.config.get("memory")
+    plan = None
+    if memory:
+        from .scale.memory import parse_size, plan_for_budget
+
+        plan = plan_for_budget(parse_size(memory))
     with reporter(quiet=args.quiet or args.json) as progress:
-        summary = index.build(
-            progress=progress,
-            wait=args.wait,
-            modalities=_parse_modalities(args.modalities),
-            rebuild=args.rebuild,
-        )
+
+        def build() -> Any:
+            return index.build(
+                progress=progress,
+                wait=args.wait,
+                modalities=_parse_modalities(args.modalities),
+                rebuild=args.rebuild,
+            )
+
+        if plan is None:
+            summary = build()
+        else:  # an overrun stops the build with a clear error, before the OOM killer would
+            from .scale.memory import run_within_budget
+
+            summary = run_within_budget(build, plan.budget)
     if args.json:
         from dataclasses import asdict
 
@@ -193,6 +233,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         return EXIT_FOUND
     print(f"indexed {summary.files} files, {summary.chunks} chunks -> {summary.index_dir} "
           f"(generation {summary.generation})")  # fmt: skip
+    if plan is not None:
+        jobs = index.config.get("jobs") or plan.jobs
+        print(f"  memory budget {plan.budget >> 20} MiB: {jobs} extraction process(es)")
     for name, status in summary.modalities.items():
         took = summary.timings_s.get(name, 0.0)
         state = "built" if status.get("built") else f"unavailable: {status.get('reason')}"

@@ -1,9 +1,12 @@
 """Build a new index generation, incrementally: detect what changed, re-extract only that,
 then each modality builds its part from the whole (reused + new) extraction.
 
-`build_index()` is the one-shot entry point (CLI, demo, MCP). `Indexer` keeps the per-file
-extraction and chunks in memory between updates, so a long-running writer (`maguyva watch`)
-pays the cost of loading the previous generation once, not per edit.
+`build_index()` is the one-shot entry point (CLI, demo, MCP). Memory is bounded by a segment,
+not by the repository: each file's extraction and chunks are encoded as soon as they arrive and
+spilled to disk, the 64 segments are then written one at a time (unchanged ones hard-linked
+from the previous generation), and modalities read them through lazy views. A long-running
+writer (`maguyva watch`) keeps one `Indexer`, which checks the previous generation's segments
+once, not per edit.
 
 One modality failing does not lose the others: its failure is recorded in the manifest and
 reported as "unavailable" by every query until the next successful build. An I/O error (disk
@@ -12,16 +15,21 @@ full, failed fsync) aborts the whole generation instead: the previous one keeps 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
 import os
+import shutil
+import struct
 import subprocess
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +38,7 @@ from . import extract_types, faults, sealed
 from . import store as _store
 from .changes import RACY_NS, ChangeSet, RepoState, scan
 from .chunks import line_window_chunks
-from .config import load_config
+from .config import Setting, load_config, register
 from .errors import CorruptIndexError, IndexVersionError, MaguyvaError, ModalityUnavailable
 from .extract_cache import ExtractCache
 from .extract_types import FileExtraction
@@ -49,12 +57,16 @@ from .store import (
 
 log = logging.getLogger("maguyva.index")
 
+register("memory", Setting("str", None, "memory budget of a build, e.g. 6G (caps `jobs`)", True,
+                           False))  # fmt: skip
+
 Progress = Callable[[str, int, int], None]
 
 FILES_JSON = "files.json"
-EXTRACT_JSON = "extract.json"  # format 2 before segments: one file (still read)
+EXTRACT_JSON = "extract.json"  # format 2 before segments (such an index is extracted again once)
 EXTRACT_DIR = "extract"
 CHUNKS_DIR = "chunks"
+SPILL_DIR = "spill"  # inside the unfinished generation: encoded records while extracting
 SEGMENTS = 64
 """Chunks and extraction are split into segments by a hash of the path: an update rewrites
 the segments holding changed files and hard-links the others from the previous generation
@@ -78,18 +90,6 @@ class BuildSummary:
     modalities: dict[str, dict[str, Any]] = field(default_factory=dict)
     changes: dict[str, Any] = field(default_factory=dict)
     noop: bool = False
-
-
-@dataclass(slots=True)
-class FileRecord:
-    """One file's share of a generation: content digest, extraction, chunks (and their JSON
-    lines, kept so that writing unchanged files costs a copy, not a re-encoding)."""
-
-    digest: str
-    extraction: FileExtraction
-    chunks: list[Chunk]
-    encoded_chunks: bytes
-    encoded_extraction: Any
 
 
 # ---- encoding ------------------------------------------------------------------------------
@@ -161,14 +161,6 @@ def segment_of(path: str) -> int:
     return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
 
 
-def _segment_files(gen_dir: Path) -> tuple[list[Path], list[Path]]:
-    """(chunk files, extraction files) of a generation, segmented or not."""
-    if (gen_dir / CHUNKS_DIR).is_dir():
-        return (sorted((gen_dir / CHUNKS_DIR).glob("*.jsonl")),
-                sorted((gen_dir / EXTRACT_DIR).glob("*.json")))  # fmt: skip
-    return [gen_dir / CHUNKS_FILE], [gen_dir / EXTRACT_JSON]
-
-
 def _git_commit(root: Path) -> str | None:
     try:
         out = subprocess.run(
@@ -180,15 +172,300 @@ def _git_commit(root: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+# ---- segments: written once, read lazily ---------------------------------------------------
+
+SEGMENT_INDEX_VERSION = 1
+"""`files.json` carries, next to the file state, where each file's rows sit in its segments:
+`path -> [chunk offset, chunk bytes, chunks, extraction offset, extraction bytes]` (offsets in
+the sealed payload). The next build links or slices segments with it instead of decoding them,
+and `SegmentExtraction` reads one file's extraction without decoding its segment."""
+
+_RECORD = struct.Struct("<III")
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON exactly as `sealed.dumps_json` writes it (so a segment is the same bytes whether
+    it was assembled from fragments or dumped whole)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+
+
+class _Spill:
+    """Per-segment append-only files of encoded file records, filled while extraction runs so
+    that no file's extraction or chunks stay in memory; `take(n)` reads one segment's back."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self._open: dict[int, Any] = {}
+        self.files = 0
+
+    def add(self, path: str, chunk_bytes: bytes, fragment: bytes) -> None:
+        n = segment_of(path)
+        fh = self._open.get(n)
+        if fh is None:
+            fh = self._open[n] = open(self.dir / f"{n:02d}", "ab")  # noqa: SIM115 (closed in close)
+        key = path.encode("utf-8", "surrogateescape")
+        fh.write(_RECORD.pack(len(key), len(chunk_bytes), len(fragment)))
+        fh.write(key)
+        fh.write(chunk_bytes)
+        fh.write(fragment)
+        self.files += 1
+
+    def close(self) -> None:
+        for fh in self._open.values():
+            fh.close()
+        self._open.clear()
+
+    def take(self, n: int) -> dict[str, tuple[bytes, bytes]]:
+        """Segment `n`'s records (path -> (chunk lines, extraction fragment)); removes them."""
+        fh = self._open.pop(n, None)
+        if fh is not None:
+            fh.close()
+        path = self.dir / f"{n:02d}"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        out: dict[str, tuple[bytes, bytes]] = {}
+        pos = 0
+        while pos < len(data):
+            lk, lc, le = _RECORD.unpack_from(data, pos)
+            pos += _RECORD.size
+            key = data[pos : pos + lk].decode("utf-8", "surrogateescape")
+            pos += lk
+            out[key] = (data[pos : pos + lc], data[pos + lc : pos + lc + le])
+            pos += lc + le
+        path.unlink()
+        return out
+
+
+def _payload_start(path: Path) -> int:
+    """Offset of a sealed file's payload (the header's length)."""
+    with open(path, "rb") as fh:
+        head = fh.read(sealed.MAX_HEADER)
+    end = head.find(b"\n")
+    if end < 0:
+        raise CorruptIndexError(f"{path}: not a Maguyva index file (bad or missing header)")
+    return end + 1
+
+
+class SegmentChunks(Sequence[Chunk]):
+    """Every chunk of a generation, read from its segment files one segment at a time.
+
+    Iterating decodes one segment, yields its chunks and drops them: what a modality keeps is
+    its own business, the view holds at most one decoded segment (the last one indexed). Order:
+    segment by segment, within a segment by path and line. `len()` costs nothing."""
+
+    def __init__(self, gen_dir: Path, counts: list[int]) -> None:
+        self.gen_dir = Path(gen_dir)
+        self.counts = list(counts)
+        self._starts = [0]
+        for c in self.counts:
+            self._starts.append(self._starts[-1] + c)
+        self._cached: tuple[int, list[Chunk]] | None = None
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    def segment(self, n: int) -> list[Chunk]:
+        """The chunks of segment `n`, decoded (verified against the file's checksum)."""
+        if self.counts[n] == 0:
+            return []
+        path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
+        payload = sealed.read_sealed(path, "chunks")
+        out = []
+        for number, line in enumerate(payload.split(b"\n"), start=1):
+            if line:
+                try:
+                    out.append(Chunk(**json.loads(line)))
+                except (ValueError, TypeError) as exc:
+                    raise CorruptIndexError(f"{path}:{number}: bad chunk record") from exc
+        return out
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for n in range(len(self.counts)):
+            if self.counts[n]:
+                yield from self.segment(n)
+
+    def spans(self) -> Iterator[tuple[str, int, int, str]]:
+        """`(path, start_line, end_line, id)` of every chunk, in iteration order, without
+        building `Chunk` objects (see `retriever.chunk_spans`)."""
+        for n in range(len(self.counts)):
+            if not self.counts[n]:
+                continue
+            path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
+            for line in sealed.read_sealed(path, "chunks").split(b"\n"):
+                if line:
+                    c = json.loads(line)
+                    yield c["path"], c["start_line"], c["end_line"], c["id"]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("chunk index out of range")
+        n = bisect.bisect_right(self._starts, i) - 1
+        if self._cached is None or self._cached[0] != n:
+            self._cached = (n, self.segment(n))
+        return self._cached[1][i - self._starts[n]]
+
+    def __repr__(self) -> str:
+        return f"SegmentChunks({self.gen_dir}, {len(self)} chunks)"
+
+
+class SegmentExtraction(Mapping[str, FileExtraction]):
+    """path -> FileExtraction of a generation, decoded per file on access from the extraction
+    segments (one `pread` and one small JSON decode; the last `cache` files are kept).
+
+    Keys iterate in path order. Reading every value decodes the whole extraction once but holds
+    none of it: a modality that needs every file's extraction at once builds that itself."""
+
+    def __init__(self, gen_dir: Path, index: dict[str, list[int]], cache: int = 256) -> None:
+        self.gen_dir = Path(gen_dir)
+        self._index = index
+        self._paths = sorted(index)
+        self._fds: dict[int, tuple[int, int]] = {}
+        self._lru: OrderedDict[str, FileExtraction] = OrderedDict()
+        self._cache = cache
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._index
+
+    def _fd(self, n: int) -> tuple[int, int]:
+        got = self._fds.get(n)
+        if got is None:
+            path = self.gen_dir / EXTRACT_DIR / f"{n:02d}.json"
+            got = self._fds[n] = (os.open(path, os.O_RDONLY), _payload_start(path))
+        return got
+
+    def __getitem__(self, path: str) -> FileExtraction:
+        hit = self._lru.get(path)
+        if hit is not None:
+            self._lru.move_to_end(path)
+            return hit
+        entry = self._index[path]  # KeyError for an unknown path, as a dict would
+        fd, start = self._fd(segment_of(path))
+        data = os.pread(fd, entry[4], start + entry[3])
+        try:
+            _digest, row = json.loads(data)
+            ex = _decode_extraction(path, row)
+        except (ValueError, TypeError) as exc:
+            raise CorruptIndexError(f"{self.gen_dir}: bad extraction record for {path}") from exc
+        self._lru[path] = ex
+        if len(self._lru) > self._cache:
+            self._lru.popitem(last=False)
+        return ex
+
+    def close(self) -> None:
+        for fd, _ in self._fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
+        self._lru.clear()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SegmentExtraction({self.gen_dir}, {len(self)} files)"
+
+
+@dataclass(slots=True)
+class _Previous:
+    """What the next build reuses of the current generation: its directory, each file's
+    digest and segment index entry."""
+
+    path: Path
+    digests: dict[str, str]
+    index: dict[str, list[int]]
+
+
+def _write_segment(
+    tmp: Path,
+    n: int,
+    extractor: str,
+    rows: list[tuple[str, bytes, int, bytes]],
+    index: dict[str, list[int]],
+) -> int:
+    """Write chunk and extraction segment `n` from `rows` (path, chunk lines, chunk count,
+    extraction fragment; sorted by path); fill `index`. Returns the chunk count."""
+    chunk_parts: list[bytes] = []
+    extract_parts = [b'{"extractor":', _dumps(extractor), b',"files":{']
+    coff = 0
+    eoff = sum(len(p) for p in extract_parts)
+    total = 0
+    for i, (path, chunk_bytes, count, fragment) in enumerate(rows):
+        key = (b"," if i else b"") + _dumps(path) + b":"
+        extract_parts.append(key)
+        eoff += len(key)
+        extract_parts.append(fragment)
+        index[path] = [coff, len(chunk_bytes), count, eoff, len(fragment)]
+        chunk_parts.append(chunk_bytes)
+        coff += len(chunk_bytes)
+        eoff += len(fragment)
+        total += count
+    extract_parts.append(b'},"schema":' + _dumps(EXTRACTION_SCHEMA) + b"}")
+    write_sealed(tmp / CHUNKS_DIR / f"{n:02d}.jsonl", "chunks", b"".join(chunk_parts))
+    write_sealed(tmp / EXTRACT_DIR / f"{n:02d}.json", "extract", b"".join(extract_parts))
+    return total
+
+
 # ---- the indexer ---------------------------------------------------------------------------
+
+Extract = Callable[
+    [Path, list[SourceFile], dict[str, Any], Progress],
+    tuple[dict[str, FileExtraction], list[Chunk], dict[str, Any]],
+]
+"""An extraction step: `(root, files, config, progress) -> (extraction by path, chunks,
+report)`, the signature of `structural.extract_repository`. `Indexer(extract=...)` replaces
+the default (streaming, all cores) step with it; `scale.distributed` passes its own."""
+
+
+class _Phases:
+    """The progress callback, remembering each phase's last total so the indexer can close a
+    phase a modality reported itself (`(phase, total, total)`)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.totals: dict[str, int] = {}
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        self.totals[phase] = total
+        self.progress(phase, done, total)
+
+    def start(self, phase: str, total: int) -> None:
+        self(phase, 0, total)
+
+    def end(self, phase: str) -> None:
+        total = self.totals.get(phase, 1) or 1
+        self(phase, total, total)
 
 
 class Indexer:
     """Keeps one repository's index current. Not thread-safe; one per writer process (the
-    writer lock serialises writers across processes)."""
+    writer lock serialises writers across processes).
+
+    Memory stays bounded by a segment, not the repository: extraction results are encoded and
+    spilled to per-segment files as they arrive, each segment is then written once, and the
+    modalities read chunks and extraction through lazy views (`SegmentChunks`,
+    `SegmentExtraction`). A `memory` budget in the configuration picks the number of
+    extraction processes (`scale.memory.plan_for_budget`) when `jobs` is not set."""
 
     def __init__(
-        self, root: Path, *, config: dict[str, Any] | None = None, progress: Progress | None = None
+        self,
+        root: Path,
+        *,
+        config: dict[str, Any] | None = None,
+        progress: Progress | None = None,
+        extract: Extract | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -200,10 +477,17 @@ class Indexer:
             else default_index_dir(self.root)
         )
         self.progress: Progress = progress or (lambda phase, done, total: None)
-        self._records: dict[str, FileRecord] | None = None
-        self._records_generation: int | None = None
+        self.extract = extract
         self._extractor = extractor_fingerprint()
+        self._verified: int | None = None  # a generation whose segments we wrote or checked
         self.last_state: RepoState | None = None
+        self.budget_plan = None
+        if self.config.get("memory"):
+            from .scale.memory import parse_size, plan_for_budget
+
+            self.budget_plan = plan_for_budget(parse_size(self.config["memory"]))
+            if not self.config.get("jobs"):
+                self.config["jobs"] = self.budget_plan.jobs
 
     # -- previous state ----------------------------------------------------------------------
 
@@ -238,41 +522,29 @@ class Indexer:
             log.warning("%s: unusable file state (%s); walking again", current.path, exc)
             return None
 
-    def _load_records(self, current: Generation) -> dict[str, FileRecord]:
-        """Per-file extraction and chunks of `current` (kept in memory afterwards)."""
-        if self._records is not None and self._records_generation == current.number:
-            return self._records
-        records: dict[str, FileRecord] = {}
-        chunk_files, extract_files = _segment_files(current.path)
-        by_path: dict[str, tuple[list[Chunk], list[bytes]]] = {}
-        extracted: dict[str, Any] = {}
+    def _reusable(self, current: Generation) -> _Previous | None:
+        """The current generation's per-file digests and segment index, when its segments can
+        be linked or sliced: same extractor, segmented, with an index, every segment sound.
+        None otherwise (every file is then extracted again)."""
+        if current.manifest.get("built_for", {}).get("extractor") != self._extractor:
+            return None
         try:
-            for path in extract_files:
-                data = sealed.read_sealed_json(path, "extract")
-                if (
-                    data.get("schema") != EXTRACTION_SCHEMA
-                    or data.get("extractor") != self._extractor
-                ):
-                    return {}
-                extracted.update(data["files"])
-            for path in chunk_files:
-                for line in sealed.read_sealed(path, "chunks").split(b"\n"):
-                    if line:
-                        chunk = Chunk(**json.loads(line))
-                        mine = by_path.setdefault(chunk.path, ([], []))
-                        mine[0].append(chunk)
-                        mine[1].append(line)
-        except (MaguyvaError, ValueError, TypeError, KeyError) as exc:
+            data = sealed.read_sealed_json(current.path / FILES_JSON, "files")
+            segs = data.get("segments") or {}
+            if segs.get("version") != SEGMENT_INDEX_VERSION:
+                return None  # an older layout: extract again once
+            index = {p: list(e) for p, e in segs["files"].items()}
+            digests = {p: r[2] for p, r in data["state"]["files"].items() if p in index}
+            if self._verified != current.number:  # checksums of what we may link, once
+                for n in range(SEGMENTS):
+                    sealed.read_sealed(current.path / CHUNKS_DIR / f"{n:02d}.jsonl", "chunks")
+                    sealed.read_sealed(current.path / EXTRACT_DIR / f"{n:02d}.json", "extract")
+                self._verified = current.number
+        except (MaguyvaError, KeyError, TypeError, ValueError, AttributeError) as exc:
             log.warning("%s: previous extraction unusable (%s); extracting again", current.path,
                         exc)  # fmt: skip
-            return {}
-        for path, (digest, encoded) in extracted.items():
-            chunks, lines = by_path.get(path, ([], []))
-            records[path] = FileRecord(
-                digest, _decode_extraction(path, encoded), chunks,
-                b"".join(line + b"\n" for line in lines), encoded,
-            )  # fmt: skip
-        return records
+            return None
+        return _Previous(current.path, digests, index)
 
     # -- one update --------------------------------------------------------------------------
 
@@ -285,8 +557,10 @@ class Indexer:
         `hints` (the watcher's event paths) limit the stat pass to them (`changes.scan`)."""
         faults.install_from_env()
         timings: dict[str, float] = {}
+        phases = _Phases(self.progress)
         with self.index.writer_lock(wait=wait_for_lock):
             started = time.perf_counter()
+            phases.start("scan", 0)
             current = None if rebuild else self._current()
             previous = self._previous_state(current)
             state, changes = scan(
@@ -297,13 +571,13 @@ class Indexer:
                 changes.reason = "rebuild requested"
             timings["scan"] = time.perf_counter() - started
             self.last_state = state
-            self.progress("scan", len(state.files), len(state.files))
+            phases("scan", len(state.files), len(state.files))
             wanted = list(self.config.get("modalities") or BUILD_ORDER)
             if current is not None and changes.empty and current.manifest.get("built_for") == {
                 "modalities": wanted, "extractor": self._extractor}:  # fmt: skip
                 self._save_scan_state(current, previous, state)
                 return self._summary(current, state, changes, timings, noop=True)
-            return self._build(current, state, changes, timings, wanted)
+            return self._build(current, state, changes, timings, wanted, phases)
 
     def _save_scan_state(
         self, current: Generation, previous: RepoState | None, state: RepoState
@@ -325,22 +599,15 @@ class Indexer:
         changes: ChangeSet,
         timings: dict[str, float],
         wanted: list[str],
+        phases: _Phases,
     ) -> BuildSummary:
         started = time.perf_counter()
-        records = self._load_records(current) if current is not None else {}
+        prev = self._reusable(current) if current is not None else None
         timings["load_previous"] = time.perf_counter() - started
         files = state.source_files()
-        redo = [
-            f for f in files
-            if f.path not in records or records[f.path].digest != state.files[f.path][2]
-        ]  # fmt: skip
-        started = time.perf_counter()
-        new_records, extract_report = self._extract(redo, state)
-        timings["extract"] = time.perf_counter() - started
-        merged = {f.path: new_records.get(f.path) or records[f.path] for f in files}
-        chunks = [c for path in sorted(merged) for c in merged[path].chunks]
-        extraction = {path: r.extraction for path, r in merged.items()}
-
+        digests = {p: r[2] for p, r in state.files.items()}
+        old = prev.digests if prev is not None else {}
+        redo = [f for f in files if old.get(f.path) != digests[f.path]]
         try:
             number, tmp = self.index.begin()
         except OSError as exc:
@@ -348,23 +615,46 @@ class Indexer:
                 f"could not start a new index generation ({exc.strerror or exc}: "
                 f"{exc.filename or self.index.path}); the previous generation still serves"
             ) from exc
+        views: list[Any] = []
         try:
             started = time.perf_counter()
-            dirty = {segment_of(p) for p in (set(new_records) | (records.keys() - merged.keys()))}
-            reuse = current.path if current is not None and records else None
-            timings["segments_rewritten"] = float(
-                self._write_own_files(tmp, merged, state, reuse, dirty)
-            )
+            spill = _Spill(tmp / SPILL_DIR)
+            try:
+                phases.start("extract", len(redo))
+                extract_report = self._extract(redo, digests, spill)
+                phases.end("extract")
+            finally:
+                spill.close()
+            timings["extract"] = time.perf_counter() - started
+            started = time.perf_counter()
+            phases.start("write", SEGMENTS)
+            # a segment is rewritten if a file of it was (re)extracted or removed
+            gone = (prev.index.keys() - digests.keys()) if prev is not None else set()
+            dirty = {segment_of(f.path) for f in redo} | {segment_of(p) for p in gone}
+            index, counts, rewritten = self._write_segments(tmp, files, prev, dirty, spill,
+                                                            phases)  # fmt: skip
+            shutil.rmtree(tmp / SPILL_DIR, ignore_errors=True)
+            write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({
+                "state": state.to_json(),
+                "segments": {"version": SEGMENT_INDEX_VERSION, "files": index},
+            }))  # fmt: skip
+            timings["segments_rewritten"] = float(rewritten)
             timings["write"] = time.perf_counter() - started
+            phases.end("write")
+            chunks = SegmentChunks(tmp, counts)
+            extraction = SegmentExtraction(tmp, index)
+            del index
+            views.append(extraction)
             ctx = BuildContext(
                 root=self.root, out_dir=tmp, files=files, chunks=chunks, extraction=extraction,
-                config=self.config, cache_dir=self.index.cache_dir, progress=self.progress,
+                config=self.config, cache_dir=self.index.cache_dir, progress=phases,
                 previous_dir=current.path if current is not None else None,
             )  # fmt: skip
             if "changes" in BuildContext.__dataclass_fields__:
                 ctx.changes = changes  # type: ignore[attr-defined]
             self.index.cache_dir.mkdir(parents=True, exist_ok=True)
-            modalities = _build_modalities(ctx, self.config, timings)
+            modalities = _build_modalities(ctx, self.config, timings, phases)
+            extraction.close()
             manifest = {
                 "root": str(self.root),
                 "commit": _git_commit(self.root),
@@ -380,100 +670,169 @@ class Indexer:
             }
             write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
             started = time.perf_counter()
+            phases.start("commit", 1)
             generation = self.index.commit(
                 number, tmp, manifest, previous=current.path if current is not None else None
             )
             timings["commit"] = time.perf_counter() - started
+            phases.end("commit")
         except OSError as exc:
+            self._close(views)
             self.index.abort(tmp)
             raise IndexWriteError(
                 f"could not write the new index generation ({exc.strerror or exc}: "
                 f"{exc.filename or tmp}); the previous generation still serves"
             ) from exc
         except BaseException:
+            self._close(views)
             self.index.abort(tmp)
             raise
         (self.index.path / SCAN_STATE).unlink(missing_ok=True)
-        if new_records:  # the generation now holds what the cache kept for an interrupt
+        if redo:  # the generation now holds what the cache kept for an interrupt
             self._extract_cache().clear()
-        self._records, self._records_generation = merged, generation.number
+        self._verified = generation.number
         return self._summary(generation, state, changes, timings, modalities=modalities)
+
+    @staticmethod
+    def _close(views: list[Any]) -> None:
+        for view in views:
+            with contextlib.suppress(Exception):
+                view.close()
 
     def _extract_cache(self) -> ExtractCache:
         return ExtractCache.open(self.index.cache_dir, self._extractor)
 
     def _extract(
-        self, files: list[SourceFile], state: RepoState
-    ) -> tuple[dict[str, FileRecord], dict[str, Any]]:
-        """Extract `files` (only the changed ones): structural extraction when available,
-        line-window chunks otherwise."""
+        self, files: list[SourceFile], digests: dict[str, str], spill: _Spill
+    ) -> dict[str, Any]:
+        """Extract `files` (only the changed ones) into `spill`, encoded, one file at a time;
+        returns the extraction report. The `extract` hook when given; otherwise structural
+        extraction on all cores when available, line-window chunks when not."""
         if not files:
-            return {}, {"files": 0}
+            return {"files": 0}
+        languages = {f.path: f.language for f in files}
+        put = functools.partial(_spill_file, spill, digests, languages)
+        if self.extract is not None:
+            extraction, chunks, report = self.extract(self.root, files, self.config,
+                                                      self.progress)  # fmt: skip
+            by_path: dict[str, list[Chunk]] = {}
+            for c in chunks:
+                by_path.setdefault(c.path, []).append(c)
+            del chunks
+            for f in files:
+                put(f.path, extraction.pop(f.path, None), by_path.pop(f.path, []))
+            return report
         try:
-            from .structural import extract_repository
+            from .extract import grammars
+            from .extract.driver import DEFAULT_BUDGET_S, caching, extract_files
         except ImportError:
-            extract_repository = None
-        if extract_repository is not None:
-            # Finished files go to the extraction cache as they complete, so a Ctrl-C or a
-            # crash before the commit does not lose them; the next run takes them from there.
-            from .extract.driver import caching
-
-            with caching(self._extract_cache()) as counts:
-                extraction, chunks, report = extract_repository(
-                    self.root, files, self.config, self.progress
-                )
-            report["extract_cached"] = counts["cached"]
-        else:
-            extraction, chunks, report = {}, [], {"structural": "unavailable; line windows"}
             for source in files:
                 try:
                     text = (self.root / source.path).read_bytes().decode("utf-8", "replace")
                 except OSError:
-                    continue
-                chunks.extend(line_window_chunks(source.path, text))
-        by_path: dict[str, list[Chunk]] = {}
-        for c in chunks:
-            by_path.setdefault(c.path, []).append(c)
-        out = {}
-        for f in files:
-            ex = extraction.get(f.path) or FileExtraction(f.path, f.language)
-            mine = by_path.get(f.path, [])
-            out[f.path] = FileRecord(state.files[f.path][2], ex, mine, _encode_chunks(mine),
-                                     _encode_extraction(ex))  # fmt: skip
-        return out, report
+                    text = ""
+                put(source.path, None, line_window_chunks(source.path, text) if text else [])
+            return {"structural": "unavailable; line windows"}
+        # Finished files go to the extraction cache as they complete, so a Ctrl-C or a crash
+        # before the commit does not lose them; the next run takes them from there.
+        started = time.monotonic()
+        budget = float(self.config.get("structural_budget_s") or DEFAULT_BUDGET_S)
+        stats: dict[str, dict[str, int]] = {}
+        problems: list[dict[str, str]] = []
+        slowest: list[tuple[float, str]] = []
+        seen: set[str] = set()
+        chunk_count = 0
+        with caching(self._extract_cache()) as counts:
+            stream = extract_files(self.root, files, jobs=self.config.get("jobs"),
+                                   budget_s=budget, progress=self.progress)  # fmt: skip
+            with contextlib.closing(stream):
+                for result in stream:
+                    ex = result.extraction
+                    if ex.path in seen or ex.path not in digests:
+                        continue
+                    seen.add(ex.path)
+                    put(ex.path, ex, result.chunks)
+                    s = stats.setdefault(ex.language or "unknown", dict.fromkeys(
+                        ("files", "bytes", "definitions", "imports", "calls", "chunks"), 0))  # fmt: skip
+                    s["files"] += 1
+                    s["bytes"] += result.size
+                    s["definitions"] += len(ex.definitions)
+                    s["imports"] += len(ex.imports)
+                    s["calls"] += len(ex.calls)
+                    s["chunks"] += len(result.chunks)
+                    chunk_count += len(result.chunks)
+                    if result.status not in ("ok", "no_grammar"):
+                        problems.append({"path": ex.path, "status": result.status,
+                                         "detail": result.detail or ""})  # fmt: skip
+                    slowest.append((result.seconds, ex.path))
+                    if len(slowest) > 64:
+                        slowest = sorted(slowest, reverse=True)[:5]
+        for f in files:  # a file the extractor did not report: indexed without chunks
+            if f.path not in seen:
+                put(f.path, None, [])
+        slowest.sort(reverse=True)
+        return {
+            "files": len(seen),
+            "chunks": chunk_count,
+            "languages": dict(sorted(stats.items())),
+            "failed": sorted(problems, key=lambda p: p["path"]),
+            "timed_out": sum(1 for p in problems if p["status"] == "timeout"),
+            "budget_s": budget,
+            "grammars_unavailable": grammars.unavailable(),
+            "slowest": [{"path": p, "seconds": round(s, 4)} for s, p in slowest[:5]],
+            "seconds": round(time.monotonic() - started, 3),
+            "extract_cached": counts["cached"],
+        }
 
-    def _write_own_files(
+    def _write_segments(
         self,
         tmp: Path,
-        merged: dict[str, FileRecord],
-        state: RepoState,
-        previous: Path | None,
+        files: list[SourceFile],
+        prev: _Previous | None,
         dirty: set[int],
-    ) -> int:
-        """Write the file state and the chunk and extraction segments; segments without a
-        changed file are hard-linked from `previous`. Returns how many were written."""
-        write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({"state": state.to_json()}))
+        spill: _Spill,
+        phases: _Phases,
+    ) -> tuple[dict[str, list[int]], list[int], int]:
+        """Write the chunk and extraction segments, one at a time: a segment without a changed
+        file is hard-linked from the previous generation; the others are assembled from the
+        spilled new records and slices of the previous segment. Returns the segment index,
+        the chunk count per segment and how many segments were written."""
         groups: dict[int, list[str]] = {n: [] for n in range(SEGMENTS)}
-        for path in sorted(merged):
-            groups[segment_of(path)].append(path)
+        for f in files:
+            groups[segment_of(f.path)].append(f.path)
         _store.FILES.mkdir(tmp / CHUNKS_DIR)
         _store.FILES.mkdir(tmp / EXTRACT_DIR)
-        linkable = previous is not None and (previous / CHUNKS_DIR).is_dir()
+        index: dict[str, list[int]] = {}
+        counts = [0] * SEGMENTS
         written = 0
         for n, paths in groups.items():
             names = (f"{CHUNKS_DIR}/{n:02d}.jsonl", f"{EXTRACT_DIR}/{n:02d}.json")
-            if linkable and n not in dirty and _link_all(previous, tmp, names):
+            if prev is not None and n not in dirty and all(p in prev.index for p in paths) \
+                    and _link_all(prev.path, tmp, names):  # fmt: skip
+                for p in paths:
+                    index[p] = prev.index[p]
+                    counts[n] += prev.index[p][2]
+                phases("write", n + 1, SEGMENTS)
                 continue
+            new = spill.take(n)
+            old_chunks = old_extract = b""
+            if prev is not None and any(p not in new for p in paths):
+                old_chunks = sealed.read_sealed(prev.path / names[0], "chunks")
+                old_extract = sealed.read_sealed(prev.path / names[1], "extract")
+            rows = []
+            for p in paths:  # sorted, as `files` is
+                if p in new:
+                    chunk_bytes, fragment = new.pop(p)
+                else:
+                    e = prev.index[p]  # type: ignore[union-attr]
+                    chunk_bytes = old_chunks[e[0] : e[0] + e[1]]
+                    fragment = old_extract[e[3] : e[3] + e[4]]
+                rows.append((p, chunk_bytes, chunk_bytes.count(b"\n"), fragment))
+            del old_chunks, old_extract, new
+            counts[n] = _write_segment(tmp, n, self._extractor, rows, index)
             written += 1
-            write_sealed(tmp / names[0], "chunks",
-                         b"".join(merged[p].encoded_chunks for p in paths))  # fmt: skip
-            extract = {
-                "schema": EXTRACTION_SCHEMA,
-                "extractor": self._extractor,
-                "files": {p: [merged[p].digest, merged[p].encoded_extraction] for p in paths},
-            }
-            write_sealed(tmp / names[1], "extract", sealed.dumps_json(extract))
-        return written
+            phases("write", n + 1, SEGMENTS)
+        return index, counts, written
 
     def _summary(
         self,
@@ -499,6 +858,21 @@ class Indexer:
         )  # fmt: skip
 
 
+def _spill_file(
+    spill: _Spill,
+    digests: dict[str, str],
+    languages: dict[str, str | None],
+    path: str,
+    ex: FileExtraction | None,
+    chunks: list[Chunk],
+) -> None:
+    """Encode one file's extraction and chunks into the spill (the objects are then dropped)."""
+    if ex is None:
+        ex = FileExtraction(path, languages.get(path))
+    fragment = _dumps([digests[path], _encode_extraction(ex)])
+    spill.add(path, _encode_chunks(chunks), fragment)
+
+
 def build_index(
     root: Path,
     *,
@@ -506,10 +880,11 @@ def build_index(
     progress: Progress | None = None,
     wait_for_lock: bool = False,
     rebuild: bool = False,
+    extract: Extract | None = None,
 ) -> BuildSummary:
     """Bring the index of the repository at `root` up to date (incrementally; a no-op when
     nothing changed; from scratch with `rebuild`)."""
-    return Indexer(root, config=config, progress=progress).update(
+    return Indexer(root, config=config, progress=progress, extract=extract).update(
         wait_for_lock=wait_for_lock, rebuild=rebuild
     )
 
@@ -530,8 +905,14 @@ def _link_all(previous: Path | None, tmp: Path, names: tuple[str, ...]) -> bool:
 
 
 def _build_modalities(
-    ctx: BuildContext, config: dict[str, Any], timings: dict[str, float]
+    ctx: BuildContext,
+    config: dict[str, Any],
+    timings: dict[str, float],
+    phases: _Phases | None = None,
 ) -> dict[str, dict[str, Any]]:
+    """Build each wanted modality in order; each is a progress phase (`(name, 0, n)` before,
+    `(name, n, n)` after, whatever the modality reports in between)."""
+    phases = phases or _Phases(ctx.progress)
     wanted = set(config.get("modalities") or BUILD_ORDER)
     status: dict[str, dict[str, Any]] = {}
     for name in BUILD_ORDER:
@@ -539,6 +920,7 @@ def _build_modalities(
             status[name] = {"built": False, "reason": "not selected in configuration"}
             continue
         started = time.perf_counter()
+        phases.start(name, 1)
         try:
             modality = load_modality(name)
             result = modality.build(ctx)
@@ -554,7 +936,16 @@ def _build_modalities(
             log.exception("%s: build failed", name)
             status[name] = {"built": False, "reason": f"build failed: {type(exc).__name__}: {exc}"}
         timings[name] = time.perf_counter() - started
+        phases.end(name)
     return status
 
 
-__all__ = ["FORMAT_VERSION", "BuildSummary", "Indexer", "build_index"]
+__all__ = [
+    "FORMAT_VERSION",
+    "BuildSummary",
+    "Extract",
+    "Indexer",
+    "SegmentChunks",
+    "SegmentExtraction",
+    "build_index",
+]

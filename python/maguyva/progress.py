@@ -1,8 +1,11 @@
 """Progress of an index build, for people: rich bars on a terminal, log lines otherwise.
 
-The indexer reports `(phase, done, total)`; `reporter()` picks the renderer once. Plain lines
-are throttled (at most one per phase every half second, plus each phase's completion) so a log
-file stays readable. `-q` passes `quiet=True`: nothing at all.
+The indexer reports `(phase, done, total)`: `(phase, 0, total)` when a phase starts and
+`(phase, total, total)` when it ends, for every phase (scan, extract, write, each modality,
+commit), with counts in between where the phase has them. `reporter()` picks the renderer once.
+Both show each phase's rate and an ETA while it runs, and its duration when it ends. Plain
+lines are throttled (at most one per phase every half second, plus each phase's start and
+completion) so a log file stays readable. `-q` passes `quiet=True`: nothing at all.
 """
 
 from __future__ import annotations
@@ -16,26 +19,80 @@ from typing import Any, TextIO
 Progress = Callable[[str, int, int], None]
 
 
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+class PhaseClock:
+    """Start time, rate and ETA of each phase from its `(done, total)` reports."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._started: dict[str, float] = {}
+
+    def update(self, phase: str, done: int) -> None:
+        self._started.setdefault(phase, self.clock())
+
+    def elapsed(self, phase: str) -> float:
+        return self.clock() - self._started.get(phase, self.clock())
+
+    def rate(self, phase: str, done: int) -> float | None:
+        """Items per second since the phase started (None before there is a measure)."""
+        elapsed = self.elapsed(phase)
+        if done <= 0 or elapsed <= 0.05:
+            return None
+        return done / elapsed
+
+    def eta(self, phase: str, done: int, total: int) -> float | None:
+        rate = self.rate(phase, done)
+        if rate is None or total <= 0 or done >= total:
+            return None
+        return (total - done) / rate
+
+    def describe(self, phase: str, done: int, total: int) -> str:
+        """`1,234/5,000 (410/s, ETA 9.2s)` while running; `5,000 in 12.2s (410/s)` at the end."""
+        rate = self.rate(phase, done)
+        speed = f"{rate:,.0f}/s" if rate is not None and rate >= 1 else (
+            f"{rate:.2f}/s" if rate is not None else None)  # fmt: skip
+        if total > 0 and done >= total:
+            tail = f" ({speed})" if speed and total > 1 else ""
+            return f"{total:,} in {_duration(self.elapsed(phase))}{tail}"
+        eta = self.eta(phase, done, total)
+        parts = [p for p in (speed, f"ETA {_duration(eta)}" if eta is not None else None) if p]
+        head = f"{done:,}/{total:,}" if total > 0 else f"{done:,}"
+        return head + (f" ({', '.join(parts)})" if parts else "")
+
+
 class PlainProgress(AbstractContextManager):
-    """`maguyva: <phase>: done/total` lines on stderr, throttled."""
+    """`maguyva: <phase>: done/total (rate, ETA)` lines on stderr, throttled."""
 
     def __init__(self, stream: TextIO, interval_s: float = 0.5) -> None:
         self.stream = stream
         self.interval_s = interval_s
+        self.clock = PhaseClock()
         self._last: dict[str, float] = {}
         self._finished: set[str] = set()
 
     def __call__(self, phase: str, done: int, total: int) -> None:
+        self.clock.update(phase, done)
         now = time.monotonic()
         complete = total > 0 and done >= total
         if complete and phase in self._finished:
             return
-        if not complete and now - self._last.get(phase, -1e9) < self.interval_s:
+        starting = phase not in self._last
+        if not complete and not starting and now - self._last[phase] < self.interval_s:
             return
         self._last[phase] = now
         if complete:
             self._finished.add(phase)
-        self.stream.write(f"maguyva: {phase}: {done}/{total}\n")
+        self.stream.write(f"maguyva: {phase}: {self.clock.describe(phase, done, total)}\n")
         self.stream.flush()
 
     def __exit__(self, *exc: Any) -> None:
@@ -51,15 +108,28 @@ class RichProgress(AbstractContextManager):
             BarColumn,
             MofNCompleteColumn,
             Progress,
+            ProgressColumn,
             TextColumn,
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.text import Text
+
+        class RateColumn(ProgressColumn):
+            """Items per second of the phase."""
+
+            def render(self, task: Any) -> Text:
+                speed = task.finished_speed or task.speed
+                if speed is None:
+                    return Text("", style="progress.data.speed")
+                return Text(f"{speed:,.0f}/s" if speed >= 1 else f"{speed:.2f}/s",
+                            style="progress.data.speed")  # fmt: skip
 
         self._progress = Progress(
             TextColumn("[bold]{task.description:<12}"),
             BarColumn(),
             MofNCompleteColumn(),
+            RateColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=Console(file=stream),

@@ -8,7 +8,7 @@ about a modality than this file says.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -42,13 +42,20 @@ class BuildContext:
     `extraction` maps a path to the structural modality's per-file extraction (definitions,
     imports, calls); it is empty when structural extraction is not available. `chunks` always
     holds the chunks of every file (syntax-aware when a grammar exists, line windows otherwise).
+
+    Both are read-only views backed by the generation's segments (`indexer.SegmentChunks`, a
+    Sequence that decodes one segment at a time while iterated; `indexer.SegmentExtraction`, a
+    Mapping that decodes one file per access): iterate them, index them, take `len()`, but do
+    not copy them whole (`list(ctx.chunks)`, `dict(ctx.extraction)`) unless the modality really
+    needs every record at once, since that is what makes a build's memory grow with the
+    repository. Plain lists and dicts are accepted too (tests, tools).
     """
 
     root: Path
     out_dir: Path
     files: list[SourceFile]
-    chunks: list[Chunk]
-    extraction: dict[str, Any]
+    chunks: Sequence[Chunk]
+    extraction: Mapping[str, Any]
     config: dict[str, Any]
     cache_dir: Path
     progress: Callable[[str, int, int], None] = lambda phase, done, total: None
@@ -100,6 +107,16 @@ class VerifiableModality(Protocol):
         offsets, counts that must agree, a model or dimension mismatch). Must not raise for
         damaged input."""
         ...
+
+
+def chunk_spans(chunks: Iterable[Chunk]) -> Iterator[tuple[str, int, int, str]]:
+    """`(path, start_line, end_line, id)` of every chunk of `ctx.chunks`, without the chunks'
+    text: what a modality needs to map a line to its chunk, at a fraction of the memory of
+    the chunks themselves (a segment-backed view never builds the `Chunk` objects)."""
+    spans = getattr(chunks, "spans", None)
+    if callable(spans):
+        return spans()
+    return ((c.path, c.start_line, c.end_line, c.id) for c in chunks)
 
 
 def iter_lines(text: str) -> Iterable[tuple[int, str]]:

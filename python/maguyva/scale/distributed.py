@@ -12,8 +12,8 @@ arrives (so a killed build resumes where it stopped), then hands the assembled e
 `Indexer` and the embeddings to the embedding cache, where the semantic modality finds them:
 the commit, the modalities and the index format are those of a single-process build.
 
-The hook into the indexer is `DistributedIndexer._extract`, an override of the indexer's
-extraction step (see docs/scale.md for the public hook the indexer should offer instead).
+The hook into the indexer is its public `extract` parameter (`Indexer(root, extract=...)`):
+`DistributedIndexer` passes its partitioned extraction step there.
 """
 
 from __future__ import annotations
@@ -32,15 +32,8 @@ import numpy as np
 from ..errors import MaguyvaError
 from ..extract.driver import DEFAULT_BUDGET_S, FileResult, extract_source, pack, unpack
 from ..extract_types import FileExtraction
-from ..indexer import (
-    BuildSummary,
-    FileRecord,
-    Indexer,
-    _encode_chunks,
-    _encode_extraction,
-    extractor_fingerprint,
-)
-from ..model import SourceFile
+from ..indexer import BuildSummary, Indexer, extractor_fingerprint
+from ..model import Chunk, SourceFile
 from .segments import Partition, Segment, SegmentCache, default_partitions, partition
 
 SEGMENTS_DIR = "segments"
@@ -250,7 +243,7 @@ class DistributedIndexer(Indexer):
         progress: Callable[[str, int, int], None] | None = None,
         on_segment: OnSegment | None = None,
     ) -> None:
-        super().__init__(root, config=config, progress=progress)
+        super().__init__(root, config=config, progress=progress, extract=self._extract_partitions)
         self.executor: Executor = executor or InlineExecutor()
         self.partitions = partitions
         self.embed = embed
@@ -276,13 +269,19 @@ class DistributedIndexer(Indexer):
             yield PartitionJob(part.key(salt), str(self.root), part.files, payloads, budget,
                                embed_config)  # fmt: skip
 
-    def _extract(
-        self, files: list[SourceFile], state: Any
-    ) -> tuple[dict[str, FileRecord], dict[str, Any]]:
-        """The indexer's extraction step, distributed (overrides `Indexer._extract`)."""
+    def _extract_partitions(
+        self,
+        root: Path,
+        files: list[SourceFile],
+        config: dict[str, Any],
+        progress: Callable[[str, int, int], None],
+    ) -> tuple[dict[str, FileExtraction], list[Chunk], dict[str, Any]]:
+        """The indexer's extraction step, distributed (the `extract` hook of `Indexer`)."""
         if not files:
-            return {}, {"files": 0}
+            return {}, [], {"files": 0}
         started = time.perf_counter()
+        state = self.last_state
+        assert state is not None  # set by `update` before extraction
         digests = {f.path: state.files[f.path][2] for f in files}
         count = self.partitions or default_partitions(files, self.executor.workers)
         parts = partition(files, digests, count)
@@ -310,10 +309,10 @@ class DistributedIndexer(Indexer):
         stats.seconds = time.perf_counter() - started
         if self.embed:
             self._cache_embeddings(segments)
-        records, report = _records(segments, digests)
+        extraction, chunks, report = _assemble(segments, digests)
         report["segments"] = stats.to_dict()
         self.segments.prune({p.key(salt) for p in parts})  # older runs' segments are superseded
-        return records, report
+        return extraction, chunks, report
 
     def _cache_embeddings(self, segments: list[Segment]) -> None:
         from ..embed import EmbeddingCache, Embeddings, make_provider
@@ -333,23 +332,23 @@ def _read(root: Path, f: SourceFile) -> bytes:
         return b""
 
 
-def _records(
+def _assemble(
     segments: list[Segment], digests: dict[str, str]
-) -> tuple[dict[str, FileRecord], dict[str, Any]]:
-    """The indexer's per-file records from the segments, and an extraction report shaped
-    like `structural.extract_repository`'s."""
-    records: dict[str, FileRecord] = {}
+) -> tuple[dict[str, FileExtraction], list[Chunk], dict[str, Any]]:
+    """The extraction and chunks of the segments, and an extraction report shaped like
+    `structural.extract_repository`'s (the result of the indexer's `extract` hook)."""
+    records: dict[str, FileExtraction] = {}
+    chunks: list[Chunk] = []
     languages: dict[str, Counter[str]] = {}
     problems: list[dict[str, str]] = []
     for segment in segments:
         for row in segment.rows:
             result = unpack(row)
             ex = result.extraction
-            if ex.path not in digests:
+            if ex.path not in digests or ex.path in records:
                 continue
-            records[ex.path] = FileRecord(digests[ex.path], ex, result.chunks,
-                                          _encode_chunks(result.chunks),
-                                          _encode_extraction(ex))  # fmt: skip
+            records[ex.path] = ex
+            chunks.extend(result.chunks)
             stats = languages.setdefault(ex.language or "unknown", Counter())
             stats.update(files=1, bytes=result.size, definitions=len(ex.definitions),
                          imports=len(ex.imports), calls=len(ex.calls),
@@ -362,12 +361,12 @@ def _records(
         raise MaguyvaError(f"distributed extraction lost {len(missing)} file(s), e.g. {missing[0]}")
     report = {
         "files": len(records),
-        "chunks": sum(len(r.chunks) for r in records.values()),
+        "chunks": len(chunks),
         "languages": {k: dict(v) for k, v in sorted(languages.items())},
         "failed": sorted(problems, key=lambda p: p["path"]),
         "timed_out": sum(1 for p in problems if p["status"] == "timeout"),
     }
-    return records, report
+    return records, chunks, report
 
 
 def distributed_build(
