@@ -227,6 +227,15 @@ def test_segmented_search_equals_one_segment(stdlib_slice, tmp_path) -> None:
     assert segmented.search(words, 25) == whole.search(words, 25)
 
 
+class _Segmented(list):
+    """Chunks with the indexer's per-segment access (as `indexer.SegmentChunks` offers)."""
+
+    def segment(self, n: int) -> list:
+        from maguyva.indexer import segment_of
+
+        return [c for c in self if segment_of(c.path) == n]
+
+
 EDIT_OPS = st.lists(st.tuples(st.sampled_from(["delete", "modify", "rename", "add"]),
                               st.integers(0, 10_000)), min_size=1, max_size=12)  # fmt: skip
 
@@ -261,7 +270,9 @@ def test_update_writes_what_a_scratch_build_writes(stdlib_slice, tmp_path_factor
                 changes.renamed.append((path, new))
             else:
                 changes.added.append(new)
-    report = symbol_index.build(base / "b", extraction, chunks, previous=base / "a",
+    # the update reads chunks as the streaming indexer hands them (`segment(n)`), the scratch
+    # build from a plain list: both must write the same bytes
+    report = symbol_index.build(base / "b", extraction, _Segmented(chunks), previous=base / "a",
                                 changes=changes, extractor="x")  # fmt: skip
     assert report["mode"] == "incremental"
     symbol_index.build(base / "c", extraction, chunks, extractor="x")

@@ -208,8 +208,10 @@ class _ChunkSource:
         return self._by_segment.get(n, [])
 
     def store_for(self, paths: Iterable[str]) -> ChunkStore:
-        """A ChunkStore holding the chunks of `paths` only."""
+        """A ChunkStore holding the chunks of `paths` only (decoding only their segments)."""
         wanted = set(paths)
+        if self._segment is None and self._by_segment is None:
+            return ChunkStore([c for c in self._chunks if c.path in wanted])
         chunks = [c for n in sorted({self.segment_of(p) for p in wanted})
                   for c in self.segment(n) if c.path in wanted]  # fmt: skip
         return ChunkStore(chunks)
