@@ -127,14 +127,16 @@ def main() -> None:
     out = Path(tempfile.mkdtemp(prefix="graph-vs-jedi-"))
     report = MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
     g: GraphIndex = MODALITY.open(out, {}).graph
-    node_of = {}
+    node_of: dict[tuple[str, str], list[int]] = {}
     for node in range(len(g)):
         if g.kind[node] == NodeKind.DEFINITION:
-            node_of[(g.path_of(node), g.qnames[node])] = node
+            node_of.setdefault((g.path_of(node), g.qnames[node]), []).append(node)
     lines = Lines(root)
     rows, skipped = [], []
     for i, s in enumerate(samples):
-        node = node_of.get((s["path"], s["qname"]))
+        # the definition at the sample's line (a name may be defined twice in one file)
+        nodes = node_of.get((s["path"], s["qname"]), [])
+        node = min(nodes, key=lambda n: abs(int(g.start[n]) - s["line"]), default=None)
         if node is None:
             skipped.append(f"{s['path']}:{s['qname']}")
             continue

@@ -114,6 +114,47 @@ def test_unknown_receiver_gives_candidates_with_divided_confidence(tmp_path):
     assert all(h.score is not None and h.score < 0.5 for h in callees)
 
 
+def test_a_name_defined_twice_links_callers_to_both_definitions(tmp_path):
+    # `if os.name == "nt": def lock(...)` / `else: def lock(...)`: either may be the one that runs
+    files = {
+        "files/__init__.py": FileExtraction("files/__init__.py", "python", []),
+        "files/locks.py": FileExtraction("files/locks.py", "python",
+                                         [fn("lock", 3, 4), fn("lock", 7, 8), fn("unlock", 9)]),
+        "use.py": FileExtraction("use.py", "python", [fn("go", 2, 4)],
+                                 [Import("files", "locks", None, 1)], [Call("locks.lock", 3, "go")]),
+    }  # fmt: skip
+    s = graph_of(files, tmp_path)
+    hits = s.references("files.locks.lock")
+    assert hits[0].extra["ambiguous"]
+    assert {(h.path, tuple(h.lines)) for h in hits} == {("use.py", (3,))}
+    g = s.graph
+    targets = {int(g.start[int(d)]) for a, d, k in zip(g.e_src, g.e_dst, g.e_kind, strict=True)
+               if k == 0 and g.full_name(int(a)) == "use.go"}  # fmt: skip
+    assert targets == {3, 7}
+
+
+def test_candidates_below_the_floor_are_counted_not_stored(tmp_path):
+    # 25 classes with `run`, no evidence for any: each would get 0.2/5 = 0.04 < the 0.1 floor
+    defs = [d for i in range(25) for d in (fn(f"C{i}", 10 * i + 1, 10 * i + 5, kind="class"),
+            fn("run", 10 * i + 2, 10 * i + 3, parent=f"C{i}", kind="method"))]  # fmt: skip
+    defs = defs[:-2]  # 24 candidates: the most a candidate set may have
+    files = {
+        "lib.py": FileExtraction("lib.py", "python", defs),
+        "use.py": FileExtraction(
+            "use.py", "python", [fn("go", 1, 3)], [], [Call("obj.run", 2, "go")]
+        ),
+    }
+    report = MODALITY.build(BuildContext(tmp_path, tmp_path, [], [], files, {}, tmp_path))
+    assert report["calls"]["below_floor"] == 24 and report["calls"]["candidate"] == 1
+    assert MODALITY.open(tmp_path, {"config": {"graph_min_confidence": 0.0}}).callees("go") == []
+    keep = tmp_path / "keep"
+    ctx = BuildContext(tmp_path, keep, [], [], files, {"graph_edge_floor": 0.0}, keep)
+    assert MODALITY.build(ctx)["calls"]["below_floor"] == 0
+    everything = MODALITY.open(keep, {"config": {"graph_min_confidence": 0.0}})
+    scores = [h.score for h in everything.callees("go")]
+    assert len(scores) == 24 and scores == pytest.approx([0.2 / 24**0.5] * 24)
+
+
 def test_store_rejects_damage_and_other_versions(tmp_path):
     files = {"m.py": FileExtraction("m.py", "python", [fn("f", 1)], [], [Call("f", 2)])}
     graph_of(files, tmp_path)

@@ -11,7 +11,7 @@ import pytest
 
 from maguyva.graph import MODALITY, GraphSearcher
 from maguyva.graph.receivers import scan
-from maguyva.graph.schema import CONF_CANDIDATE, CONF_CANDIDATE_WEAK, CONF_TYPED
+from maguyva.graph.schema import CONF_CANDIDATE, CONF_CANDIDATE_WEAK, CONF_NAMED, CONF_TYPED
 from maguyva.retriever import BuildContext
 from maguyva.structural import extract_repository
 from maguyva.walk import walk_repository
@@ -69,6 +69,31 @@ REPO = {
         def unknown(thing):
             thing.save()
         """,
+    "shop/forms.py": """
+        class BaseForm:
+            def is_valid(self):
+                return True
+
+
+        class BaseFormSet:
+            def is_valid(self):
+                return False
+        """,
+    "shop/handlers.py": """
+        from shop import forms
+
+
+        def check_form(form):
+            return form.is_valid()
+
+
+        def check_formset(self, formset):
+            return formset.is_valid()
+
+
+        def check_thing(thing):
+            return thing.is_valid()
+        """,
 }
 
 
@@ -112,6 +137,25 @@ def test_imports_rank_candidates_and_no_evidence_is_weak(shop):
     everything = GraphSearcher.open(shop.gen_dir, {"config": {"graph_min_confidence": 0.0}})
     weak = callees(everything, "shop.other.unknown")
     assert sorted(weak.values()) == pytest.approx([CONF_CANDIDATE_WEAK / 2**0.5] * 2)
+
+
+def test_receiver_name_picks_the_class_it_names(shop):
+    # `form` names BaseForm (not BaseFormSet), `formset` names BaseFormSet: with the import
+    # as well, that candidate gets CONF_NAMED and the other drops to the weak tier
+    everything = GraphSearcher.open(shop.gen_dir, {"config": {"graph_min_confidence": 0.0}})
+    weak = pytest.approx(CONF_CANDIDATE_WEAK / 2**0.5)
+    assert callees(everything, "shop.handlers.check_form") == {
+        "shop.forms.BaseForm.is_valid": pytest.approx(CONF_NAMED),
+        "shop.forms.BaseFormSet.is_valid": weak,
+    }
+    assert callees(shop, "shop.handlers.check_formset") == {
+        "shop.forms.BaseFormSet.is_valid": pytest.approx(CONF_NAMED)
+    }
+    # a name that names no class: both candidates share the import evidence
+    assert callees(shop, "shop.handlers.check_thing") == {
+        "shop.forms.BaseForm.is_valid": pytest.approx(CONF_CANDIDATE / 2**0.5),
+        "shop.forms.BaseFormSet.is_valid": pytest.approx(CONF_CANDIDATE / 2**0.5),
+    }
 
 
 def test_property_read_on_a_typed_receiver_is_a_reference(shop):

@@ -137,6 +137,7 @@ class GraphBuilder:
         self.bases: dict[int, list[str]] = {}
         self.owner_name: dict[int, str] = {}  # method -> name of its class / receiver type
         self.props: set[int] = set()  # methods read as attributes (@property, @cached_property)
+        self.alts: dict[int, list[int]] = {}  # first definition -> later ones of the same name
         self.types = ReceiverTypes(read_text)
         self._memo: dict[tuple, object] = {}
         self._trans: dict[tuple, object] = {}
@@ -180,6 +181,10 @@ class GraphBuilder:
         bkind, value = b
         if bkind == "def":
             dst = target = int(value)  # type: ignore[call-overload]
+            for alt in self.alts.get(dst, ()):
+                # a name defined twice in one scope: either definition may be the one that runs
+                self.log.append((src, alt, kind, conf, line))
+                self.edge(src, alt, kind, conf, line)
         else:
             tag = ("u:" if bkind == "unit" else "x:") + str(value)
             target = -1 - self.log_names.setdefault(tag, len(self.log_names))
@@ -249,7 +254,9 @@ class GraphBuilder:
                         d.kind,
                     )
                 )
-                scope.defs.setdefault(d.qualified_name, node)
+                first = scope.defs.setdefault(d.qualified_name, node)
+                if first != node:  # redefined (if/else, try/except, a getter and its setter)
+                    self.alts.setdefault(first, []).append(node)
                 self.by_name.setdefault(d.name, []).append(node)
                 if d.bases:
                     self.bases[node] = list(d.bases)
