@@ -13,6 +13,7 @@ the question's salient terms, identifiers split into sub-words.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -368,11 +369,16 @@ def _chunk_spans(ctx: BuildContext, paths: set[str] | None) -> Iterator[tuple[st
     chunks = ctx.chunks
     segment = getattr(chunks, "segment", None)
     if paths is not None and callable(segment):
-        from .indexer import segment_of
+        from .indexer import CHUNKS_DIR, segment_of
 
         for n in sorted({segment_of(p) for p in paths}):
-            for c in segment(n):
-                yield (c.path, c.start_line, c.end_line, c.id)
+            try:
+                yield from _segment_spans(
+                    Path(chunks.gen_dir) / CHUNKS_DIR / f"{n:02d}.jsonl", paths
+                )
+            except (AttributeError, OSError, MaguyvaError, ValueError, KeyError, TypeError):
+                for c in segment(n):
+                    yield (c.path, c.start_line, c.end_line, c.id)
         return
     spans = getattr(chunks, "spans", None)
     if callable(spans):
@@ -380,6 +386,33 @@ def _chunk_spans(ctx: BuildContext, paths: set[str] | None) -> Iterator[tuple[st
         return
     for c in chunks:
         yield (c.path, c.start_line, c.end_line, c.id)
+
+
+def _segment_spans(file: Path, paths: set[str]) -> list[tuple[str, int, int, str]]:
+    """The chunks of `paths` in one of the indexer's chunk segments (JSON Lines): only the
+    lines that contain one of the paths' JSON forms are decoded (a segment holds ~1/64 of the
+    repository's chunks; decoding all of them was most of a one-file update)."""
+    keys = {
+        k
+        for p in paths
+        for k in (json.dumps(p).encode(), json.dumps(p, ensure_ascii=False).encode())
+    }
+    payload = sealed.read_sealed(file, "chunks")
+    starts: set[int] = set()
+    for key in keys:
+        at = payload.find(key)
+        while at >= 0:
+            line_start = payload.rfind(b"\n", 0, at) + 1
+            starts.add(line_start)
+            end = payload.find(b"\n", at)
+            at = payload.find(key, end) if end >= 0 else -1
+    out = []
+    for line_start in sorted(starts):
+        end = payload.find(b"\n", line_start)
+        c = json.loads(payload[line_start : end if end >= 0 else len(payload)])
+        if c["path"] in paths:
+            out.append((c["path"], c["start_line"], c["end_line"], c["id"]))
+    return out
 
 
 def _chunk_lists(

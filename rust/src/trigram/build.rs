@@ -45,6 +45,8 @@ pub struct BuildOptions {
     /// `trigram.idx` and `content.bin`; an incremental update names each new segment).
     pub index_file: String,
     pub content_file: String,
+    /// The posting table's kind: `None` decides by the number of files (tests force one).
+    pub dense: Option<bool>,
 }
 
 impl Default for BuildOptions {
@@ -54,6 +56,7 @@ impl Default for BuildOptions {
             batch: 256,
             index_file: format::INDEX_FILE.into(),
             content_file: format::CONTENT_FILE.into(),
+            dense: None,
         }
     }
 }
@@ -148,11 +151,21 @@ fn prepare(
     })
 }
 
-/// Posting lists under construction, addressed directly by trigram through a slot table.
+/// Posting lists under construction, addressed by trigram through a slot table: a direct
+/// 2^24-entry table for a large build (no hashing in the hot loop), a hash map for a small
+/// one (an incremental update of a few files must not fill and scan 64 MiB).
 struct Postings {
-    slot_of: Vec<u32>,
+    slot_of: SlotOf,
     slots: Vec<Slot>,
 }
+
+enum SlotOf {
+    Dense(Vec<u32>),
+    Sparse(rustc_hash::FxHashMap<u32, u32>),
+}
+
+/// Builds of fewer files than this use the hash map.
+const SPARSE_BELOW: usize = 1024;
 
 /// One list: per document a 4-bit follow mask byte then the delta varint, in one stream (one
 /// buffer per list keeps the single-threaded merge to fewer cache misses); split into the
@@ -164,9 +177,14 @@ struct Slot {
 }
 
 impl Postings {
-    fn new() -> Self {
+    fn new(n_inputs: usize, dense: Option<bool>) -> Self {
+        let slot_of = if !dense.unwrap_or(n_inputs >= SPARSE_BELOW) {
+            SlotOf::Sparse(rustc_hash::FxHashMap::default())
+        } else {
+            SlotOf::Dense(vec![u32::MAX; 1 << 24])
+        };
         Self {
-            slot_of: vec![u32::MAX; 1 << 24],
+            slot_of,
             slots: Vec::new(),
         }
     }
@@ -174,10 +192,14 @@ impl Postings {
     /// Add document `doc` for `packed` trigrams (`trigram << 8 | follow mask`).
     fn add(&mut self, doc: u32, packed: &[u32]) {
         for &x in packed {
-            let (t, mask) = ((x >> 8) as usize, ngram::fold_mask(x as u8));
-            let idx = &mut self.slot_of[t];
+            let (t, mask) = (x >> 8, ngram::fold_mask(x as u8));
+            let next = self.slots.len() as u32;
+            let idx = match &mut self.slot_of {
+                SlotOf::Dense(table) => &mut table[t as usize],
+                SlotOf::Sparse(map) => map.entry(t).or_insert(u32::MAX),
+            };
             if *idx == u32::MAX {
-                *idx = self.slots.len() as u32;
+                *idx = next;
                 let mut stream = Vec::with_capacity(8);
                 stream.push(mask);
                 put_varint(&mut stream, doc);
@@ -192,6 +214,23 @@ impl Postings {
                 put_varint(&mut slot.stream, doc - slot.last);
                 slot.last = doc;
                 slot.count += 1;
+            }
+        }
+    }
+
+    /// `(trigram, slot)` in trigram order.
+    fn sorted(&self) -> Vec<(u32, u32)> {
+        match &self.slot_of {
+            SlotOf::Dense(table) => table
+                .iter()
+                .enumerate()
+                .filter(|(_, &s)| s != u32::MAX)
+                .map(|(t, &s)| (t as u32, s))
+                .collect(),
+            SlotOf::Sparse(map) => {
+                let mut v: Vec<(u32, u32)> = map.iter().map(|(&t, &s)| (t, s)).collect();
+                v.sort_unstable();
+                v
             }
         }
     }
@@ -270,7 +309,7 @@ pub fn build_cancellable(
         build_id: id,
         ..BuildReport::default()
     };
-    let mut postings = Postings::new();
+    let mut postings = Postings::new(inputs.len(), opts.dense);
     let mut docs: Vec<u8> = Vec::new();
     let mut paths: Vec<u8> = Vec::new();
     let mut chunks: Vec<u8> = Vec::new();
@@ -359,12 +398,9 @@ pub fn build_cancellable(
     // Trigram table and postings, in trigram order.
     let mut table: Vec<u8> = Vec::new();
     let mut blob: Vec<u8> = Vec::new();
-    for (t, &slot) in postings.slot_of.iter().enumerate() {
-        if slot == u32::MAX {
-            continue;
-        }
+    for (t, slot) in postings.sorted() {
         let s = &postings.slots[slot as usize];
-        table.extend_from_slice(&(t as u32).to_le_bytes());
+        table.extend_from_slice(&t.to_le_bytes());
         table.extend_from_slice(&s.count.to_le_bytes());
         table.extend_from_slice(&(blob.len() as u64).to_le_bytes());
         s.write(&mut blob);
@@ -448,6 +484,41 @@ mod cancel_tests {
 
         let full = build(&base.join("root"), &files, &base.join("full"), &opts).expect("build");
         assert_eq!(full.docs, 40);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// The hash-map posting table (small builds) writes exactly what the direct table does.
+    #[test]
+    fn sparse_and_dense_tables_write_the_same_index() {
+        let base = std::env::temp_dir().join(format!("maguyva-dense-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(&root).expect("root");
+        let files: Vec<BuildInput> = (0..30)
+            .map(|i| {
+                let path = format!("f{i:03}.rs");
+                let body: String = (0..i * 7)
+                    .map(|j| format!("fn item_{}_{j}() {{ Zq{i} }}\n", j % 5))
+                    .collect();
+                std::fs::write(root.join(&path), body).expect("write");
+                BuildInput {
+                    path,
+                    chunks: Vec::new(),
+                }
+            })
+            .collect();
+        let mut out = Vec::new();
+        for dense in [false, true] {
+            let dir = base.join(format!("d{dense}"));
+            let opts = BuildOptions {
+                dense: Some(dense),
+                ..BuildOptions::default()
+            };
+            build(&root, &files, &dir, &opts).expect("build");
+            let bytes = std::fs::read(dir.join(format::INDEX_FILE)).expect("read");
+            out.push(bytes[format::HEADER_LEN..].to_vec());
+        }
+        assert_eq!(out[0], out[1]);
         let _ = std::fs::remove_dir_all(&base);
     }
 }
