@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::format::{self, Header};
 use super::ngram;
-use super::postings::put_varint;
+use super::postings::{self, put_varint};
 use crate::error::{CoreError, CoreResult};
 use crate::walk::SkipReason;
 
@@ -237,23 +237,23 @@ impl Postings {
 }
 
 impl Slot {
-    /// Append the on-disk form to `blob`: packed masks, then the varints.
-    fn write(&self, blob: &mut Vec<u8>) {
+    /// Append the on-disk form to `blob`: packed masks, then the bit-packed ids (see
+    /// `postings::encode`).
+    fn write(&self, blob: &mut Vec<u8>, gaps: &mut Vec<u32>) {
         let masks_at = blob.len();
         blob.resize(masks_at + (self.count as usize).div_ceil(2), 0);
+        gaps.clear();
         let mut i = 0usize;
         let mut pos = 0usize;
         while pos < self.stream.len() {
             blob[masks_at + i / 2] |= self.stream[pos] << (4 * (i % 2));
             pos += 1;
-            let start = pos;
-            while self.stream[pos] & 0x80 != 0 {
-                pos += 1;
-            }
-            pos += 1;
-            blob.extend_from_slice(&self.stream[start..pos]);
+            // The stream was written by `Postings::add`: a varint follows every mask.
+            let delta = postings::get_varint(&self.stream, &mut pos).unwrap_or(0);
+            gaps.push(if i == 0 { delta } else { delta - 1 });
             i += 1;
         }
+        postings::encode_gaps(gaps, blob);
     }
 }
 
@@ -398,12 +398,13 @@ pub fn build_cancellable(
     // Trigram table and postings, in trigram order.
     let mut table: Vec<u8> = Vec::new();
     let mut blob: Vec<u8> = Vec::new();
+    let mut gaps = Vec::new();
     for (t, slot) in postings.sorted() {
         let s = &postings.slots[slot as usize];
         table.extend_from_slice(&t.to_le_bytes());
         table.extend_from_slice(&s.count.to_le_bytes());
         table.extend_from_slice(&(blob.len() as u64).to_le_bytes());
-        s.write(&mut blob);
+        s.write(&mut blob, &mut gaps);
         report.trigrams += 1;
     }
     drop(postings);

@@ -16,7 +16,8 @@
 //!            codec u8 (0 stored, 1 LZ4 block, 2 zstd frame), 3 reserved bytes
 //!   TRIGRAMS n_trigrams x TRI_LEN, sorted: trigram u32, count u32, postings_off u64
 //!   POSTINGS per trigram: ceil(count / 2) bytes of 4-bit follow masks (low nibble first,
-//!            see `ngram::follow_bit` and `ngram::fold_mask`), then count delta-varint ids
+//!            see `ngram::follow_bit` and `ngram::fold_mask`), then the count ids as gaps
+//!            bit-packed in blocks of 128 (see `postings::encode`)
 //!   CHUNKS   n_chunks x CHUNK_LEN: start_line u32, end_line u32, id_off u32, id_len u32
 //!   CHUNKIDS concatenated chunk ids
 //! content.bin: magic "MGVTRCON", version u32, reserved u32, build_id u64, then blocks
@@ -26,6 +27,9 @@
 //! (LZ4 decompresses ~3x faster than zstd level 1, which is what literal queries pay for),
 //! and a follow mask per posting (which bytes may come after the trigram in the document:
 //! a literal's consecutive trigrams must chain, which removes most false candidates).
+//! 3 — posting ids bit-packed in blocks of 128 instead of LEB128 varints (~30% smaller
+//! postings); an index may be a list of segments (`segments.json`, written by the text
+//! modality), each segment in this format.
 
 use std::path::Path;
 
@@ -33,7 +37,7 @@ use crate::error::CoreError;
 
 pub const MAGIC: &[u8; 8] = b"MGVTRIDX";
 pub const CONTENT_MAGIC: &[u8; 8] = b"MGVTRCON";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 pub const INDEX_FILE: &str = "trigram.idx";
 pub const CONTENT_FILE: &str = "content.bin";
 
