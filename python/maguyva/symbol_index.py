@@ -25,8 +25,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import heapq
+import itertools
 import json
 import math
+import operator
 import os
 import re
 import threading
@@ -64,9 +66,13 @@ def subtokens(name: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(name)]
 
 
+_NOT_IN_TOKENS = re.compile(r"[^A-Za-z\d]+")
+
+
 def fold(name: str) -> str:
-    """The key under which sub-token spellings meet: lower case, no separators."""
-    return "".join(subtokens(name)) or name.lower()
+    """The key under which sub-token spellings meet: lower case, no separators (the
+    sub-tokens joined: every ASCII letter and digit is in exactly one of them)."""
+    return _NOT_IN_TOKENS.sub("", name).lower() or name.lower()
 
 
 # A query's kind word -> the definition kinds it accepts.
@@ -436,10 +442,11 @@ def _segment_problems(payload: dict[str, Any], m: int) -> list[str]:
 
 class _Segment:
     """One segment's rows and look-up tables (immutable; shared by searchers of several
-    generations when the file is the same)."""
+    generations when the file is the same). The name tables are built at open; the sub-token
+    and doc-word tables (natural-language questions, multi-word names) on first use."""
 
-    __slots__ = ("__weakref__", "c", "doc_token", "exact", "folded", "lower", "n", "paths",
-                 "sorted_lower", "token")  # fmt: skip
+    __slots__ = ("__weakref__", "_terms", "c", "exact", "folded", "lower", "n", "paths",
+                 "sorted_lower")  # fmt: skip
 
     def __init__(self, paths: list[str], cols: dict[str, list[Any]]) -> None:
         self.paths = paths
@@ -448,42 +455,55 @@ class _Segment:
         exact: dict[str, list[int]] = defaultdict(list)
         lower: dict[str, list[int]] = defaultdict(list)
         folded: dict[str, list[int]] = defaultdict(list)
+        for i, name in enumerate(cols["name"]):
+            exact[name].append(i)
+        for name, ids in exact.items():
+            lower[name.lower()].extend(ids)
+            folded[fold(name)].extend(ids)
+        for table in (lower, folded):
+            for ids in table.values():
+                if len(ids) > 1:
+                    ids.sort()  # row order, as if filled row by row
+        self.exact, self.lower, self.folded = dict(exact), dict(lower), dict(folded)
+        self.sorted_lower = sorted(self.lower)
+        self._terms: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
+
+    def terms(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """(sub-token -> rows, doc word -> rows), built once."""
+        found = self._terms
+        if found is None:
+            with _TERMS_LOCK:
+                found = self._terms
+                if found is None:
+                    found = self._terms = self._build_terms()
+        return found
+
+    def _build_terms(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
         token: dict[str, list[int]] = defaultdict(list)
         doc_token: dict[str, list[int]] = defaultdict(list)
-        keys = _name_keys
-        for i, name in enumerate(cols["name"]):
-            low, fld, toks = keys(name)
-            exact[name].append(i)
-            lower[low].append(i)
-            folded[fld].append(i)
-            for tok in toks:
-                token[tok].append(i)
-            doc = cols["doc"][i]
+        for name, ids in self.exact.items():
+            for tok in set(subtokens(name)):
+                token[tok].extend(ids)
+        for ids in token.values():
+            if len(ids) > 1:
+                ids.sort()
+        for i, doc in enumerate(self.c["doc"]):
             if doc:
                 for word in {w.lower() for w in _WORD.findall(doc)}:
                     doc_token[word].append(i)
-        self.exact, self.lower, self.folded = dict(exact), dict(lower), dict(folded)
-        self.token, self.doc_token = dict(token), dict(doc_token)
-        self.sorted_lower = sorted(self.lower)
+        return dict(token), dict(doc_token)
 
 
-_KEYS: dict[str, tuple[str, str, frozenset[str]]] = {}
-
-
-def _name_keys(name: str) -> tuple[str, str, frozenset[str]]:
-    """(lower, folded, sub-tokens) of a name, memoised: names repeat a lot (`flags`, `init`)."""
-    found = _KEYS.get(name)
-    if found is None:
-        toks = subtokens(name)
-        found = (name.lower(), "".join(toks) or name.lower(), frozenset(toks))
-        if len(_KEYS) > 500_000:
-            _KEYS.clear()
-        _KEYS[name] = found
-    return found
+_TERMS_LOCK = threading.Lock()
 
 
 _CACHE: weakref.WeakValueDictionary[tuple[Any, ...], _Segment] = weakref.WeakValueDictionary()
 _CACHE_LOCK = threading.Lock()
+_RECENT: dict[str, list[_Segment]] = {}
+"""The segments of the last generation opened per index directory, held strongly: a server
+drops its engine on the old generation before opening the new one, and the new one should
+still find the unchanged segments parsed. At most `_RECENT_MAX` index directories."""
+_RECENT_MAX = 4
 
 
 def _identity(path: Path) -> tuple[Any, ...]:
@@ -545,7 +565,14 @@ def load(directory: Path) -> StructuralSearcher:
     if meta.get("segments") != SEGMENTS:
         raise CorruptIndexError(f"{directory / META}: {meta.get('segments')} segments, "
                                 f"expected {SEGMENTS}")  # fmt: skip
-    return StructuralSearcher([_load_segment(directory, m) for m in range(SEGMENTS)])
+    segments = [_load_segment(directory, m) for m in range(SEGMENTS)]
+    key = str(Path(directory).resolve().parent.parent)  # <index>/gen-N/structural -> <index>
+    with _CACHE_LOCK:
+        _RECENT.pop(key, None)
+        _RECENT[key] = segments
+        while len(_RECENT) > _RECENT_MAX:
+            _RECENT.pop(next(iter(_RECENT)))
+    return StructuralSearcher(segments)
 
 
 def normalize_kind(kind: str | None) -> str | None:
@@ -571,6 +598,10 @@ class StructuralSearcher:
     def __init__(self, segments: list[_Segment]) -> None:
         self._segs = [s for s in segments if s.n]
         self._n = sum(s.n for s in self._segs)
+        self._exact = [s.exact for s in self._segs]
+        self._lower = [s.lower for s in self._segs]
+        self._folded = [s.folded for s in self._segs]
+        self._sorted = [s.sorted_lower for s in self._segs]
 
     @classmethod
     def from_columns(cls, paths: list[str], cols: dict[str, list[Any]]) -> StructuralSearcher:
@@ -642,14 +673,20 @@ class StructuralSearcher:
 
         low = name.lower()
         folded = fold(name)
-        for s, seg in enumerate(self._segs):
-            offer(s, seg.exact.get(name, ()), 0)
-            offer(s, seg.lower.get(low, ()), 1)
-            offer(s, seg.folded.get(folded, ()), 2)
+        # one C-level pass over the segments per table (`map`), Python only for the hits
+        for tier, (tables, key) in enumerate(
+            ((self._exact, name), (self._lower, low), (self._folded, folded))
+        ):
+            for s, ids in enumerate(map(operator.methodcaller("get", key), tables)):
+                if ids:
+                    offer(s, ids, tier)
         if len(low) >= 3:
             taken, last = 0, None
-            for key, s in heapq.merge(*(_prefixed(seg.sorted_lower, low, s)
-                                        for s, seg in enumerate(self._segs))):  # fmt: skip
+            starts = map(bisect.bisect_left, self._sorted, itertools.repeat(low))
+            runs = [_prefixed(keys, low, s, at)
+                    for s, (keys, at) in enumerate(zip(self._sorted, starts, strict=True))
+                    if at < len(keys) and keys[at].startswith(low)]  # fmt: skip
+            for key, s in heapq.merge(*runs):
                 if key != last:
                     taken += 1
                     if taken > 200:
@@ -659,9 +696,13 @@ class StructuralSearcher:
         if len(tiers) < 50:
             toks = subtokens(name)
             if len(toks) >= 2:
-                for s, seg in enumerate(self._segs):
-                    common = set.intersection(*(set(seg.token.get(t, ())) for t in toks))
-                    offer(s, common, 4)
+                tables = [seg.terms()[0] for seg in self._segs]
+                for s, first in enumerate(map(operator.methodcaller("get", toks[0]), tables)):
+                    if first:
+                        lists = [first, *(tables[s].get(t) for t in toks[1:])]
+                        if all(lists):
+                            lists.sort(key=len)
+                            offer(s, set(lists[0]).intersection(*lists[1:]), 4)
         ranked: Ranked = []
         for (s, i), tier in tiers.items():
             if qualifier:
@@ -702,9 +743,9 @@ class StructuralSearcher:
         for word in words:
             if len(word) < 3:
                 continue
-            for weight, table in ((2.0, "token"), (1.0, "doc_token")):
+            for weight, table in ((2.0, 0), (1.0, 1)):
                 found = [(s, ids) for s, seg in enumerate(self._segs)
-                         if (ids := getattr(seg, table).get(word))]  # fmt: skip
+                         if (ids := seg.terms()[table].get(word))]  # fmt: skip
                 df = sum(len(ids) for _s, ids in found)
                 if df and df < n:
                     idf = math.log(n / df)
@@ -747,9 +788,9 @@ class StructuralSearcher:
         return hits
 
 
-def _prefixed(keys: list[str], prefix: str, s: int) -> Iterator[tuple[str, int]]:
-    """The (at most 200) keys of a sorted list that start with `prefix`, tagged with `s`."""
-    at = bisect.bisect_left(keys, prefix)
+def _prefixed(keys: list[str], prefix: str, s: int, at: int) -> Iterator[tuple[str, int]]:
+    """The (at most 200) keys of a sorted list from `at` on that start with `prefix`, tagged
+    with `s`."""
     for key in keys[at : at + 200]:
         if not key.startswith(prefix):
             break
