@@ -1,8 +1,10 @@
 """The text modality: literal, regex and lexical (BM25) search over a Rust trigram index.
 
 Build writes `text/trigram.idx` (posting lists with follow masks) and `text/content.bin` (each
-file's bytes, LZ4-compressed) into the new generation: matches are verified against exactly the content
-that was indexed, so results never disagree with the generation they come from.
+file's bytes, LZ4-compressed) into the new generation, or, for an incremental update, one small
+segment of the changed files plus tombstones (`text/segments.json`, see `TextModality`):
+matches are verified against exactly the content that was indexed, so results never disagree
+with the generation they come from.
 
 Search has two modes. Literal questions (exact_match, definitions, references, or an explicit
 regex) search `query.target` and rank the chunks that contain it: definition lines and
