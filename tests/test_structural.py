@@ -301,6 +301,13 @@ def test_update_falls_back_to_scratch_when_the_previous_index_is_not_comparable(
     first = symbol_index.build(tmp_path / "d", extraction, chunks, previous=tmp_path / "b",
                                changes=ChangeSet(reason="first build"), extractor="y")  # fmt: skip
     assert first["mode"] == "from scratch"
+    # a segment of the previous index is gone (damaged generation): from scratch, same bytes
+    (tmp_path / "d" / symbol_index.segment_name(7)).unlink()
+    redone = symbol_index.build(tmp_path / "e", extraction, chunks, previous=tmp_path / "d",
+                                changes=one, extractor="y")  # fmt: skip
+    assert redone["mode"] == "from scratch" and "unusable" in redone["why_from_scratch"]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "e").iterdir()} == {
+        p.name: p.read_bytes() for p in (tmp_path / "b").iterdir()}  # fmt: skip
 
 
 def test_verify_names_what_is_wrong(stdlib_slice, tmp_path) -> None:

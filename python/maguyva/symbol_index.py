@@ -267,9 +267,17 @@ def build(
     meta = {"format": FORMAT_VERSION, "segments": SEGMENTS, "builder": builder_fingerprint(),
             "extractor": extractor}  # fmt: skip
     reason = _why_not_incremental(previous, changes, meta)
+    plan = None
     if reason is None:
         assert previous is not None
-        counts, written = _update(out, previous, extraction, source, changes)
+        try:
+            plan = _reuse(out, previous, changes)
+        except (MaguyvaError, OSError, KeyError, TypeError, IndexError, ValueError) as exc:
+            reason = f"previous symbol index unusable ({exc})"
+            for child in out.iterdir():  # the links made before the failure
+                child.unlink()
+    if plan is not None:
+        counts, written = _update(out, plan, extraction, source)
         mode = "incremental"
     else:
         counts, written = _from_scratch(out, extraction, source)
@@ -334,33 +342,46 @@ def _from_scratch(
     return counts, SEGMENTS
 
 
-def _update(
-    out: Path,
-    previous: Path,
-    extraction: Mapping[str, FileExtraction],
-    source: _ChunkSource,
-    changes: Any,
-) -> tuple[list[Any], int]:
-    """Link the clean segments from `previous`; rewrite the dirty ones."""
+class _Plan:
+    """An update's reading half: the previous counts and the decoded dirty segments (clean
+    segments are linked by then). Reading the previous generation may fail (it is damaged):
+    the build then starts over from scratch. Writing may fail too (disk full): that aborts
+    the generation, as every write failure does."""
+
+    def __init__(self, counts: list[Any], dirty: dict[int, dict[str, Rows]],
+                 gone: set[str], touched: set[str]) -> None:  # fmt: skip
+        self.counts, self.dirty, self.gone, self.touched = counts, dirty, gone, touched
+
+
+def _reuse(out: Path, previous: Path, changes: Any) -> _Plan:
     touched = set(changes.touched_paths())
     gone = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
     dirty = {segment_of(p) for p in gone}
     counts = list(read_meta(previous)["counts"])
+    decoded = {m: decode_rows(read_segment(previous, m)) for m in sorted(dirty)}
     for m in range(SEGMENTS):
         if m not in dirty:
             os.link(previous / segment_name(m), out / segment_name(m))
-    store = source.store_for(p for p in touched if p in extraction)
-    for m in sorted(dirty):
-        files = decode_rows(read_segment(previous, m))
-        for path in gone:
+    return _Plan(counts, decoded, gone, touched)
+
+
+def _update(
+    out: Path, plan: _Plan, extraction: Mapping[str, FileExtraction], source: _ChunkSource
+) -> tuple[list[Any], int]:
+    """Rewrite the dirty segments: the previous rows minus the changed paths plus their new
+    rows (the clean ones are hard-linked already)."""
+    store = source.store_for(p for p in plan.touched if p in extraction)
+    counts = plan.counts
+    for m, files in plan.dirty.items():
+        for path in plan.gone:
             if segment_of(path) == m:
                 files.pop(path, None)
-        for path in touched:
+        for path in plan.touched:
             if segment_of(path) == m and path in extraction:
                 files[path] = file_rows(path, extraction[path], store)
         _write_segment(out, m, files)
         counts[m] = _segment_counts(files)
-    return counts, len(dirty)
+    return counts, len(plan.dirty)
 
 
 # ---- verifying --------------------------------------------------------------------------------
