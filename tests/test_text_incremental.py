@@ -246,3 +246,14 @@ def test_a_missing_previous_segment_falls_back_to_a_full_build(tmp_path):
         f"d1/{SOURCES[1].name}",
         f"d2/{SOURCES[2].name}",
     ]
+
+
+def test_other_storage_settings_rebuild_from_scratch(tmp_path):
+    _write_repo(tmp_path)
+    build_index(tmp_path, config=CONFIG)
+    target = tmp_path / "d0" / SOURCES[0].name
+    target.write_text(target.read_text() + "\nmaguyva_token_z = 1\n")
+    summary = build_index(tmp_path, config={**CONFIG, "text_zstd_level": 1})
+    assert summary.modalities["text"]["report"]["mode"] == "full"
+    index = open_index(_text_dir(tmp_path / ".maguyva"))
+    assert [f[0] for f in index.search("maguyva_token_z")[0]] == [f"d0/{SOURCES[0].name}"]
