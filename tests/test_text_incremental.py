@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from maguyva import sealed
+from maguyva.chunkstore import ChunkStore
 from maguyva.errors import CorruptIndexError
 from maguyva.indexer import build_index
 from maguyva.store import IndexDir
@@ -257,3 +258,19 @@ def test_other_storage_settings_rebuild_from_scratch(tmp_path):
     assert summary.modalities["text"]["report"]["mode"] == "full"
     index = open_index(_text_dir(tmp_path / ".maguyva"))
     assert [f[0] for f in index.search("maguyva_token_z")[0]] == [f"d0/{SOURCES[0].name}"]
+
+
+def test_enclosing_chunks_come_from_the_index_as_the_chunk_store_gives_them(tmp_path):
+    text_dir = _two_segment_index(tmp_path)
+    index = open_index(text_dir)
+    store = ChunkStore.open(text_dir.parent)
+    checked = 0
+    for path in index.paths():
+        n_lines = (tmp_path / path).read_text().count("\n") + 2
+        lines = list(range(1, n_lines + 1))
+        for line, got in zip(lines, index.enclosing(path, lines), strict=True):
+            want = store.enclosing(path, line)
+            assert got == ((want.start_line, want.end_line, want.id) if want else None)
+            checked += want is not None
+    assert checked > 1000
+    assert index.enclosing("no/such/file.py", [1]) == [None]

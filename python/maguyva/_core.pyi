@@ -75,6 +75,9 @@ class TextIndex:
         base first, whose live documents are searched as one index in path order."""
     def locate(self, paths: list[str]) -> list[tuple[int, int] | None]:
         """`(segment, local id)` of each live path, None for a path not in the index."""
+    def enclosing(self, path: str, lines: list[int]) -> list[tuple[int, int, str] | None]:
+        """For each line of `path`, its smallest enclosing chunk `(start_line, end_line, id)`
+        (ties: the earlier start, then the smaller id); None when no chunk holds it."""
     def segment_sizes(self) -> list[tuple[int, int]]:
         """Per segment: `(documents, live documents)`."""
     def segment_paths(self, segment: int) -> list[str]:

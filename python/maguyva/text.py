@@ -125,9 +125,12 @@ class TextSearcher:
 
     modality: ClassVar[str] = "text"
 
-    def __init__(self, text_dir: Path, chunks: ChunkStore) -> None:
+    def __init__(self, text_dir: Path, chunks: ChunkStore | None = None) -> None:
+        # Enclosing chunks come from the index itself (each document keeps its chunk spans),
+        # so opening a generation does not load its whole chunk store a second time (the
+        # engine has one; loading it took ~4 s on an 11k-file repository). `chunks` is kept
+        # for callers that pass one; it is not used.
         self._index = open_index(text_dir)
-        self._chunks = chunks
 
     def stats(self) -> dict[str, int]:
         return dict(self._index.stats())
@@ -198,12 +201,10 @@ class TextSearcher:
         for path, _n_matches, _n_lines, lines in files:
             groups: dict[Any, list[tuple[int, str, list[tuple[int, int]]]]] = {}
             spans: dict[Any, tuple[int, int, str | None]] = {}
-            for line, text, cols in lines:
-                chunk = self._chunks.enclosing(path, line)
-                key = chunk.id if chunk else ("line", line)
-                spans[key] = (
-                    (chunk.start_line, chunk.end_line, chunk.id) if chunk else (line, line, None)
-                )
+            enclosing = self._index.enclosing(path, [line for line, _, _ in lines])
+            for (line, text, cols), chunk in zip(lines, enclosing, strict=True):
+                key = chunk[2] if chunk else ("line", line)
+                spans[key] = chunk if chunk else (line, line, None)
                 groups.setdefault(key, []).append((line, text, cols))
             demoted = _is_demoted(path)
             for key, group in groups.items():
@@ -241,10 +242,10 @@ class TextSearcher:
             return []
         hits: list[Hit] = []
         for path, start, end, chunk_id, score, lines, term_ids in self._index.bm25(terms, k):
-            if chunk_id is None:
-                chunk = self._chunks.enclosing(path, lines[0]) if lines else None
+            if chunk_id is None and lines:
+                chunk = self._index.enclosing(path, [lines[0]])[0]
                 if chunk is not None:
-                    start, end, chunk_id = chunk.start_line, chunk.end_line, chunk.id
+                    start, end, chunk_id = chunk
             hits.append(
                 Hit(
                     path=path,
@@ -306,7 +307,7 @@ class TextModality:
         text_dir = Path(gen_dir) / DIR_NAME
         if not text_dir.is_dir():
             raise ModalityUnavailable(f"the text index was not built in {gen_dir}")
-        return TextSearcher(text_dir, ChunkStore.open(Path(gen_dir)))
+        return TextSearcher(text_dir)
 
     def verify(self, directory: Path) -> list[str]:
         """Problems of the text index in `directory`: the segment list and every segment's

@@ -173,6 +173,20 @@ impl TextIndex {
             .collect()
     }
 
+    /// For each line of `path`, its smallest enclosing chunk `(start_line, end_line, id)`
+    /// (None: no chunk holds it, or the path is not indexed).
+    fn enclosing(&self, path: &str, lines: Vec<u32>) -> Vec<Option<(u32, u32, String)>> {
+        match self.inner.find(path) {
+            None => vec![None; lines.len()],
+            Some(g) => self
+                .inner
+                .enclosing(g, &lines)
+                .into_iter()
+                .map(|c| c.map(|(s, e, id)| (s, e, id.to_string())))
+                .collect(),
+        }
+    }
+
     /// Per segment: `(documents, live documents)`.
     fn segment_sizes(&self) -> Vec<(u32, usize)> {
         self.inner
