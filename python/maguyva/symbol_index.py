@@ -163,12 +163,11 @@ def encode_segment(files: Mapping[str, Rows]) -> bytes:
     """A segment's payload: sorted paths with at least one definition, and the columns of
     their rows (path order, then definition order)."""
     paths = sorted(p for p, rows in files.items() if rows)
+    rows = [row for path in paths for row in files[path]]
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
-    for index, path in enumerate(paths):
-        for row in files[path]:
-            for name, value in zip(_ROW_COLUMNS, row, strict=True):
-                cols[name].append(value)
-            cols["path"].append(index)
+    if rows:
+        cols.update(zip(_ROW_COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
+    cols["path"] = [index for index, path in enumerate(paths) for _row in files[path]]
     return sealed.dumps_json({"paths": paths, "columns": cols})
 
 
