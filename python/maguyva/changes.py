@@ -1,8 +1,10 @@
 """Change detection: which files were added, modified, deleted or renamed since the last index.
 
 The previous generation records, per indexed (and per skipped) file, its size, mtime and content
-digest, and the mtime of every directory that holds one (plus their immediate subdirectories)
-and of the ignore files in them. A check then costs one `stat` per file and per directory:
+digest, and the mtime of every directory the walker enters (those that hold one, and every
+non-ignored directory below them: `IgnoreRules` decides with the walker's rules) and of the
+ignore files in them. A check then costs one `stat` per file and per directory (with `hints`,
+the watcher's event paths, only those):
 
 - no directory and no ignore file changed: the file set can only change by content, so only the
   files whose size or mtime moved are re-read, re-classified (binary, too large, too many
