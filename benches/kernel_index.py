@@ -75,6 +75,26 @@ class PhaseClock:
         return out
 
 
+def generate_corpus(root: Path, modules: int, functions: int = 20) -> Path:
+    """The synthetic package of tests/test_scale.py (`generated_corpus`): `modules` files of
+    `functions` functions calling each other, for memory growth against corpus size."""
+    for m in range(modules):
+        body = [f'"""Module {m}."""', f"from pkg import mod{(m + 1) % modules} as nxt", ""]
+        for f in range(functions):
+            body += [f"def func_{m}_{f}(value, scale={f}):",
+                     f'    """Scale value by {f} and pass it on ({m}/{f})."""',
+                     f"    total = value * scale + {m}",
+                     f"    if total > {1000 + f}:",
+                     f'        raise ValueError("overflow in module {m} function {f}")',
+                     f"    return nxt.func_{(m + 1) % modules}_{(f + 1) % functions}(total)",
+                     ""]  # fmt: skip
+        path = root / "pkg" / f"mod{m}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(body))
+    (root / "pkg" / "__init__.py").write_text("")
+    return root
+
+
 def dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -181,7 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-sample", type=int, default=500)
     parser.add_argument("--keep", action="store_true", help="reuse an existing index")
     parser.add_argument("--memory", help="the `memory` budget (sets the extraction processes)")
+    parser.add_argument("--jobs", type=int, help="extraction processes (default: all cores)")
+    parser.add_argument("--generate", type=int, metavar="MODULES",
+                        help="first write the synthetic corpus of MODULES modules at ROOT")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.generate:
+        if args.root.exists():
+            shutil.rmtree(args.root)
+        generate_corpus(args.root, args.generate)
     if args.index_dir.exists() and not args.keep:
         shutil.rmtree(args.index_dir)
     config: dict[str, Any] = {
@@ -190,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.memory:
         config["memory"] = args.memory
+    if args.jobs:
+        config["jobs"] = args.jobs
     clock = PhaseClock()
     load_before = os.getloadavg()
     print(f"building {args.root} -> {args.index_dir} ({args.modalities}); load average "
@@ -239,8 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
     index = Index.open(args.root, index_dir=args.index_dir)
-    print("queries:", flush=True)
-    result["queries"] = measure_queries(index, args.runs)
+    if args.runs:
+        print("queries:", flush=True)
+        result["queries"] = measure_queries(index, args.runs)
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
     if args.embed_sample:

@@ -26,6 +26,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import time
 import zlib
 from collections import OrderedDict
@@ -113,13 +114,43 @@ def _encode_extraction(ex: FileExtraction) -> list[Any]:
             rows(ex.references), ex.error]  # fmt: skip
 
 
+_INTS = list(range(1 << 16))
+"""Shared int objects for line numbers: a decoded record then costs a pointer, not a new int."""
+_FAST_ROWS = EXTRACTION_SCHEMA["Call"] == ["callee", "line", "caller"] and EXTRACTION_SCHEMA[
+    "Reference"
+] == ["name", "line", "context"]
+
+
+def _shared(value: Any) -> Any:
+    """One object per distinct name and small line number across everything decoded: a
+    repository's calls and references repeat the same callee and caller names millions of
+    times, and a decoded extraction is then about half the size."""
+    if type(value) is str:
+        return sys.intern(value)
+    if type(value) is int and 0 <= value < 65536:
+        return _INTS[value]
+    return value
+
+
 def _decode_extraction(path: str, row: list[Any]) -> FileExtraction:
     language, defs, imports, calls, refs, error = row
+    s, ints = sys.intern, _INTS
+    if _FAST_ROWS:  # the two kinds that make most of an extraction, unrolled
+        call, ref = extract_types.Call, extract_types.Reference
+        calls = [call(s(a), ints[b] if 0 <= b < 65536 else b, c if c is None else s(c))
+                 for a, b, c in calls]  # fmt: skip
+        refs = [ref(s(a), ints[b] if 0 <= b < 65536 else b, c if c is None else s(c))
+                for a, b, c in refs]  # fmt: skip
+    else:
+        calls = [extract_types.Call(*map(_shared, r)) for r in calls]
+        refs = [extract_types.Reference(*map(_shared, r)) for r in refs]
+    definitions = []
+    for r in defs:
+        d = extract_types.Definition(*map(_shared, r))
+        definitions.append(d)
     return FileExtraction(
-        path, language,
-        [extract_types.Definition(*r) for r in defs], [extract_types.Import(*r) for r in imports],
-        [extract_types.Call(*r) for r in calls], [extract_types.Reference(*r) for r in refs],
-        error,
+        path, language, definitions, [extract_types.Import(*map(_shared, r)) for r in imports],
+        calls, refs, error,
     )  # fmt: skip
 
 
