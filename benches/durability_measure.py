@@ -1,31 +1,52 @@
 """Durability measurements (docs/durability.md). Usage:
-    python benches/durability_measure.py ROOT text,structural {full|noop|edit}
 
-Durability measurements: full build, no-op check, one-file edit (one-shot and in a
-long-running Indexer as `maguyva watch` uses it)."""
+    python benches/durability_measure.py ROOT text,structural {full|noop|edit|phases|oneshot}
+        [--runs N] [--target PATH]
 
+`full`: a from-scratch build. `noop`: five no-op checks. `edit`: a long-running writer
+(`Indexer`, as `maguyva watch` and `maguyva mcp --watch` use it) and a long-running reader in
+the same process: each run appends a function to `kernel/fork.c`, updates the index (with the
+event path as a hint, as the watcher passes it, then once more without hints for the full stat
+pass), reopens the engine on the new generation and searches for the new function. Reports wall
+and CPU seconds per phase and the load average around each run. `phases`: the writer alone
+(no reader in the process), wall and CPU milliseconds of each phase and of the commit's parts,
+measured by wrapping the functions (no profiler), hinted and full stat pass. `oneshot`: the
+same edit through `build_index` in a fresh `Indexer` (what `maguyva index` does).
+"""
+
+import argparse
+import functools
 import json
-import sys
+import os
+import statistics
 import time
 from pathlib import Path
 
+from maguyva.engine import Engine
 from maguyva.indexer import Indexer, build_index
 
-root = Path(sys.argv[1])
-mods = sys.argv[2].split(",")
-cfg = {"modalities": mods}
-phase = sys.argv[3]
-out = {}
-if phase == "full":
+parser = argparse.ArgumentParser()
+parser.add_argument("root", type=Path)
+parser.add_argument("modalities")
+parser.add_argument("phase", choices=["full", "noop", "edit", "phases", "oneshot"])
+parser.add_argument("--runs", type=int, default=5)
+parser.add_argument("--target", default="kernel/fork.c")
+args = parser.parse_args()
+root, cfg = args.root, {"modalities": args.modalities.split(",")}
+out: dict = {"load_before": os.getloadavg()}
+
+
+def ms(timings: dict) -> dict:
+    return {k: round(v * 1000, 1) for k, v in timings.items()}
+
+
+if args.phase == "full":
     t = time.perf_counter()
-    s = build_index(root, config=cfg)
+    s = build_index(root, config=cfg, rebuild=True)
     out["full_s"] = time.perf_counter() - t
-    out["files"] = s.files
-    out["chunks"] = s.chunks
-    out["timings"] = s.timings_s
-elif phase == "noop":
-    settle = build_index(root, config=cfg)
-    out["settle_changes"] = settle.changes
+    out.update(files=s.files, chunks=s.chunks, timings=s.timings_s, modalities=s.modalities)
+elif args.phase == "noop":
+    out["settle_changes"] = build_index(root, config=cfg).changes
     runs = []
     for _ in range(5):
         t = time.perf_counter()
@@ -33,33 +54,124 @@ elif phase == "noop":
         runs.append(time.perf_counter() - t)
         assert s.noop, s.changes
     out["noop_s"] = runs
-elif phase == "edit":
-    target = root / "kernel" / "fork.c"
+elif args.phase == "edit":
+    target = root / args.target
     original = target.read_text()
-    runs, timings = [], []
     ix = Indexer(root, config=cfg)
     ix.update()
     target.write_text(original + "\nint maguyva_bench_warm(void) { return 0; }\n")
     t = time.perf_counter()
-    s = ix.update()
-    out["first_edit_in_process_s"] = time.perf_counter() - t
-    out["first_edit_phases_ms"] = {k: round(v * 1000, 1) for k, v in s.timings_s.items()}
-    for n in range(3):
-        target.write_text(original + f"\nint maguyva_bench_{n}(void) {{ return {n}; }}\n")
-        t = time.perf_counter()
-        s = ix.update()
-        runs.append(time.perf_counter() - t)
-        timings.append({k: round(v * 1000, 1) for k, v in s.timings_s.items()})
-        assert s.changes["modified"] == 1, s.changes
+    s = ix.update()  # the first edit loads the previous generation's state once
+    out["first_edit_s"] = time.perf_counter() - t
+    out["first_edit_phases_ms"] = ms(s.timings_s)
+    engine = Engine.open(root)
+    for modality in cfg["modalities"]:
+        engine.searcher(modality)  # a warm reader, as a long-running server has
+    rows = []
+    for n in range(args.runs):
+        for hinted in (True, False):
+            name = f"maguyva_bench_{n}_{int(hinted)}"
+            target.write_text(original + f"\nint {name}(void) {{ return {n}; }}\n")
+            load = os.getloadavg()[0]
+            wall, cpu = time.perf_counter(), time.process_time()
+            s = ix.update(hints=[args.target] if hinted else None)
+            update_wall, update_cpu = time.perf_counter() - wall, time.process_time() - cpu
+            assert s.changes["modified"] == 1 and not s.noop, s.changes
+            row = {"hinted": hinted, "load": load, "update_s": round(update_wall, 4),
+                   "update_cpu_s": round(update_cpu, 4), "phases_ms": ms(s.timings_s)}  # fmt: skip
+            wall = time.perf_counter()
+            engine = Engine.open(root)  # the previous engine goes: its unchanged parts stay cached
+            row["engine_open_s"] = round(time.perf_counter() - wall, 4)
+            for modality in cfg["modalities"]:
+                wall = time.perf_counter()
+                engine.searcher(modality)
+                row[f"open_{modality}_s"] = round(time.perf_counter() - wall, 4)
+            wall = time.perf_counter()
+            found = engine.search(name, modalities=["structural"]).results
+            row["search_s"] = round(time.perf_counter() - wall, 4)
+            assert found and found[0].symbol == name, found[:1]
+            row["edit_to_answer_s"] = round(
+                update_wall + row["engine_open_s"] + row["search_s"]
+                + sum(row[f"open_{m}_s"] for m in cfg["modalities"]), 4
+            )  # fmt: skip
+            rows.append(row)
     target.write_text(original)
     ix.update()
-    out["watch_edit_s"] = runs
-    out["watch_edit_phases_ms"] = timings
+    out["runs"] = rows
+    for hinted in (True, False):
+        mine = [r for r in rows if r["hinted"] is hinted]
+        keys = ["update_s", "update_cpu_s", "engine_open_s", "search_s", "edit_to_answer_s"]
+        keys += [f"open_{m}_s" for m in cfg["modalities"]]
+        summary = {k: statistics.median(r[k] for r in mine) for k in keys}
+        phases = {p for r in mine for p in r["phases_ms"]}
+        summary["phases_ms"] = {p: statistics.median(r["phases_ms"].get(p, 0) for r in mine)
+                                for p in sorted(phases)}  # fmt: skip
+        summary["load"] = [r["load"] for r in mine]
+        out["median_hinted" if hinted else "median_full_stat"] = summary
+elif args.phase == "phases":
+    from maguyva import indexer, store, structural, text
+
+    acc: dict[str, list[float]] = {}
+
+    def wrap(owner, name: str, label: str) -> None:
+        inner = getattr(owner, name)
+
+        @functools.wraps(inner)
+        def timed(*a, **k):
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return inner(*a, **k)
+            finally:
+                d = acc.setdefault(label, [0.0, 0.0])
+                d[0] += time.perf_counter() - wall
+                d[1] += time.process_time() - cpu
+
+        setattr(owner, name, timed)
+
+    wrap(indexer, "scan", "scan")
+    wrap(structural.StructuralModality, "build", "structural")
+    wrap(text.TextModality, "build", "text")
+    wrap(store.IndexDir, "commit", "commit")
+    wrap(store, "checksum_table", "commit: checksums")
+    wrap(store.OsFiles, "fsync_file", "commit: fsync files")
+    wrap(store.OsFiles, "fsync_dir", "commit: fsync directories")
+    wrap(store.IndexDir, "collect", "commit: collect old generations")
+    wrap(indexer.Indexer, "update", "update")
+    target = root / args.target
+    original = target.read_text()
+    ix = Indexer(root, config=cfg)
+    ix.update()
+    import inspect
+
+    modes = (True, False) if "hints" in inspect.signature(Indexer.update).parameters else (False,)
+    for hinted in modes:  # code before hints (commit 9894423) has the full stat pass only
+        rows = []
+        for n in range(args.runs):
+            acc.clear()
+            target.write_text(
+                original + f"\nint maguyva_phase_{n}_{int(hinted)}(void) {{ return 1; }}\n"
+            )
+            load = os.getloadavg()[0]
+            ix.update(hints=[args.target]) if hinted else ix.update()
+            rows.append((load, dict(acc)))
+        out["hinted" if hinted else "full_stat"] = {
+            "median_ms_wall_cpu": {k: [round(statistics.median(r[k][0] for _l, r in rows) * 1000, 1),
+                                       round(statistics.median(r[k][1] for _l, r in rows) * 1000, 1)]
+                                   for k in rows[0][1]},
+            "load": [round(load, 1) for load, _r in rows],
+        }  # fmt: skip
+    target.write_text(original)
+    ix.update()
+elif args.phase == "oneshot":
+    target = root / args.target
+    original = target.read_text()
+    build_index(root, config=cfg)
     target.write_text(original + "\nint maguyva_bench_oneshot(void) { return 1; }\n")
     t = time.perf_counter()
     s = build_index(root, config=cfg)
     out["oneshot_edit_s"] = time.perf_counter() - t
-    out["oneshot_phases_ms"] = {k: round(v * 1000, 1) for k, v in s.timings_s.items()}
+    out["oneshot_phases_ms"] = ms(s.timings_s)
     target.write_text(original)
     build_index(root, config=cfg)
+out["load_after"] = os.getloadavg()
 print(json.dumps(out, indent=1))
