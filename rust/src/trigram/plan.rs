@@ -26,7 +26,8 @@ pub enum Query {
 
 const MAX_EXACT: usize = 32;
 const MAX_SET: usize = 32;
-const MAX_CLASS: usize = 8;
+/// Classes up to this many characters are expanded (16: a hex digit, `[0-9a-f]`).
+const MAX_CLASS: usize = 16;
 const MAX_NODES: usize = 4096;
 
 impl Query {
@@ -343,6 +344,14 @@ mod tests {
     #[test]
     fn small_class_expands() {
         assert_eq!(q("ab[cd]"), Query::Or(vec![tri("abc"), tri("abd")]));
+    }
+
+    #[test]
+    fn hex_digit_class_expands() {
+        // 16 characters: the trigrams across the dash are a filter, not "everything".
+        let plan = q("[0-9a-f]{8}-[0-9a-f]{4}");
+        assert!(matches!(&plan, Query::Or(v) if v.len() == 256), "{plan:?}");
+        assert_eq!(q("[a-z]-[a-z]"), Query::All);
     }
 
     #[test]
