@@ -202,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="reuse an existing index")
     parser.add_argument("--memory", help="the `memory` budget (sets the extraction processes)")
     parser.add_argument("--jobs", type=int, help="extraction processes (default: all cores)")
+    parser.add_argument("--interval", type=float, default=0.1,
+                        help="memory sampling period, s (reading PSS of a large process costs "
+                        "system CPU time, counted in the phases' CPU)")  # fmt: skip
     parser.add_argument("--generate", type=int, metavar="MODULES",
                         help="first write the synthetic corpus of MODULES modules at ROOT")  # fmt: skip
     args = parser.parse_args(argv)
@@ -223,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     print(f"building {args.root} -> {args.index_dir} ({args.modalities}); load average "
           f"{load_before[0]:.1f}", flush=True)  # fmt: skip
-    with RssSampler(interval_s=0.1) as sampler:
+    with RssSampler(interval_s=args.interval) as sampler:
         sampler.started = clock.t0
         summary = build_index(args.root, config=config, progress=clock)
         end = time.perf_counter() - clock.t0
