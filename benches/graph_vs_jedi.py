@@ -43,8 +43,11 @@ TIERS = (("exact >= 0.85", 0.85, 2.0), ("evidence 0.3-0.85", 0.3, 0.85),
 PROPERTY = re.compile(r"@(?:\w+\.)*(?:cached_)?property\b|@\w+\.setter\b")
 
 
+UNIVERSE: set[str] = set()  # the files both sides index (Jedi also walks excluded folders)
+
+
 def files_of(refs) -> set[str]:
-    return {p for p, _ in refs or ()}
+    return {p for p, _ in refs or () if not UNIVERSE or p in UNIVERSE}
 
 
 def tiers(rows: list[dict]) -> dict:
@@ -114,8 +117,10 @@ def main() -> None:
     root = args.root.resolve()
     cache = json.loads(args.jedi.read_text())
     answers, samples, exclude = cache["answers"], cache["samples"], cache["exclude"]
+    only = [d.rstrip("/") + "/" for d in cache.get("only") or []]  # a sample of modules
     files = [f for f in walk_repository(root).files if f.language == "python"
-             and not any(f.path.startswith(e) or f"/{e}" in f"/{f.path}" for e in exclude)]  # fmt: skip
+             and not any(f.path.startswith(e) or f"/{e}" in f"/{f.path}" for e in exclude)
+             and (not only or f.path.startswith(tuple(only)))]  # fmt: skip
     t = time.perf_counter()
     if args.extraction_cache and args.extraction_cache.exists():
         files, extraction, chunks = pickle.loads(args.extraction_cache.read_bytes())
@@ -124,6 +129,7 @@ def main() -> None:
         if args.extraction_cache:
             args.extraction_cache.write_bytes(pickle.dumps((files, extraction, chunks)))
     print(f"extracted {len(files)} files in {time.perf_counter() - t:.1f}s", file=sys.stderr)
+    UNIVERSE.update(f.path for f in files)
     out = Path(tempfile.mkdtemp(prefix="graph-vs-jedi-"))
     report = MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
     g: GraphIndex = MODALITY.open(out, {}).graph
