@@ -20,11 +20,12 @@ from maguyva.walk import walk_repository
 FIXTURES = Path(__file__).parent / "fixtures" / "graph"
 
 
-def _build(root: Path, out: Path, previous: Path | None = None) -> dict:
+def _build(root: Path, out: Path, previous: Path | None = None, config=None) -> dict:
     files = walk_repository(root).files
     extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
     out.mkdir(parents=True, exist_ok=True)
-    ctx = BuildContext(root, out, files, chunks, extraction, {}, out, previous_dir=previous)
+    ctx = BuildContext(root, out, files, chunks, extraction, config or {}, out,
+                       previous_dir=previous)  # fmt: skip
     return MODALITY.build(ctx)
 
 
@@ -93,4 +94,12 @@ def test_damaged_or_missing_log_means_a_full_build(repo, tmp_path):
     assert inc["reused_files"] == 0 and "unusable" in inc["reuse"]
     inc = _build(repo, tmp_path / "g3", previous=tmp_path / "nowhere")
     assert inc["reused_files"] == 0
+    _assert_same(tmp_path / "g2", tmp_path / "g3")
+
+
+def test_another_edge_floor_is_not_replayed(repo, tmp_path):
+    _build(repo, tmp_path / "g1")
+    inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1", config={"graph_edge_floor": 0})
+    assert inc["reused_files"] == 0 and "other resolution rules" in inc["reuse"]
+    _build(repo, tmp_path / "g3", config={"graph_edge_floor": 0})
     _assert_same(tmp_path / "g2", tmp_path / "g3")
