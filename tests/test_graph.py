@@ -133,6 +133,24 @@ def test_a_name_defined_twice_links_callers_to_both_definitions(tmp_path):
     assert targets == {3, 7}
 
 
+def test_an_alias_variable_links_its_users_to_what_it_renames(tmp_path):
+    # asyncio/futures.py: `isfuture = base_futures.isfuture`; callers write `futures.isfuture(x)`
+    alias = Definition("variable", "isfuture", "isfuture", 2, 2,
+                       signature="isfuture = base_futures.isfuture")  # fmt: skip
+    files = {
+        "aio/__init__.py": FileExtraction("aio/__init__.py", "python", []),
+        "aio/base_futures.py": FileExtraction("aio/base_futures.py", "python", [fn("isfuture", 1)]),
+        "aio/futures.py": FileExtraction("aio/futures.py", "python", [alias],
+                                         [Import("", "base_futures", None, 1, level=1)]),
+        "aio/tasks.py": FileExtraction("aio/tasks.py", "python", [fn("run", 2, 3)],
+                                       [Import("", "futures", None, 1, level=1)],
+                                       [Call("futures.isfuture", 3, "run")]),
+    }  # fmt: skip
+    s = graph_of(files, tmp_path)
+    assert ("aio.tasks.run", "aio.base_futures.isfuture") in edges_of(s)
+    assert {h.path for h in s.references("aio.base_futures.isfuture")} == {"aio/tasks.py"}
+
+
 def test_candidates_below_the_floor_are_counted_not_stored(tmp_path):
     # 25 classes with `run`, no evidence for any: each would get 0.2/5 = 0.04 < the 0.1 floor
     defs = [d for i in range(25) for d in (fn(f"C{i}", 10 * i + 1, 10 * i + 5, kind="class"),

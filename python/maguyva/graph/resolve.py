@@ -138,6 +138,7 @@ class GraphBuilder:
         self.owner_name: dict[int, str] = {}  # method -> name of its class / receiver type
         self.props: set[int] = set()  # methods read as attributes (@property, @cached_property)
         self.alts: dict[int, list[int]] = {}  # first definition -> later ones of the same name
+        self.aliases: dict[int, str] = {}  # variable -> the name it renames (`x = mod.f`)
         self.types = ReceiverTypes(read_text)
         self._memo: dict[tuple, object] = {}
         self._trans: dict[tuple, object] = {}
@@ -176,15 +177,32 @@ class GraphBuilder:
                 slot[0] = conf
             slot[1].add(line)
 
-    def emit(self, src: int, b: Binding, kind: int, conf: float, line: int) -> None:
-        """Add a resolved edge and record it in the edge log (for reuse by the next build)."""
+    def emit(
+        self, src: int, b: Binding, kind: int, conf: float, line: int, follow: bool = True
+    ) -> None:
+        """Add a resolved edge and record it in the edge log (for reuse by the next build);
+        `follow`: also to the other definitions of the name and what an alias renames."""
         bkind, value = b
+        if bkind == "def" and not follow:
+            dst = int(value)  # type: ignore[call-overload]
+            self.log.append((src, dst, kind, conf, line))
+            self.edge(src, dst, kind, conf, line)
+            return
         if bkind == "def":
             dst = target = int(value)  # type: ignore[call-overload]
             for alt in self.alts.get(dst, ()):
                 # a name defined twice in one scope: either definition may be the one that runs
                 self.log.append((src, alt, kind, conf, line))
                 self.edge(src, alt, kind, conf, line)
+            if dst in self.aliases:
+                # `isfuture = base_futures.isfuture`: a use of the alias uses what it renames
+                seen = {dst}
+                nxt = self.alias_target(dst)
+                while nxt is not None and nxt not in seen and len(seen) < 8:
+                    seen.add(nxt)
+                    self.emit(src, ("def", nxt) if isinstance(nxt, int) else ("ext", nxt),
+                              kind, conf, line, follow=False)  # fmt: skip
+                    nxt = self.alias_target(nxt) if isinstance(nxt, int) else None
         else:
             tag = ("u:" if bkind == "unit" else "x:") + str(value)
             target = -1 - self.log_names.setdefault(tag, len(self.log_names))
@@ -260,6 +278,9 @@ class GraphBuilder:
                 self.by_name.setdefault(d.name, []).append(node)
                 if d.bases:
                     self.bases[node] = list(d.bases)
+                rhs = alias_of(d, scope.family)
+                if rhs:
+                    self.aliases[node] = rhs
                 if decorated.get(d.qualified_name, frozenset()) & PROPERTY_DECORATORS:
                     self.props.add(node)
             for d in defs:
@@ -425,6 +446,23 @@ class GraphBuilder:
             if self.index.unit_of_file[self.nodes[node].file] == unit:
                 return ("def", node)
         return None
+
+    def alias_target(self, node: int) -> int | str | None:
+        """What alias variable `node` renames: a definition node, an external name, or None."""
+        if node not in self.aliases:
+            return None
+        return self._memoized(("al", node), lambda: self._alias_target(node))
+
+    def _alias_target(self, node: int) -> int | str | None:
+        res = self.resolve_name(
+            self.nodes[node].file, self._enclosing_qname(node), self.aliases[node], typed=False
+        )
+        if res is None or not res[1]:
+            return None
+        kind, value = res[0][0][0]
+        if kind == "def" and value != node:
+            return int(value)  # type: ignore[call-overload]
+        return str(value) if kind == "ext" else None
 
     def method_of(self, cls: int, name: str) -> int | None:
         """A member `name` of class `cls` or of its bases (depth-first, like a simple MRO)."""
@@ -904,6 +942,18 @@ def split_chain(written: str) -> list[str]:
     if parts and parts[0] == "super()":
         return parts
     return [p for p in parts if p]
+
+
+_ALIAS = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*([A-Za-z_][\w.]*)\s*$")
+
+
+def alias_of(d: Definition, family: str) -> str:
+    """`isfuture = base_futures.isfuture` -> "base_futures.isfuture": a Python variable that
+    only renames another name (a re-export or an alias); "" for anything else."""
+    if family != "py" or d.kind != "variable" or not d.signature:
+        return ""
+    m = _ALIAS.match(d.signature)
+    return m.group(2) if m and m.group(1) == d.name and m.group(2) != d.name else ""
 
 
 _CLASS_AFFIXES = ("base", "mixin", "impl", "abc", "abstract", "generic", "default")
