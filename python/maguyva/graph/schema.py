@@ -49,8 +49,8 @@ CONF_CANDIDATE = 0.5  # unknown receiver, the caller can see the candidate's cla
 CONF_CANDIDATE_WEAK = 0.2  # unknown receiver, no evidence: divided by sqrt(all candidates)
 # Edges below this confidence are not followed by queries unless the manifest's config sets
 # `graph_min_confidence`: chosen on the tuning half of the Django sample against Jedi (the highest
-# threshold keeping caller-file recall >= 0.90; docs/graph.md). It drops candidates without
-# evidence when there are several, and keeps a lone candidate.
+# threshold that loses none of the tuning half's caller-file recall; docs/graph.md). It drops
+# candidates without evidence when there are several, and keeps a lone candidate.
 DEFAULT_MIN_CONFIDENCE = 0.2
 # Candidate edges below this confidence are not stored at all (counted as `below_floor` in the
 # build report): many same-named methods and no evidence. On the Django sample against Jedi
