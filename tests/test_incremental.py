@@ -254,3 +254,25 @@ def test_hinted_scan_stats_only_the_event_paths_and_racy_files(tmp_path):
     os.utime(tmp_path / "tools", ns=(old, old))  # so only the ignore file tells
     _, changes = scan(tmp_path, {}, later, hints=["tools/.maguyvaignore"])
     assert changes.deleted == ["tools/cli.py"] and changes.walked
+
+
+def test_file_created_while_the_tree_is_walked_is_found_by_the_next_check(tmp_path, monkeypatch):
+    """A file created after the walker listed its directory but before the directory's mtime
+    is recorded must not be lost: a directory modified within the racy window is recorded as
+    unknown, so the next check walks again (as git re-checks racily clean files)."""
+    from maguyva import changes
+
+    write_repo(tmp_path)
+    walk = changes.walk_repository
+
+    def walk_then_create(root, config):
+        listed = walk(root, config)
+        (tmp_path / "pkg" / "late.py").write_text("def created_during_the_walk():\n    pass\n")
+        return listed
+
+    monkeypatch.setattr(changes, "walk_repository", walk_then_create)
+    state, _ = scan(tmp_path, {}, None)
+    monkeypatch.setattr(changes, "walk_repository", walk)
+    assert "pkg/late.py" not in state.files
+    _, found = scan(tmp_path, {}, state)
+    assert found.added == ["pkg/late.py"] and found.walked

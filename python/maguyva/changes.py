@@ -429,8 +429,14 @@ def scan(
         for path, reason in skipped_reasons.items():
             st = _stat(root / path)
             state.skipped[path] = [st.st_size if st else 0, st.st_mtime_ns if st else 0, reason]
-        state.dirs = _dirs_of(root, [*state.files, *state.skipped])
-        state.ignores = _ignores_of(root, state.dirs)
+        # A directory (or ignore file) modified within the racy window may have changed after
+        # the walker listed it: its mtime is recorded as unknown (0), so the next check walks
+        # again instead of trusting a listing older than the mtime it would compare with.
+        racy_layout = started_ns - RACY_NS
+        state.dirs = {d: (m if m < racy_layout else 0)
+                      for d, m in _dirs_of(root, [*state.files, *state.skipped]).items()}  # fmt: skip
+        state.ignores = {rel: [size, m if m < racy_layout else 0]
+                         for rel, (size, m) in _ignores_of(root, state.dirs).items()}  # fmt: skip
     else:
         assert previous is not None
         state.dirs = dict(previous.dirs)
