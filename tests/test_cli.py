@@ -244,3 +244,29 @@ def test_index_dry_run_and_memory_budget(tmp_path: Path, capsys):
     assert "maguyva: error: memory budget of 40 MiB exceeded" in run.stderr
     assert "Traceback" not in run.stderr
     assert not list(over.glob("gen-*"))
+
+
+def test_progress_lines_show_rate_and_eta():
+    """Each phase's line gives its rate and ETA while it runs and its duration at the end."""
+    import io
+
+    from maguyva.progress import PhaseClock, PlainProgress
+
+    now = [0.0]
+    clock = PhaseClock(lambda: now[0])
+    clock.update("extract", 0)
+    now[0] = 10.0
+    assert clock.describe("extract", 100, 400) == "100/400 (10/s, ETA 30.0s)"
+    now[0] = 40.0
+    assert clock.describe("extract", 400, 400) == "400 in 40.0s (10/s)"
+    now[0] = 130.0
+    assert clock.describe("extract", 650, 1300) == "650/1,300 (5/s, ETA 2m10s)"
+    stream = io.StringIO()
+    plain = PlainProgress(stream)
+    plain("write", 0, 64)
+    plain("write", 1, 64)  # throttled
+    plain("write", 64, 64)
+    plain("write", 64, 64)  # a phase ends once
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "maguyva: write: 0/64" and len(lines) == 2
+    assert lines[1].startswith("maguyva: write: 64 in ")
