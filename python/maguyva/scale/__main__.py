@@ -1,5 +1,6 @@
-"""`python -m maguyva.scale`: the large-repository commands until `maguyva index` grows the
-flags (docs/scale.md says how to wire them).
+"""`python -m maguyva.scale`: the large-repository commands. `maguyva index --dry-run` and
+`maguyva index --memory SIZE` cover the single-machine cases; these add the dry run's sample
+size and price, and the partitioned (Ray) build.
 
     python -m maguyva.scale dry-run PATH [--json] [--sample N] [--price USD_PER_MTOK]
     python -m maguyva.scale build PATH [--ray [ADDRESS]] [--partitions N] [--embed]
