@@ -58,7 +58,7 @@ class Engine:
     def __init__(self, root: Path, generation: Generation) -> None:
         self.root = root
         self.generation = generation
-        self.chunks = ChunkStore.open(generation.path)
+        self.chunks = ChunkStore.lazy(generation.path)
         self._searchers: dict[str, Any] = {}
         self._unavailable: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -230,7 +230,7 @@ class Engine:
 
     def _keyed(self, hit: Hit) -> Hit:
         """Give a hit the key of its enclosing chunk, so that modalities agree on keys."""
-        if hit.key and self.chunks.get(hit.key) is not None:
+        if hit.key and self.chunks.get(hit.key, hit.path) is not None:
             return hit
         chunk = self.chunks.enclosing(hit.path, hit.start_line)
         hit.key = chunk.id if chunk else f"{hit.path}:{hit.start_line}-{hit.end_line}"
@@ -285,7 +285,7 @@ class Engine:
         hit: Hit | None,
         lines: list[int],
     ) -> Result:
-        chunk = self.chunks.get(key)
+        chunk = self.chunks.get(key, path)
         if chunk is not None:
             start, end = chunk.start_line, chunk.end_line
             snippet = "\n".join(chunk.text.splitlines()[:SNIPPET_LINES])

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..chunkstore import ChunkStore
+from ..chunkstore import ChunkStore, SegmentedChunkStore
 from ..errors import BadQueryError
 from ..model import Hit
 from ..retriever import RetrieverQuery
@@ -39,7 +39,7 @@ class GraphSearcher:
         self.gen_dir = gen_dir
         self.graph = index
         self.min_confidence = min_confidence
-        self._chunks: ChunkStore | None = None
+        self._chunks: ChunkStore | SegmentedChunkStore | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -52,10 +52,10 @@ class GraphSearcher:
     # -- helpers --------------------------------------------------------------------------
 
     @property
-    def chunks(self) -> ChunkStore:
+    def chunks(self) -> ChunkStore | SegmentedChunkStore:
         with self._lock:
             if self._chunks is None:
-                self._chunks = ChunkStore.open(self.gen_dir)
+                self._chunks = ChunkStore.lazy(self.gen_dir)
             return self._chunks
 
     def _file_hit(self, path: str, lines: list[int], score: float, **extra: Any) -> Hit:
