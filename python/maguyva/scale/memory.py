@@ -279,9 +279,12 @@ def run_within_budget(
     if threading.current_thread() is not threading.main_thread():
         raise MaguyvaError("run_within_budget must be called from the main thread")
     fired: list[Sample] = []
+    finished: list[bool] = []
 
     def check(sample: Sample) -> None:
-        if sample.rss <= budget:
+        # the sampler's last sample, taken as it stops, comes after `fn` returned: an
+        # interrupt then would land outside this function as a stray KeyboardInterrupt
+        if sample.rss <= budget or finished:
             return
         if not fired:
             fired.append(sample)
@@ -300,7 +303,9 @@ def run_within_budget(
     sampler = RssSampler(interval_s=interval_s, on_sample=check)
     try:
         with sampler:
-            return fn()
+            result = fn()
+            finished.append(True)
+        return result
     except KeyboardInterrupt:
         if not fired:
             raise
