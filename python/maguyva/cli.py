@@ -17,12 +17,16 @@ Adding a subcommand: one `sub.add_parser(...)` block in `build_parser()` and one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +196,32 @@ def _dry_run(root: Path, args: argparse.Namespace) -> int:
     return EXIT_FOUND
 
 
+@contextlib.contextmanager
+def _sigint_latch() -> Iterator[threading.Event]:
+    """Ctrl-C raises KeyboardInterrupt as usual and also sets the yielded event. Python drops
+    an exception raised while a finalizer (`__del__`, a weakref callback) runs, so a Ctrl-C
+    landing there would be lost and the build would go on; the event lets the next progress
+    call raise it again. Only on the main thread, and only where SIGINT is not ignored."""
+    event = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous in (
+        signal.SIG_IGN,
+        None,
+    ):
+        yield event
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        event.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     from . import indexer  # noqa: F401 (registers the `memory` configuration key)
     from .api import Index
@@ -208,7 +238,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         from .scale.memory import parse_size, plan_for_budget
 
         plan = plan_for_budget(parse_size(memory))
-    with reporter(quiet=args.quiet or args.json) as progress:
+    with reporter(quiet=args.quiet or args.json) as show, _sigint_latch() as interrupted:
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if interrupted.is_set():  # Ctrl-C whose KeyboardInterrupt a finalizer swallowed
+                raise KeyboardInterrupt
+            show(phase, done, total)
 
         def build() -> Any:
             return index.build(
