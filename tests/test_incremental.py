@@ -98,6 +98,26 @@ def test_noop_and_touch_do_no_work(tmp_path):
     assert build(tmp_path).changes["hashed"] == 0  # the touch was remembered
 
 
+def test_new_builder_code_is_not_a_noop(tmp_path, monkeypatch):
+    """After an upgrade that changes a modality's builder or on-disk format, `maguyva index`
+    on an unchanged tree rebuilds (or updates) the parts instead of keeping a generation that
+    the new code may not read."""
+    import maguyva.indexer
+
+    write_repo(tmp_path)
+    old = time.time_ns() - 60 * 10**9
+    for path in tmp_path.rglob("*"):
+        os.utime(path, ns=(old, old))
+    first = build(tmp_path)
+    before = answers(tmp_path)
+    assert any(before) and build(tmp_path).noop
+    monkeypatch.setattr(maguyva.indexer, "builders_fingerprint", lambda: "another builder")
+    upgraded = build(tmp_path)
+    assert not upgraded.noop and upgraded.generation == first.generation + 1
+    assert build(tmp_path).noop
+    assert answers(tmp_path) == before  # the new generation serves the same answers
+
+
 def test_change_kinds_are_classified(tmp_path):
     write_repo(tmp_path)
     build(tmp_path)

@@ -179,6 +179,27 @@ def extractor_fingerprint() -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def builders_fingerprint() -> str:
+    """Changes when a modality's build code or the native module changes (a new on-disk
+    format, a fixed builder): `maguyva index` on an unchanged tree is then not a no-op, and
+    each modality updates or rebuilds its part (an index format it no longer reads is rebuilt,
+    not left unavailable until some file changes)."""
+    from . import _core
+
+    here = Path(__file__).parent
+    digest = hashlib.blake2b(digest_size=12)
+    sources = [here / "text.py", here / "symbol_index.py", here / "semantic.py"]
+    sources += sorted((here / "graph").glob("*.py"))
+    for path in sources:
+        with contextlib.suppress(OSError):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    with contextlib.suppress(OSError, TypeError):
+        native = os.stat(_core.__file__ or "")
+        digest.update(f"{native.st_size}:{native.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
 def _same_state(old: RepoState, new: RepoState) -> bool:
     """Equal apart from the scan time, and no file recent enough to be re-hashed next time."""
     if (old.files, old.skipped, old.dirs, old.ignores) != (
@@ -605,7 +626,8 @@ class Indexer:
             phases("scan", len(state.files), len(state.files))
             wanted = list(self.config.get("modalities") or BUILD_ORDER)
             if current is not None and changes.empty and current.manifest.get("built_for") == {
-                "modalities": wanted, "extractor": self._extractor}:  # fmt: skip
+                "modalities": wanted, "extractor": self._extractor,
+                "builders": builders_fingerprint()}:  # fmt: skip
                 self._save_scan_state(current, previous, state)
                 return self._summary(current, state, changes, timings, noop=True)
             return self._build(current, state, changes, timings, wanted, phases)
@@ -695,7 +717,11 @@ class Indexer:
                 "extract": extract_report,
                 "changes": changes.summary(),
                 "modalities": modalities,
-                "built_for": {"modalities": wanted, "extractor": self._extractor},
+                "built_for": {
+                    "modalities": wanted,
+                    "extractor": self._extractor,
+                    "builders": builders_fingerprint(),
+                },
                 "timings_s": {k: round(v, 4) for k, v in timings.items()},
                 "embedding": modalities.get("semantic", {}).get("report", {}).get("provider"),
             }
