@@ -29,6 +29,7 @@ from typing import Any
 from maguyva.api import Index
 from maguyva.indexer import build_index
 from maguyva.scale.memory import RssSampler
+from maguyva.scale.synthetic import generated_corpus as generate_corpus
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -73,26 +74,6 @@ class PhaseClock:
             stop = marks[i + 1][0] if i + 1 < len(marks) else end
             out.append((name, t, stop))
         return out
-
-
-def generate_corpus(root: Path, modules: int, functions: int = 20) -> Path:
-    """The synthetic package of tests/test_scale.py (`generated_corpus`): `modules` files of
-    `functions` functions calling each other, for memory growth against corpus size."""
-    for m in range(modules):
-        body = [f'"""Module {m}."""', f"from pkg import mod{(m + 1) % modules} as nxt", ""]
-        for f in range(functions):
-            body += [f"def func_{m}_{f}(value, scale={f}):",
-                     f'    """Scale value by {f} and pass it on ({m}/{f})."""',
-                     f"    total = value * scale + {m}",
-                     f"    if total > {1000 + f}:",
-                     f'        raise ValueError("overflow in module {m} function {f}")',
-                     f"    return nxt.func_{(m + 1) % modules}_{(f + 1) % functions}(total)",
-                     ""]  # fmt: skip
-        path = root / "pkg" / f"mod{m}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(body))
-    (root / "pkg" / "__init__.py").write_text("")
-    return root
 
 
 def dir_size(path: Path) -> int:

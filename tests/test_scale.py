@@ -28,6 +28,7 @@ from maguyva.scale import memory
 from maguyva.scale.distributed import InlineExecutor, distributed_build
 from maguyva.scale.dryrun import VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_report
 from maguyva.scale.segments import Segment, SegmentCache, partition
+from maguyva.scale.synthetic import generated_corpus
 from maguyva.scale.vectorstore import LanceDBStore, LocalHammingStore, open_store
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -61,25 +62,6 @@ def answers(root: Path, index_dir: Path) -> list[Any]:
         out.append((q, r.intent, r.fusion_strategy, sorted(r.modalities),
                     [(x.path, x.start_line, x.end_line, round(x.score, 12)) for x in r.results]))  # fmt: skip
     return out
-
-
-def generated_corpus(root: Path, modules: int, functions: int = 20) -> Path:
-    """A synthetic package: `modules` files of `functions` functions calling each other."""
-    for m in range(modules):
-        body = [f'"""Module {m}."""', f"from pkg import mod{(m + 1) % modules} as nxt", ""]
-        for f in range(functions):
-            body += [f"def func_{m}_{f}(value, scale={f}):",
-                     f'    """Scale value by {f} and pass it on ({m}/{f})."""',
-                     f"    total = value * scale + {m}",
-                     f"    if total > {1000 + f}:",
-                     f'        raise ValueError("overflow in module {m} function {f}")',
-                     f"    return nxt.func_{(m + 1) % modules}_{(f + 1) % functions}(total)",
-                     ""]  # fmt: skip
-        path = root / "pkg" / f"mod{m}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(body))
-    (root / "pkg" / "__init__.py").write_text("")
-    return root
 
 
 # ---- segments ------------------------------------------------------------------------------
