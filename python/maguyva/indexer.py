@@ -780,7 +780,7 @@ class Indexer:
                 put(f.path, extraction.pop(f.path, None), by_path.pop(f.path, []))
             return report
         try:
-            from .extract import grammars
+            from .extract import grammars  # noqa: F401 (is tree-sitter importable?)
             from .extract.driver import DEFAULT_BUDGET_S, caching, extract_files
         except ImportError:
             for source in files:
@@ -792,13 +792,11 @@ class Indexer:
             return {"structural": "unavailable; line windows"}
         # Finished files go to the extraction cache as they complete, so a Ctrl-C or a crash
         # before the commit does not lose them; the next run takes them from there.
-        started = time.monotonic()
+        from .structural import ExtractionTally
+
         budget = float(self.config.get("structural_budget_s") or DEFAULT_BUDGET_S)
-        stats: dict[str, dict[str, int]] = {}
-        problems: list[dict[str, str]] = []
-        slowest: list[tuple[float, str]] = []
+        tally = ExtractionTally(budget)
         seen: set[str] = set()
-        chunk_count = 0
         with caching(self._extract_cache()) as counts:
             stream = extract_files(self.root, files, jobs=self.config.get("jobs"),
                                    budget_s=budget, progress=self.progress)  # fmt: skip
@@ -809,37 +807,11 @@ class Indexer:
                         continue
                     seen.add(ex.path)
                     put(ex.path, ex, result.chunks)
-                    s = stats.setdefault(ex.language or "unknown", dict.fromkeys(
-                        ("files", "bytes", "definitions", "imports", "calls", "chunks"), 0))  # fmt: skip
-                    s["files"] += 1
-                    s["bytes"] += result.size
-                    s["definitions"] += len(ex.definitions)
-                    s["imports"] += len(ex.imports)
-                    s["calls"] += len(ex.calls)
-                    s["chunks"] += len(result.chunks)
-                    chunk_count += len(result.chunks)
-                    if result.status not in ("ok", "no_grammar"):
-                        problems.append({"path": ex.path, "status": result.status,
-                                         "detail": result.detail or ""})  # fmt: skip
-                    slowest.append((result.seconds, ex.path))
-                    if len(slowest) > 64:
-                        slowest = sorted(slowest, reverse=True)[:5]
+                    tally.add(result)
         for f in files:  # a file the extractor did not report: indexed without chunks
             if f.path not in seen:
                 put(f.path, None, [])
-        slowest.sort(reverse=True)
-        return {
-            "files": len(seen),
-            "chunks": chunk_count,
-            "languages": dict(sorted(stats.items())),
-            "failed": sorted(problems, key=lambda p: p["path"]),
-            "timed_out": sum(1 for p in problems if p["status"] == "timeout"),
-            "budget_s": budget,
-            "grammars_unavailable": grammars.unavailable(),
-            "slowest": [{"path": p, "seconds": round(s, 4)} for s, p in slowest[:5]],
-            "seconds": round(time.monotonic() - started, 3),
-            "extract_cached": counts["cached"],
-        }
+        return {**tally.report(), "extract_cached": counts["cached"]}
 
     def _write_segments(
         self,

@@ -27,6 +27,54 @@ from .symbol_index import StructuralSearcher
 __all__ = ["MODALITY", "StructuralModality", "StructuralSearcher", "extract_repository"]
 
 
+class ExtractionTally:
+    """What an extraction run reports, counted one file result at a time in bounded memory:
+    per-language counts, the files that failed or timed out, the five slowest files."""
+
+    def __init__(self, budget_s: float) -> None:
+        self.budget_s = budget_s
+        self.started = time.monotonic()
+        self.files = 0
+        self.chunks = 0
+        self.languages: dict[str, dict[str, int]] = {}
+        self.problems: list[dict[str, str]] = []
+        self.slowest: list[tuple[float, str]] = []
+
+    def add(self, result: Any) -> None:
+        """Count one `extract.driver.FileResult`."""
+        ex = result.extraction
+        self.files += 1
+        self.chunks += len(result.chunks)
+        stats = self.languages.setdefault(ex.language or "unknown", dict.fromkeys(
+            ("files", "bytes", "definitions", "imports", "calls", "chunks"), 0))  # fmt: skip
+        stats["files"] += 1
+        stats["bytes"] += result.size
+        stats["definitions"] += len(ex.definitions)
+        stats["imports"] += len(ex.imports)
+        stats["calls"] += len(ex.calls)
+        stats["chunks"] += len(result.chunks)
+        if result.status not in ("ok", "no_grammar"):
+            self.problems.append({"path": ex.path, "status": result.status,
+                                  "detail": result.detail or ""})  # fmt: skip
+        self.slowest.append((result.seconds, ex.path))
+        if len(self.slowest) > 64:
+            self.slowest = sorted(self.slowest, reverse=True)[:5]
+
+    def report(self) -> dict[str, Any]:
+        slowest = sorted(self.slowest, reverse=True)[:5]
+        return {
+            "files": self.files,
+            "chunks": self.chunks,
+            "languages": dict(sorted(self.languages.items())),
+            "failed": sorted(self.problems, key=lambda p: p["path"]),
+            "timed_out": sum(1 for p in self.problems if p["status"] == "timeout"),
+            "budget_s": self.budget_s,
+            "grammars_unavailable": grammars.unavailable(),
+            "slowest": [{"path": p, "seconds": round(s, 4)} for s, p in slowest],
+            "seconds": round(time.monotonic() - self.started, 3),
+        }
+
+
 def extract_repository(
     root: Path,
     files: list[SourceFile],
@@ -40,48 +88,20 @@ def extract_repository(
     processes; default all cores), `structural_budget_s` (per-file budget in CPU seconds of
     the extracting thread, default 5).
     """
-    started = time.monotonic()
-    jobs = config.get("jobs")
     budget = float(config.get("structural_budget_s", DEFAULT_BUDGET_S))
+    tally = ExtractionTally(budget)
     extraction: dict[str, FileExtraction] = {}
     chunks: list[Chunk] = []
-    languages: dict[str, dict[str, int]] = {}
-    problems: list[dict[str, str]] = []
-    slowest: list[tuple[float, str]] = []
     # closed at once on Ctrl-C in this loop's body, not when the generator is collected
-    stream = extract_files(root, files, jobs=jobs, budget_s=budget, progress=progress)
+    stream = extract_files(root, files, jobs=config.get("jobs"), budget_s=budget,
+                           progress=progress)  # fmt: skip
     with contextlib.closing(stream):
         for result in stream:
-            ex = result.extraction
-            extraction[ex.path] = ex
+            extraction[result.extraction.path] = result.extraction
             chunks.extend(result.chunks)
-            stats = languages.setdefault(
-                ex.language or "unknown",
-                {"files": 0, "bytes": 0, "definitions": 0, "imports": 0, "calls": 0, "chunks": 0},
-            )
-            stats["files"] += 1
-            stats["bytes"] += result.size
-            stats["definitions"] += len(ex.definitions)
-            stats["imports"] += len(ex.imports)
-            stats["calls"] += len(ex.calls)
-            stats["chunks"] += len(result.chunks)
-            if result.status not in ("ok", "no_grammar"):
-                problems.append(
-                    {"path": ex.path, "status": result.status, "detail": result.detail or ""}
-                )
-            slowest.append((result.seconds, ex.path))
-    slowest.sort(reverse=True)
-    report = {
-        "files": len(extraction),
-        "chunks": len(chunks),
-        "languages": dict(sorted(languages.items())),
-        "failed": sorted(problems, key=lambda p: p["path"]),
-        "timed_out": sum(1 for p in problems if p["status"] == "timeout"),
-        "budget_s": budget,
-        "grammars_unavailable": grammars.unavailable(),
-        "slowest": [{"path": p, "seconds": round(s, 4)} for s, p in slowest[:5]],
-        "seconds": round(time.monotonic() - started, 3),
-    }
+            tally.add(result)
+    report = tally.report()
+    report["files"] = len(extraction)  # a path reported twice counts once
     return extraction, chunks, report
 
 
