@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.chunkstore import ChunkStore, SegmentedChunkStore
+from maguyva.chunkstore import ChunkStore, SegmentedChunkStore, segment_of
 from maguyva.errors import CorruptIndexError
 from maguyva.indexer import build_index
 from maguyva.store import IndexDir
@@ -47,13 +47,13 @@ def test_lazy_view_equals_the_loaded_store(generation: Path) -> None:
 def test_lazy_view_decodes_only_what_is_asked(generation: Path) -> None:
     lazy = SegmentedChunkStore(generation)
     assert lazy.enclosing("json/decoder.py", 10) is not None
-    assert list(lazy._segments) == [SegmentedChunkStore.segment_of("json/decoder.py")]
+    assert list(lazy._segments) == [segment_of("json/decoder.py")]
 
 
 def test_a_damaged_segment_is_refused_when_touched(generation: Path, tmp_path: Path) -> None:
     copy = tmp_path / "gen"
     shutil.copytree(generation, copy)
-    n = SegmentedChunkStore.segment_of("json/decoder.py")
+    n = segment_of("json/decoder.py")
     segment = copy / "chunks" / f"{n:02d}.jsonl"
     data = bytearray(segment.read_bytes())
     data[-10] ^= 0xFF

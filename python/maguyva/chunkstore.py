@@ -19,8 +19,11 @@ from .model import Chunk
 from .sealed import read_sealed
 
 FILE_NAME = "chunks.jsonl"
-SEGMENTS_DIR = "chunks"  # the indexer's per-segment files, NN.jsonl (indexer.CHUNKS_DIR)
-SEGMENT_COUNT = 64  # indexer.SEGMENTS: a path lives in segment crc32(path) % 64
+CHUNKS_DIR = "chunks"  # the indexer writes a generation's chunks as CHUNKS_DIR/NN.jsonl
+SEGMENTS = 64
+"""Chunks and extraction are split into segments by a hash of the path (`segment_of`): an
+update rewrites the segments holding changed files and hard-links the others from the previous
+generation (generations are immutable, so sharing inodes is safe)."""
 
 
 def write_chunks(gen_dir: Path, chunks: list[Chunk]) -> None:
@@ -32,7 +35,12 @@ def write_chunks(gen_dir: Path, chunks: list[Chunk]) -> None:
     write_sealed(gen_dir / FILE_NAME, "chunks", payload.encode())
 
 
-def _decode(path: Path) -> list[Chunk]:
+def segment_of(path: str) -> int:
+    """The segment (of `SEGMENTS`) that holds a path's chunks and extraction."""
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
+
+
+def decode_chunks(path: Path) -> list[Chunk]:
     """One sealed chunk file, verified (header, size, checksum) and decoded."""
     payload = read_sealed(path, "chunks")
     chunks: list[Chunk] = []
@@ -59,12 +67,12 @@ class ChunkStore:
     @classmethod
     def open(cls, gen_dir: Path) -> ChunkStore:
         """Load and verify (header, size, checksum) all of a generation's chunks."""
-        segments = gen_dir / SEGMENTS_DIR  # segmented by the indexer (see indexer.SEGMENTS)
+        segments = gen_dir / CHUNKS_DIR
         paths = sorted(segments.glob("*.jsonl")) if segments.is_dir() else [gen_dir / FILE_NAME]
         chunks: list[Chunk] = []
         for path in paths:
             if path.exists():
-                chunks.extend(_decode(path))
+                chunks.extend(decode_chunks(path))
         return cls(chunks)
 
     @classmethod
@@ -73,7 +81,7 @@ class ChunkStore:
         query touches is a handful of files, so opening a new generation after a one-file edit
         costs nothing up front (loading all of an 11k-file kernel subset took 5-6 s). Falls
         back to `open` for an unsegmented generation."""
-        if (gen_dir / SEGMENTS_DIR).is_dir():
+        if (gen_dir / CHUNKS_DIR).is_dir():
             return SegmentedChunkStore(gen_dir)
         return cls.open(gen_dir)
 
@@ -115,38 +123,34 @@ class SegmentedChunkStore:
         self._segments: dict[int, ChunkStore] = {}
         self._lock = threading.Lock()
 
-    @staticmethod
-    def segment_of(path: str) -> int:
-        return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENT_COUNT
-
     def _segment(self, n: int) -> ChunkStore:
         with self._lock:
             store = self._segments.get(n)
             if store is None:
-                path = self.gen_dir / SEGMENTS_DIR / f"{n:02d}.jsonl"
-                store = ChunkStore(_decode(path) if path.exists() else [])
+                path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
+                store = ChunkStore(decode_chunks(path) if path.exists() else [])
                 self._segments[n] = store
             return store
 
     def _all(self) -> list[ChunkStore]:
-        return [self._segment(n) for n in range(SEGMENT_COUNT)]
+        return [self._segment(n) for n in range(SEGMENTS)]
 
     def __len__(self) -> int:
         return sum(len(s) for s in self._all())
 
     def get(self, chunk_id: str, path: str | None = None) -> Chunk | None:
         if path is not None:
-            return self._segment(self.segment_of(path)).get(chunk_id)
+            return self._segment(segment_of(path)).get(chunk_id)
         for store in self._all():
             if (chunk := store.get(chunk_id)) is not None:
                 return chunk
         return None
 
     def by_path(self, path: str) -> list[Chunk]:
-        return self._segment(self.segment_of(path)).by_path(path)
+        return self._segment(segment_of(path)).by_path(path)
 
     def paths(self) -> list[str]:
         return sorted(p for store in self._all() for p in store.paths())
 
     def enclosing(self, path: str, line: int) -> Chunk | None:
-        return self._segment(self.segment_of(path)).enclosing(path, line)
+        return self._segment(segment_of(path)).enclosing(path, line)

@@ -28,7 +28,6 @@ import struct
 import subprocess
 import sys
 import time
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from . import extract_types, faults, sealed
 from . import store as _store
 from .changes import RACY_NS, ChangeSet, RepoState, scan
 from .chunks import line_window_chunks
+from .chunkstore import CHUNKS_DIR, SEGMENTS, decode_chunks, segment_of
 from .config import Setting, load_config, register
 from .errors import CorruptIndexError, IndexVersionError, MaguyvaError, ModalityUnavailable
 from .extract_cache import ExtractCache
@@ -66,12 +66,7 @@ Progress = Callable[[str, int, int], None]
 FILES_JSON = "files.json"
 EXTRACT_JSON = "extract.json"  # format 2 before segments (such an index is extracted again once)
 EXTRACT_DIR = "extract"
-CHUNKS_DIR = "chunks"
 SPILL_DIR = "spill"  # inside the unfinished generation: encoded records while extracting
-SEGMENTS = 64
-"""Chunks and extraction are split into segments by a hash of the path: an update rewrites
-the segments holding changed files and hard-links the others from the previous generation
-(generations are immutable, so sharing inodes is safe)."""
 META_JSON = "meta.json"
 CHUNKS_FILE = "chunks.jsonl"
 SCAN_STATE = "scan.json"  # the last no-op check's state, so the next check starts from it
@@ -209,10 +204,6 @@ def _same_state(old: RepoState, new: RepoState) -> bool:
     return all(r[1] < racy for r in old.files.values())
 
 
-def segment_of(path: str) -> int:
-    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
-
-
 def _git_commit(root: Path) -> str | None:
     try:
         out = subprocess.run(
@@ -323,16 +314,7 @@ class SegmentChunks(Sequence[Chunk]):
         """The chunks of segment `n`, decoded (verified against the file's checksum)."""
         if self.counts[n] == 0:
             return []
-        path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
-        payload = sealed.read_sealed(path, "chunks")
-        out = []
-        for number, line in enumerate(payload.split(b"\n"), start=1):
-            if line:
-                try:
-                    out.append(Chunk(**json.loads(line)))
-                except (ValueError, TypeError) as exc:
-                    raise CorruptIndexError(f"{path}:{number}: bad chunk record") from exc
-        return out
+        return decode_chunks(self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl")
 
     def __iter__(self) -> Iterator[Chunk]:
         for n in range(len(self.counts)):
