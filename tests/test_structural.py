@@ -90,6 +90,38 @@ def test_exact_name_prefers_implementation_over_stub_and_test(searcher) -> None:
     assert hits[0].symbol == "parse_config" and hits[0].start_line == 2
 
 
+def test_a_c_header_definition_outranks_test_copies(tmp_path: Path) -> None:
+    # A struct with a body or a static inline function in a header is a definition; only the
+    # prototypes the grammar marks as declarations rank as such (the kernel's
+    # `struct task_struct` came back as a BPF selftest's copy before include/linux/sched.h).
+    repo = {
+        "include/linux/sched.h": "struct task_struct {\n  int pid;\n};\n"
+        "int sched_fork(int flags);\n"
+        "static inline int task_pid(struct task_struct *t) { return t->pid; }\n",
+        "kernel/fork.c": "int sched_fork(int flags) { return flags; }\n",
+        "tools/testing/selftests/bpf/progs/test_core.c": "struct task_struct {\n  int pid;\n};\n"
+        "int task_pid(struct task_struct *t) { return 0; }\n",
+    }
+    from maguyva.languages import detect_language
+
+    files = []
+    for rel, text in repo.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+        files.append(SourceFile(rel, len(text), 0, detect_language(rel)))
+    extraction, chunks, _report = extract_repository(tmp_path, files, {}, lambda *a: None)
+    gen = tmp_path / ".gen"
+    MODALITY.build(BuildContext(tmp_path, gen, files, chunks, extraction, {}, gen / "cache"))
+    s = MODALITY.open(gen, {})
+    struct = s.search(q("struct task_struct"), 5)
+    assert [h.path for h in struct][:1] == ["include/linux/sched.h"]
+    inline = s.search(q("task_pid"), 5)
+    assert [h.path for h in inline][:1] == ["include/linux/sched.h"]
+    # The prototype is a declaration: the body in kernel/fork.c answers first.
+    proto = s.find_symbol("sched_fork", limit=5)
+    assert [h.path for h in proto] == ["kernel/fork.c", "include/linux/sched.h"]
+
+
 def test_find_definition_keeps_only_the_answer_tier(searcher) -> None:
     # The engine fuses this list and boosts by centrality: weaker matches left in it could
     # outrank the definition, so "where is X defined" keeps exact names and bodies only.

@@ -108,7 +108,9 @@ _TEST_FILE = re.compile(
 _VENDOR_DIRS = frozenset(
     {"vendor", "third_party", "thirdparty", "node_modules", "build", "dist", "target", "external"}
 )
-_DECL_FILE = re.compile(r".*\.(pyi|d\.ts|h|hh|hpp|hxx)$")
+# Files whose every definition is a declaration (stubs). Not C/C++ headers: a struct with a body
+# or an inline function there is the definition; their prototypes are marked by the grammar.
+_DECL_FILE = re.compile(r".*\.(pyi|d\.ts)$")
 
 FLAG_DECL, FLAG_TEST, FLAG_VENDOR = 1, 2, 4
 
