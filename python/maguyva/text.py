@@ -384,6 +384,10 @@ def _chunk_spans(ctx: BuildContext, paths: set[str] | None) -> Iterator[tuple[st
     segment-backed chunk view (`indexer.SegmentChunks`) is decoded only in the segments that
     hold `paths`: an update of one file must not decode every chunk of the repository."""
     chunks = ctx.chunks
+    spans_of = getattr(chunks, "spans_of", None)
+    if paths is not None and callable(spans_of):  # only these files' rows (segment or delta)
+        yield from spans_of(paths)
+        return
     segment = getattr(chunks, "segment", None)
     if paths is not None and callable(segment):
         from .indexer import CHUNKS_DIR, segment_of
