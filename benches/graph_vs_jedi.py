@@ -113,6 +113,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--report-threshold", type=float, default=0.0)
     ap.add_argument("--extraction-cache", type=Path, help="pickle of the extraction, for reruns")
+    ap.add_argument("--detail", type=Path, help="every miss and false positive with its lines")
     args = ap.parse_args()
     root = args.root.resolve()
     cache = json.loads(args.jedi.read_text())
@@ -148,14 +149,16 @@ def main() -> None:
             continue
         sites, _ = g.walk_dependents([node], 1)
         ours: dict[str, float] = {}
+        our_lines: dict[str, set[int]] = {}
         for site in sites.values():
             p = g.path_of(site.node)
             if p:
                 ours[p] = max(ours.get(p, 0.0), site.confidence)
+                our_lines.setdefault(p, set()).update(site.lines)
         src = lines.get(s["path"])
         above = "\n".join(src[max(0, s["line"] - 4) : s["line"] - 1])
         row = {"i": i, "sample": s, "node": node, "jedi": files_of(answers[s["key"]]),
-               "ours": ours, "prop": bool(PROPERTY.search(above)),
+               "ours": ours, "our_lines": our_lines, "prop": bool(PROPERTY.search(above)),
                "decorated": src[s["line"] - 2].lstrip().startswith("@") if s["line"] > 1 else False}  # fmt: skip
         if "second" in s:
             jedi2 = set(row["jedi"])
@@ -184,6 +187,7 @@ def main() -> None:
                           "precision": round(tp / max(listed, 1), 3), "listed": listed}  # fmt: skip
 
     th = args.report_threshold
+    detail: list[dict] = []
     miss_causes: Counter = Counter()
     miss_examples: dict[str, list[str]] = {}
     fp_causes: Counter = Counter()
@@ -196,12 +200,20 @@ def main() -> None:
             cause = classify_miss(lines, name, r["prop"], r["decorated"], at)
             miss_causes[cause] += 1
             miss_examples.setdefault(cause, []).append(f"{s['path']}:{s['qname']} <- {p}")
+            detail.append({"miss": cause, "i": r["i"], "target": f"{s['path']}:{s['qname']}",
+                           "file": p, "lines": [f"{ln}: {lines.get(q)[ln - 1].strip()}"
+                                                for q, ln in at if ln <= len(lines.get(q))]})  # fmt: skip
         for p in sorted(ours - r["jedi"]):
             c = r["ours"][p]
             cause = ("typed receiver" if abs(c - CONF_TYPED) < 1e-6 else
                      "candidate (unknown receiver)" if c < CONF_TYPED else "resolved by name")  # fmt: skip
             fp_causes[cause] += 1
             fp_examples.setdefault(cause, []).append(f"{s['path']}:{s['qname']} <- {p} ({c:.2f})")
+            src = lines.get(p)
+            detail.append({"false_positive": cause, "i": r["i"], "confidence": round(c, 3),
+                           "target": f"{s['path']}:{s['qname']}", "file": p,
+                           "lines": [f"{ln}: {src[ln - 1].strip()}" for ln in
+                                     sorted(r["our_lines"].get(p, ())) if 0 < ln <= len(src)]})  # fmt: skip
     result = {
         "root": str(root),
         "files": len(files),
@@ -219,6 +231,8 @@ def main() -> None:
         "jedi_seconds_median": sorted(cache["seconds"])[len(cache["seconds"]) // 2],
         "jedi_answers": len(answers),
     }
+    if args.detail:
+        args.detail.write_text(json.dumps(detail, indent=1))
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

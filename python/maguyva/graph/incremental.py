@@ -29,7 +29,7 @@ from . import store
 from .resolve import STAT_KEYS, GraphBuilder, Reuse, _decorated, alias_of
 
 LOG_FILE = "edgelog.bin"
-LOG_FORMAT = 3  # bump when resolution rules change: an old log must not be replayed
+LOG_FORMAT = 4  # bump when resolution rules change: an old log must not be replayed
 
 
 def _digest(value: str) -> bytes:

@@ -62,6 +62,13 @@ STAT_KEYS = ("calls", "resolved", "typed", "candidate", "external", "dropped", "
 PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property",
                                  "abc.abstractproperty", "classproperty"})  # fmt: skip
 
+# Attributes every Python function or class has: `f.__doc__` is a use of `f`.
+DEF_ATTRIBUTES = frozenset({"__doc__", "__name__", "__qualname__", "__module__", "__wrapped__",
+                            "__func__", "__code__", "__defaults__", "__kwdefaults__",
+                            "__annotations__", "__dict__"})  # fmt: skip
+# Calls whose result is not an instance of the called name.
+NOT_CONSTRUCTORS = frozenset({"type", "super", "object", "getattr", "vars", "iter", "next"})
+
 # A binding: ("def", node) | ("unit", unit key) | ("ext", dotted name)
 Binding = tuple[str, object]
 
@@ -281,8 +288,8 @@ class GraphBuilder:
                 rhs = alias_of(d, scope.family)
                 if rhs:
                     self.aliases[node] = rhs
-                if decorated.get(d.qualified_name, frozenset()) & PROPERTY_DECORATORS:
-                    self.props.add(node)
+                if _is_property(decorated.get(d.qualified_name, frozenset()), d.name):
+                    self.props.add(first)
             for d in defs:
                 node = scope.defs[d.qualified_name]
                 owner = d.parent or _qualifier(d.qualified_name, d.name)
@@ -298,7 +305,9 @@ class GraphBuilder:
                     if parent is not None:
                         self.parent[node] = parent
                         self.children.setdefault(parent, {}).setdefault(d.name, node)
-                if self._is_method(d, parent) or (owner and parent is None):
+                if (self._is_method(d, parent) or (owner and parent is None)) and (
+                    node not in self.methods.get(d.name, ())
+                ):  # a redefinition (a property's setter) is one candidate, not two
                     self.methods.setdefault(d.name, []).append(node)
             for imp in ex.imports:
                 if imp.name == "*" and not imp.alias:
@@ -601,6 +610,15 @@ class GraphBuilder:
         if not parts:
             return None
         head, attrs = parts[0], parts[1:]
+        if attrs and parts[-1] in DEF_ATTRIBUTES and self.scopes[fid].family == "py":
+            # `Executor.shutdown.__doc__`, `cls.__name__`: an attribute every function and class
+            # has, read off a definition, is a use of that definition
+            res = self.resolve_name(fid, caller, ".".join(parts[:-1]), True, typed)
+            return res if res is not None and res[1] else None
+        if len(parts) >= 2 and self.scopes[fid].family == "py":
+            made = self._constructed(fid, caller, parts)
+            if made is not None:
+                return made, True
         if head in SELF_NAMES or head == "super()":
             cls = self._class_of(fid, caller)
             if cls is not None and len(attrs) == 1:
@@ -632,6 +650,32 @@ class GraphBuilder:
         if walked is None:
             return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
+
+    def _constructed(
+        self, fid: int, caller: str | None, parts: tuple[str, ...]
+    ) -> list[tuple[Binding, float]] | None:
+        """`Foo(...).m` / `mod.Foo(...).m`: a method on the instance a class constructs (the
+        receiver is a call of a name that resolves to a class), with a typed receiver's
+        confidence; a library class gives an external node (`pathlib.Path.exists`)."""
+        recv = parts[-2]
+        if not recv.endswith("()") or any("(" in p or "[" in p for p in parts[:-2]):
+            return None
+        ctor = recv[:-2]
+        if not ctor.isidentifier() or ctor in NOT_CONSTRUCTORS:
+            return None
+        res = self.resolve_name(fid, caller, ".".join((*parts[:-2], ctor)), False, False)
+        if res is None or not res[1]:
+            return None
+        name = parts[-1]
+        out: list[tuple[Binding, float]] = []
+        for (kind, value), _conf in res[0]:
+            if kind == "ext" and _looks_like_class(str(value)):
+                out.append((("ext", f"{value}.{name}"), CONF_TYPED))
+            elif kind == "def" and self.nodes[int(value)].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
+                member = self.method_of(int(value), name)  # type: ignore[call-overload]
+                if member is not None:
+                    out.append((("def", member), CONF_TYPED))
+        return out or None
 
     # -- methods on receivers of unknown type -----------------------------------------------
 
@@ -1000,14 +1044,24 @@ def _decorated(ex: FileExtraction, family: str) -> dict[str, frozenset[str]]:
     line (its decorators) and the line of its name."""
     if family != "py":
         return {}
-    spans = {d.qualified_name: (d.start_line, d.name_line) for d in ex.definitions
-             if d.name_line > d.start_line}  # fmt: skip
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for d in ex.definitions:  # a name defined twice (a getter and its setter): every span
+        if d.name_line > d.start_line:
+            spans.setdefault(d.qualified_name, []).append((d.start_line, d.name_line))
     out: dict[str, set[str]] = {}
     for ref in ex.references:
-        span = spans.get(ref.context or "")
-        if span is not None and span[0] <= ref.line < span[1]:
-            out.setdefault(ref.context or "", set()).add(ref.name)
+        for lo, hi in spans.get(ref.context or "", ()):
+            if lo <= ref.line < hi:
+                out.setdefault(ref.context or "", set()).add(ref.name)
     return {k: frozenset(v) for k, v in out.items()}
+
+
+def _is_property(decorators: frozenset[str], name: str) -> bool:
+    """`@property`, `@cached_property`, ... or `@name.setter` / `.getter` / `.deleter` (a
+    property defined again with its setter: the name is read as an attribute)."""
+    return bool(decorators & PROPERTY_DECORATORS) or any(
+        d in decorators for d in (f"{name}.setter", f"{name}.getter", f"{name}.deleter")
+    )
 
 
 def family_for(language: str | None) -> str:

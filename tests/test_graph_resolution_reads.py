@@ -1,0 +1,215 @@
+"""Resolution rules added for the CPython standard library comparison (docs/graph.md):
+attribute reads anywhere in an expression, attributes every definition has (`f.__doc__`), and
+methods on the instance a constructor call returns (`Foo().m()`). Callers known by
+construction, asserted exactly (file -> lines, callee -> confidence)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from maguyva.extract import grammars
+from maguyva.extract.extractor import extract
+from maguyva.graph import MODALITY, GraphSearcher
+from maguyva.graph.resolve import REFERENCE_FACTOR
+from maguyva.graph.schema import CONF_CANDIDATE, CONF_QUALIFIED, CONF_TYPED
+from maguyva.retriever import BuildContext
+from maguyva.structural import extract_repository
+from maguyva.walk import walk_repository
+
+REPO = {
+    "pkg/proc.py": """
+        class Process:
+            @property
+            def authkey(self):
+                return b"k"
+
+            @property
+            def daemon(self):
+                return False
+
+            @daemon.setter
+            def daemon(self, value):
+                pass
+
+            def start(self):
+                pass
+
+
+        def current_process():
+            return Process()
+        """,
+    "pkg/base.py": """
+        class Executor:
+            def shutdown(self, wait=True):
+                pass
+
+            def submit(self, fn):
+                pass
+        """,
+    "pkg/thread.py": """
+        from pkg import base
+
+
+        class ThreadExecutor(base.Executor):
+            def shutdown(self, wait=True):
+                pass
+
+            shutdown.__doc__ = base.Executor.shutdown.__doc__
+        """,
+    "pkg/reads.py": """
+        from pkg.proc import Process
+
+
+        def conditions(p: Process):
+            if p.daemon:
+                return p.authkey
+            return None
+
+
+        def keyword_and_compare(p: Process):
+            send(key=p.authkey)
+            return p.daemon == 0
+
+
+        def writes(p: Process):
+            p.daemon = True
+            p.authkey, x = b"", 1
+
+
+        def chain_prefix(p: Process):
+            p.start.cache.clear()
+
+
+        def send(key):
+            pass
+        """,
+    "pkg/spawn.py": """
+        from pkg import proc
+
+
+        def on_a_call_result():
+            key = proc.current_process().authkey
+            return key
+
+
+        def untyped(p):
+            return p.daemon
+        """,
+    "pkg/construct.py": """
+        import pkg.base
+        from pkg.base import Executor
+        from pkg.proc import Process
+
+
+        def local_class():
+            Process().start()
+
+
+        def qualified_class():
+            pkg.base.Executor().submit(len)
+
+
+        def imported_class():
+            Executor(1, 2).shutdown()
+
+
+        def not_a_class():
+            type(len).start()
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory) -> GraphSearcher:
+    root = tmp_path_factory.mktemp("reads")
+    for rel, text in REPO.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+    (root / "pkg" / "__init__.py").write_text("")
+    files = walk_repository(root).files
+    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
+    out = Path(tmp_path_factory.mktemp("gen"))
+    MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
+    return GraphSearcher.open(out, {"config": {"graph_min_confidence": 0.0}})
+
+
+def refs(g: GraphSearcher, symbol: str) -> dict[str, list[int]]:
+    return {h.path: h.lines for h in g.references(symbol)}
+
+
+def callees(g: GraphSearcher, name: str) -> dict[str, float]:
+    return {h.symbol or "": h.score or 0.0 for h in g.callees(name)}
+
+
+def test_extraction_records_outermost_attribute_reads_only():
+    src = textwrap.dedent("""
+        def f(p, feat, models):
+            if p.daemon:
+                pass
+            x = process.current_process().authkey
+            self.x = 1
+            a.b, c.d = 1, 2
+            y = feat.fid == 0
+            foo(k=models.SET_NULL)
+            self.items.append(3)
+            return self.closed
+        """).encode()
+    ex, _ = extract(grammars.load("python"), "x.py", src, float("inf"))
+    assert [(r.name, r.line) for r in ex.references] == [
+        ("p.daemon", 3),
+        ("process.current_process().authkey", 5),
+        ("feat.fid", 8),
+        ("models.SET_NULL", 9),
+        ("self.closed", 11),
+    ]
+
+
+def test_property_reads_in_conditions_returns_keywords_and_comparisons(graph):
+    # typed receivers (annotations): every read, no write (`p.daemon = True`, tuple target)
+    assert refs(graph, "Process.daemon") == {"pkg/reads.py": [5, 12], "pkg/spawn.py": [10]}
+    got = refs(graph, "Process.authkey")
+    assert got == {"pkg/reads.py": [6, 11], "pkg/spawn.py": [5]}
+
+
+def test_property_read_on_a_call_result_is_a_candidate(graph):
+    # `proc.current_process().authkey`: the receiver's type is unknown, the only property
+    # named `authkey` is a candidate, with evidence (reads.py imports its module)
+    hits = {h.path: (h.lines, h.score) for h in graph.references("Process.authkey")}
+    assert hits["pkg/spawn.py"] == ([5], pytest.approx(CONF_CANDIDATE * REFERENCE_FACTOR))
+
+
+def test_a_property_with_a_setter_is_still_a_property(graph):
+    # the setter redefines `daemon`: one candidate (not two), read on an unknown receiver
+    hits = {h.path: (h.lines, h.score) for h in graph.references("Process.daemon")}
+    assert hits["pkg/spawn.py"] == ([10], pytest.approx(CONF_CANDIDATE * REFERENCE_FACTOR))
+
+
+def test_a_chain_prefix_is_not_a_read_of_its_own(graph):
+    # `p.start.cache.clear()` is neither a call of `start` nor a property read
+    assert "pkg.proc.Process.start" not in callees(graph, "pkg.reads.chain_prefix")
+
+
+def test_definition_attribute_is_a_use_of_the_definition(graph):
+    got = refs(graph, "pkg.base.Executor.shutdown")
+    assert got == {"pkg/thread.py": [8], "pkg/construct.py": [15]}
+    hits = {h.path: h.score for h in graph.references("pkg.base.Executor.shutdown")}
+    assert hits["pkg/thread.py"] == pytest.approx(CONF_QUALIFIED * REFERENCE_FACTOR)
+
+
+def test_method_on_a_constructed_instance_is_typed(graph):
+    assert callees(graph, "pkg.construct.local_class") == {
+        "pkg.proc.Process": pytest.approx(0.95),
+        "pkg.proc.Process.start": pytest.approx(CONF_TYPED),
+    }
+    assert callees(graph, "pkg.construct.qualified_class")[
+        "pkg.base.Executor.submit"
+    ] == pytest.approx(CONF_TYPED)
+    assert callees(graph, "pkg.construct.imported_class")[
+        "pkg.base.Executor.shutdown"
+    ] == pytest.approx(CONF_TYPED)
+    # `type(x)` returns no instance of `type`: the method stays an unknown-receiver candidate
+    got = callees(graph, "pkg.construct.not_a_class")
+    assert got.get("pkg.proc.Process.start", 0.0) < CONF_TYPED
