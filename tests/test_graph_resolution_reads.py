@@ -1,6 +1,7 @@
 """Resolution rules added for the CPython standard library comparison (docs/graph.md):
-attribute reads anywhere in an expression, attributes every definition has (`f.__doc__`), and
-methods on the instance a constructor call returns (`Foo().m()`). Callers known by
+attribute reads anywhere in an expression, attributes every definition has (`f.__doc__`),
+methods on the instance a constructor call returns (`Foo().m()`), a property redefined with its
+setter, and module-level instances (`_inst = Random()`). Callers known by
 construction, asserted exactly (file -> lines, callee -> confidence)."""
 
 from __future__ import annotations
@@ -97,6 +98,30 @@ REPO = {
 
         def untyped(p):
             return p.daemon
+        """,
+    "pkg/rand.py": """
+        class Random:
+            def choices(self, seq):
+                return seq
+
+
+        _inst = Random()
+        choices = _inst.choices
+
+
+        def pick():
+            return _inst.choices([1])
+        """,
+    "pkg/user.py": """
+        from pkg import rand
+
+
+        def via_alias():
+            return rand.choices([1])
+
+
+        def via_instance():
+            return rand._inst.choices([2])
         """,
     "pkg/construct.py": """
         import pkg.base
@@ -213,3 +238,13 @@ def test_method_on_a_constructed_instance_is_typed(graph):
     # `type(x)` returns no instance of `type`: the method stays an unknown-receiver candidate
     got = callees(graph, "pkg.construct.not_a_class")
     assert got.get("pkg.proc.Process.start", 0.0) < CONF_TYPED
+
+
+def test_module_level_instance_types_its_variable(graph):
+    # `_inst = Random()`: `_inst.choices` is Random.choices (typed), and so is the alias
+    # `choices = _inst.choices` that other modules call
+    assert refs(graph, "Random.choices") == {"pkg/rand.py": [7, 11], "pkg/user.py": [5, 9]}
+    assert callees(graph, "pkg.rand.pick") == {"pkg.rand.Random.choices": pytest.approx(CONF_TYPED)}
+    assert callees(graph, "pkg.user.via_instance")["pkg.rand.Random.choices"] == pytest.approx(
+        CONF_TYPED
+    )

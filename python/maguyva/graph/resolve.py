@@ -146,6 +146,7 @@ class GraphBuilder:
         self.props: set[int] = set()  # methods read as attributes (@property, @cached_property)
         self.alts: dict[int, list[int]] = {}  # first definition -> later ones of the same name
         self.aliases: dict[int, str] = {}  # variable -> the name it renames (`x = mod.f`)
+        self.instances: dict[int, str] = {}  # module variable -> its class (`_inst = Random()`)
         self.types = ReceiverTypes(read_text)
         self._memo: dict[tuple, object] = {}
         self._trans: dict[tuple, object] = {}
@@ -288,6 +289,9 @@ class GraphBuilder:
                 rhs = alias_of(d, scope.family)
                 if rhs:
                     self.aliases[node] = rhs
+                made = instance_of(d, scope.family)
+                if made:
+                    self.instances[node] = made
                 if _is_property(decorated.get(d.qualified_name, frozenset()), d.name):
                     self.props.add(first)
             for d in defs:
@@ -473,6 +477,20 @@ class GraphBuilder:
             return int(value)  # type: ignore[call-overload]
         return str(value) if kind == "ext" else None
 
+    def instance_class(self, node: int) -> int | str | None:
+        """The class a module-level `var = Cls(...)` makes: a class node, a library class's
+        dotted name, or None (a factory function, an unknown name)."""
+        return self._memoized(("in", node), lambda: self._instance_class(node))
+
+    def _instance_class(self, node: int) -> int | str | None:
+        res = self.resolve_name(self.nodes[node].file, None, self.instances[node], typed=False)
+        if res is None or not res[1]:
+            return None
+        kind, value = res[0][0][0]
+        if kind == "def" and self.nodes[int(value)].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
+            return int(value)  # type: ignore[call-overload]
+        return str(value) if kind == "ext" and _looks_like_class(str(value)) else None
+
     def method_of(self, cls: int, name: str) -> int | None:
         """A member `name` of class `cls` or of its bases (depth-first, like a simple MRO)."""
         member = self.children.get(cls, {}).get(name)
@@ -596,6 +614,19 @@ class GraphBuilder:
                         return None, 0.0
                     b = ("def", member)
                     conf = min(conf, CONF_QUALIFIED)
+                elif node in self.instances:
+                    # `_inst = Random()` at module level: `_inst.seed` is `Random.seed`
+                    cls = self.instance_class(node)
+                    if isinstance(cls, int):
+                        member = self.method_of(cls, attr)
+                        if member is None:
+                            return None, 0.0
+                        b = ("def", member)
+                    elif cls is not None:
+                        b = ("ext", f"{cls}.{attr}")
+                    else:
+                        return None, 0.0
+                    conf = min(conf, CONF_TYPED)
                 else:
                     return None, 0.0
         return b, conf
@@ -998,6 +1029,18 @@ def alias_of(d: Definition, family: str) -> str:
         return ""
     m = _ALIAS.match(d.signature)
     return m.group(2) if m and m.group(1) == d.name and m.group(2) != d.name else ""
+
+
+_INSTANCE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*([A-Za-z_][\w.]*)\s*\(")
+
+
+def instance_of(d: Definition, family: str) -> str:
+    """`_inst = Random()` (a module-level Python variable made by a call) -> "Random": the
+    name called, which resolution then checks is a class; "" for anything else."""
+    if family != "py" or d.kind != "variable" or d.parent or not d.signature:
+        return ""
+    m = _INSTANCE.match(d.signature)
+    return m.group(2) if m and m.group(1) == d.name and m.group(2) not in NOT_CONSTRUCTORS else ""
 
 
 _CLASS_AFFIXES = ("base", "mixin", "impl", "abc", "abstract", "generic", "default")
