@@ -15,7 +15,13 @@ from maguyva.extract import grammars
 from maguyva.extract.extractor import extract
 from maguyva.graph import MODALITY, GraphSearcher
 from maguyva.graph.resolve import REFERENCE_FACTOR
-from maguyva.graph.schema import CONF_CANDIDATE, CONF_QUALIFIED, CONF_TYPED
+from maguyva.graph.schema import (
+    CONF_CANDIDATE,
+    CONF_CANDIDATE_WEAK,
+    CONF_NAMED,
+    CONF_QUALIFIED,
+    CONF_TYPED,
+)
 from maguyva.retriever import BuildContext
 from maguyva.structural import extract_repository
 from maguyva.walk import walk_repository
@@ -122,6 +128,36 @@ REPO = {
 
         def via_instance():
             return rand._inst.choices([2])
+        """,
+    "pkg/widgets.py": """
+        class Misc:
+            def configure(self, **kw):
+                pass
+
+
+        class Text(Misc):
+            pass
+
+
+        class Canvas(Misc):
+            def configure(self, **kw):
+                pass
+
+
+        class Style:
+            def configure(self, **kw):
+                pass
+        """,
+    "pkg/ui.py": """
+        from pkg import widgets
+
+
+        def setup_text(text):
+            text.configure(wrap=1)
+
+
+        def setup_canvas(canvas):
+            canvas.configure(width=1)
         """,
     "pkg/construct.py": """
         import pkg.base
@@ -248,3 +284,20 @@ def test_module_level_instance_types_its_variable(graph):
     assert callees(graph, "pkg.user.via_instance")["pkg.rand.Random.choices"] == pytest.approx(
         CONF_TYPED
     )
+
+
+def test_receiver_name_names_a_subclass_that_inherits_the_method(graph):
+    # `text` names Text, which inherits Misc.configure: named + visible; the other two
+    # candidates are only visible (same import), so they drop to the weak tier
+    weak = pytest.approx(CONF_CANDIDATE_WEAK / 3**0.5)
+    assert callees(graph, "pkg.ui.setup_text") == {
+        "pkg.widgets.Misc.configure": pytest.approx(CONF_NAMED),
+        "pkg.widgets.Canvas.configure": weak,
+        "pkg.widgets.Style.configure": weak,
+    }
+    # Canvas overrides configure: `canvas` names Canvas.configure, not Misc.configure
+    assert callees(graph, "pkg.ui.setup_canvas") == {
+        "pkg.widgets.Canvas.configure": pytest.approx(CONF_NAMED),
+        "pkg.widgets.Misc.configure": weak,
+        "pkg.widgets.Style.configure": weak,
+    }

@@ -757,16 +757,25 @@ class GraphBuilder:
         return [(("def", c), conf_top if score[c] == best and best else weak) for c in cands]
 
     def _names_class(self, cand: int, word: str) -> bool:
-        """True when the receiver's name `word` (normalised) names the candidate's class: the
-        class name ends with it once a `Base`/`Mixin`/... affix is removed (`formset` ->
-        BaseFormSet, `creation` -> DatabaseCreation, `geometry` -> GEOSGeometryBase)."""
+        """True when the receiver's name `word` (normalised) names the candidate's class or a
+        subclass that inherits the candidate: the class name ends with it once a
+        `Base`/`Mixin`/... affix is removed (`formset` -> BaseFormSet, `creation` ->
+        DatabaseCreation, `geometry` -> GEOSGeometryBase, `text` -> Text(Misc) for
+        `Misc.configure`)."""
         cls = self.parent.get(cand)
         if cls is None:
             return False
-        key = ("cw", cls)
+        key = ("cw", cand)
         names = self._memo.get(key)
         if names is None:
-            names = self._memo[key] = _class_words(self.nodes[cls].name)
+            # the candidate's class and every subclass that inherits the method without
+            # overriding it: `text.configure()` names tkinter's `Text`, whose `configure` is
+            # `Misc.configure`, and not `ttk.Style`
+            method = self.nodes[cand].name
+            words = {w for sub in self.subclasses_of(cls)
+                     if sub == cls or self.method_of(sub, method) == cand
+                     for w in _class_words(self.nodes[sub].name)}  # fmt: skip
+            names = self._memo[key] = tuple(sorted(words))
         return any(n.endswith(word) for n in names)  # type: ignore[attr-defined]
 
     def _typed(
