@@ -545,11 +545,15 @@ class GraphBuilder:
     def scope_lookup(self, fid: int, caller: str | None, name: str) -> tuple[Binding, float] | None:
         """Resolve a bare name as seen from `caller` (a qualified name) in file `fid`."""
         scope = self.scopes[fid]
+        inner = True
         while caller:
             node = scope.defs.get(f"{caller}.{name}")
-            if node is not None:
+            if node is not None and (inner or not self._py_class_scope(scope, caller)):
+                # Python: a class body's names are not visible in the functions nested in it
+                # (`def socket(self)` in a class does not hide the module `socket` in its methods)
                 return ("def", node), CONF_LOCAL
             caller = caller.rpartition(".")[0]
+            inner = False
         node = scope.top.get(name)
         imported = scope.imports.get(name)
         if node is not None and not (
@@ -582,6 +586,12 @@ class GraphBuilder:
             if unique is not None:
                 return ("def", unique), CONF_GLOBAL_UNIQUE
         return None
+
+    def _py_class_scope(self, scope: FileScope, qname: str) -> bool:
+        node = scope.defs.get(qname)
+        return (
+            scope.family == "py" and node is not None and self.nodes[node].def_kind in CLASS_KINDS
+        )
 
     def _class_of(self, fid: int, caller: str | None) -> int | None:
         scope = self.scopes[fid]

@@ -56,6 +56,8 @@
 (augmented_assignment left: (attribute) @reference.not)
 (for_statement left: (attribute) @reference.not)
 (delete_statement (attribute) @reference.not)
+; `func.__doc__ = ...`, `NamedTuple.__mro_entries__ = ...`: setting an attribute reads its object
+(assignment left: (attribute object: (identifier) @reference))
 
 ; `name = lambda ...` defines a function (ctags agrees)
 (assignment left: (identifier) @name right: (lambda)) @definition.function
