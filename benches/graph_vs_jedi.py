@@ -106,6 +106,51 @@ def classify_miss(lines: Lines, name: str, is_prop: bool, decorated: bool, refs:
     return "other"
 
 
+def goto_check(root: Path, lines: Lines, detail: list[dict]) -> dict:
+    """Jedi's own `goto` at our false positives' lines and at Jedi's missed lines: where
+    `get_references` and `goto` disagree (Jedi's `goto` lands on the target from a file its
+    `get_references` left out, or lands elsewhere from a file it listed). Each entry gets
+    `goto_target`: True when some occurrence of the name on those lines goes to the target."""
+    import jedi
+
+    project = jedi.Project(root, added_sys_path=[str(root)])
+    for d in detail:
+        word = re.compile(r"\b" + re.escape(d["name"]) + r"\b")
+        hit = False
+        for ln in d["at"]:
+            src = lines.get(d["file"])
+            if not 0 < ln <= len(src):
+                continue
+            for m in word.finditer(src[ln - 1]):
+                try:
+                    found = jedi.Script(path=root / d["file"], project=project).goto(
+                        ln, m.start(), follow_imports=True
+                    )
+                except Exception:  # Jedi's own failures count as "not the target"
+                    continue
+                for g in found:
+                    if g.module_path is None or g.line != d["def"]:
+                        continue
+                    try:
+                        rel = Path(g.module_path).resolve().relative_to(root).as_posix()
+                    except ValueError:
+                        continue
+                    hit = hit or rel == d["def_path"]
+                if hit:
+                    break
+            if hit:
+                break
+        d["goto_target"] = hit
+    out: dict[str, dict[str, int]] = {}
+    for d in detail:
+        kind = "false_positive" if "false_positive" in d else "miss"
+        half = "held_out" if d["i"] % 2 else "tune"
+        slot = out.setdefault(f"{kind}.{half}", {"files": 0, "goto_target": 0})
+        slot["files"] += 1
+        slot["goto_target"] += d["goto_target"]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", type=Path)
@@ -114,6 +159,8 @@ def main() -> None:
     ap.add_argument("--report-threshold", type=float, default=0.0)
     ap.add_argument("--extraction-cache", type=Path, help="pickle of the extraction, for reruns")
     ap.add_argument("--detail", type=Path, help="every miss and false positive with its lines")
+    ap.add_argument("--goto-check", action="store_true",
+                    help="ask Jedi's goto at the lines of each miss and false positive")  # fmt: skip
     args = ap.parse_args()
     root = args.root.resolve()
     cache = json.loads(args.jedi.read_text())
@@ -202,7 +249,9 @@ def main() -> None:
             miss_examples.setdefault(cause, []).append(f"{s['path']}:{s['qname']} <- {p}")
             detail.append({"miss": cause, "i": r["i"], "target": f"{s['path']}:{s['qname']}",
                            "file": p, "lines": [f"{ln}: {lines.get(q)[ln - 1].strip()}"
-                                                for q, ln in at if ln <= len(lines.get(q))]})  # fmt: skip
+                                                for q, ln in at if ln <= len(lines.get(q))],
+                           "name": name, "at": [ln for _, ln in at], "def": s["line"],
+                           "def_path": s["path"]})  # fmt: skip
         for p in sorted(ours - r["jedi"]):
             c = r["ours"][p]
             cause = ("typed receiver" if abs(c - CONF_TYPED) < 1e-6 else
@@ -213,7 +262,9 @@ def main() -> None:
             detail.append({"false_positive": cause, "i": r["i"], "confidence": round(c, 3),
                            "target": f"{s['path']}:{s['qname']}", "file": p,
                            "lines": [f"{ln}: {src[ln - 1].strip()}" for ln in
-                                     sorted(r["our_lines"].get(p, ())) if 0 < ln <= len(src)]})  # fmt: skip
+                                     sorted(r["our_lines"].get(p, ())) if 0 < ln <= len(src)],
+                           "name": name, "at": sorted(r["our_lines"].get(p, ())), "def": s["line"],
+                           "def_path": s["path"]})  # fmt: skip
     result = {
         "root": str(root),
         "files": len(files),
@@ -231,6 +282,8 @@ def main() -> None:
         "jedi_seconds_median": sorted(cache["seconds"])[len(cache["seconds"]) // 2],
         "jedi_answers": len(answers),
     }
+    if args.goto_check:
+        result["jedi_goto"] = goto_check(root, lines, detail)
     if args.detail:
         args.detail.write_text(json.dumps(detail, indent=1))
     text = json.dumps(result, indent=1)
