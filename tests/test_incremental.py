@@ -15,9 +15,9 @@ from durability_support import CONFIG, answers, build, write_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maguyva import _core, sealed
+from maguyva import _core
 from maguyva.changes import blob_digest, classify, estimate_distinct_trigrams, git_digests, scan
-from maguyva.indexer import build_index
+from maguyva.indexer import build_index, stored_rows
 from maguyva.store import IndexDir
 
 
@@ -25,10 +25,7 @@ def _snapshot(index_dir: Path) -> tuple:
     """Chunks, extraction and the symbol index of the current generation, as stored (the
     symbol index byte for byte: an update must write what a from-scratch build writes)."""
     gen = IndexDir(index_dir).current()
-    chunks = b"".join(sealed.read_sealed(p, "chunks") for p in sorted(gen.path.glob("chunks/*")))
-    extract = {}
-    for p in sorted(gen.path.glob("extract/*")):
-        extract.update(sealed.read_sealed_json(p, "extract")["files"])
+    chunks, extract = stored_rows(gen.path)
     symbols = {p.name: p.read_bytes() for p in sorted(gen.path.glob("structural/*"))}
     assert symbols, "no symbol index"
     return chunks, extract, symbols
@@ -296,3 +293,56 @@ def test_file_created_while_the_tree_is_walked_is_found_by_the_next_check(tmp_pa
     assert "pkg/late.py" not in state.files
     _, found = scan(tmp_path, {}, state)
     assert found.added == ["pkg/late.py"] and found.walked
+
+
+def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
+    tmp_path, monkeypatch
+):
+    """One-file updates write the file's rows as a delta (segments and files.json are hard
+    links); past `DELTA_MAX_FILES` the deltas merge into one, past `DELTA_MAX_BYTES` they fold
+    into the segments. After every step, a long-running writer, a fresh one reading the delta
+    from disk, and a from-scratch build store the same rows and give the same answers."""
+    from maguyva import indexer
+
+    monkeypatch.setattr(indexer, "DELTA_MAX_FILES", 2)
+    root = tmp_path / "repo"
+    write_repo(root)
+    writer = indexer.Indexer(root, config=CONFIG)
+    writer.update()
+    steps = [("edit", "pkg/core.py"), ("edit", "pkg/render.py"), ("edit", "tools/cli.py"),
+             ("delete", "pkg/render.py"), ("add", "pkg/extra_1.py"), ("edit", "pkg/core.py"),
+             ("fold", "tools/cli.py"), ("edit", "pkg/core.py")]  # fmt: skip
+    modes = []
+    for n, (op, rel) in enumerate(steps):
+        target = root / rel
+        if op == "delete":
+            target.unlink()
+        elif op == "add":
+            target.write_text(f"from .core import load_items\n\n\ndef extra_{n}():\n"
+                              f"    return load_items({n})\n")  # fmt: skip
+        else:
+            target.write_text(target.read_text() + f"\n\ndef step_{n}(x):\n    return x + {n}\n")
+        if op == "fold":
+            monkeypatch.setattr(indexer, "DELTA_MAX_BYTES", 1)
+        before = IndexDir(root / ".maguyva").current()  # pinned: kept while we compare
+        summary = writer.update(hints=[rel]) if n % 2 else writer.update()
+        monkeypatch.setattr(indexer, "DELTA_MAX_BYTES", 8 << 20)
+        assert not summary.noop
+        gen = IndexDir(root / ".maguyva").current(pin=False)
+        layout = gen.manifest["layout"]
+        modes.append(layout["mode"])
+        assert layout["delta_files"] <= 2, layout
+        if layout["mode"] == "delta":  # the segments and files.json are links
+            for name in ("files.json", "chunks/00.jsonl", "extract/63.json"):
+                assert (gen.path / name).stat().st_ino == (before.path / name).stat().st_ino
+        before.release()
+        scratch = tmp_path / f"scratch-{n}"
+        build_index(root, config={**CONFIG, "index_dir": str(scratch)})
+        assert _snapshot(root / ".maguyva") == _snapshot(scratch), (op, rel, layout)
+        assert answers(root) == answers(root, scratch), (op, rel)
+        # a fresh writer reads the delta from disk and continues from it
+        fresh = indexer.Indexer(root, config=CONFIG)
+        assert fresh._reusable(gen).index == writer._reusable(gen).index
+        assert fresh.update().noop
+    assert modes.count("delta") >= 5 and "fold" in modes, modes
+    assert modes[-1] == "delta", modes

@@ -30,6 +30,7 @@ from maguyva.scale.dryrun import VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_rep
 from maguyva.scale.segments import Segment, SegmentCache, partition
 from maguyva.scale.synthetic import generated_corpus
 from maguyva.scale.vectorstore import LanceDBStore, LocalHammingStore, open_store
+from maguyva.store import IndexDir
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 MODALITIES = ["text", "structural", "graph"]
@@ -497,7 +498,7 @@ def test_lazy_views_equal_the_stored_segments(stdlib_corpus):
 def test_build_streams_through_views_and_reports_every_phase(tmp_path, monkeypatch):
     """Modalities get the segment views (not lists), every phase starts with `(phase, 0,
     total)` and ends with `(phase, total, total)`, nothing spilled is left behind, and an edit
-    re-extracts one file and rewrites one segment."""
+    re-extracts one file and writes its rows as a delta (no segment rewritten)."""
     from maguyva import indexer
     from maguyva.indexer import SegmentChunks, SegmentExtraction
 
@@ -531,7 +532,9 @@ def test_build_streams_through_views_and_reports_every_phase(tmp_path, monkeypat
     events.clear()
     again = build_index(root, config=config, progress=lambda *e: events.append(e))
     assert next(e for e in events if e[0] == "extract") == ("extract", 0, 1)
-    assert again.timings_s["segments_rewritten"] == 1.0
+    assert again.timings_s["segments_rewritten"] == 0.0
+    layout = IndexDir(tmp_path / "idx").current(pin=False).manifest["layout"]
+    assert (layout["mode"], layout["delta_paths"], layout["delta_files"]) == ("delta", 1, 1)
     hits = Index.open(root, index_dir=tmp_path / "idx").search("where is only_this defined")
     assert hits.results and hits.results[0].path == "pkg/mod3.py"
 

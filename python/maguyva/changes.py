@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .languages import EXTENSIONS
 from .model import SourceFile
 from .walk import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TRIGRAMS, walk_repository
 
@@ -43,6 +44,14 @@ IGNORE_FILES = (".gitignore", ".maguyvaignore")
 RACY_NS = 2_000_000_000  # coarse filesystems (2 s FAT, 1 s ext3) and clock skew
 GIT_THRESHOLD = 64
 """Below this many files to hash, hashing them is cheaper than asking git."""
+
+
+def _language(path: str) -> str | None:
+    """`languages.detect_language` without building a path object (it runs for every file of
+    the repository on every update): the suffix as `PurePosixPath.suffix` defines it."""
+    name = path[path.rfind("/") + 1 :]
+    dot = name.rfind(".")
+    return EXTENSIONS.get(name[dot:].lower()) if 0 < dot < len(name) - 1 else None
 
 
 @dataclass(slots=True)
@@ -67,11 +76,7 @@ class RepoState:
                    data["fingerprint"], data["scanned_at_ns"])  # fmt: skip
 
     def source_files(self) -> list[SourceFile]:
-        from .languages import detect_language
-
-        return [
-            SourceFile(p, s[0], s[1], detect_language(p)) for p, s in sorted(self.files.items())
-        ]
+        return [SourceFile(p, s[0], s[1], _language(p)) for p, s in sorted(self.files.items())]
 
     def skip_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

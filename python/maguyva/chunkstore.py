@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import threading
 import zlib
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from .errors import CorruptIndexError
 from .model import Chunk
-from .sealed import read_sealed
+from .sealed import read_sealed, read_sealed_json
 
 FILE_NAME = "chunks.jsonl"
 CHUNKS_DIR = "chunks"  # the indexer writes a generation's chunks as CHUNKS_DIR/NN.jsonl
@@ -40,9 +42,66 @@ def segment_of(path: str) -> int:
     return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
 
 
-def decode_chunks(path: Path) -> list[Chunk]:
-    """One sealed chunk file, verified (header, size, checksum) and decoded."""
-    payload = read_sealed(path, "chunks")
+FILES_JSON = "files.json"
+FILES_DELTA = "files-delta.json"
+DELTA_DIR = "delta"
+DELTA_KIND = "files_delta"
+"""The overlay of a generation written by a small update (indexer.py): its base segments and
+`files.json` are hard links to an earlier generation's; the rows of the files re-extracted
+since then live in `delta/<generation>.chunks.jsonl` and `.extract.json` (the segment formats),
+and `files-delta.json` says which: `index` maps each path whose rows are not in its base
+segment to `[chunk offset, bytes, count, extraction offset, bytes, delta number]`, or to null
+when the file left the index; `state` holds the file state's differences from the base."""
+
+
+def delta_file(number: int, kind: str) -> str:
+    """Relative name of delta `number`'s chunk (`kind` "chunks") or extraction file."""
+    suffix = "chunks.jsonl" if kind == "chunks" else "extract.json"
+    return f"{DELTA_DIR}/{number:06d}.{suffix}"
+
+
+def read_delta(gen_dir: Path) -> dict[str, Any] | None:
+    """The generation's `files-delta.json` (verified), or None when it has none."""
+    path = Path(gen_dir) / FILES_DELTA
+    if not path.exists():
+        return None
+    data = read_sealed_json(path, DELTA_KIND)
+    if not isinstance(data, dict) or not isinstance(data.get("index"), dict):
+        raise CorruptIndexError(f"{path}: not a delta index")
+    return data
+
+
+_STATE_MAPS = ("files", "skipped", "dirs", "ignores")
+
+
+def state_delta(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The differences of file state `new` from `base` (both `RepoState.to_json()` forms):
+    per map, the entries set (`set`) and removed (`del`); the scalars as they are."""
+    out: dict[str, Any] = {k: v for k, v in new.items() if k not in _STATE_MAPS}
+    for key in _STATE_MAPS:
+        old, now = base.get(key, {}), new.get(key, {})
+        out[key] = {
+            "set": {k: v for k, v in now.items() if k not in old or old[k] != v},
+            "del": sorted(k for k in old if k not in now),
+        }
+    return out
+
+
+def apply_state_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `delta` (from `state_delta`) applied; `base` is not changed."""
+    out = {**base, **{k: v for k, v in delta.items() if k not in _STATE_MAPS}}
+    for key in _STATE_MAPS:
+        merged = dict(base.get(key, {}))
+        change = delta.get(key) or {}
+        for k in change.get("del", ()):
+            merged.pop(k, None)
+        merged.update(change.get("set", {}))
+        out[key] = merged
+    return out
+
+
+def decode_chunk_lines(payload: bytes, where: Path) -> list[Chunk]:
+    """Chunks from JSON Lines (a verified payload or a slice of one)."""
     chunks: list[Chunk] = []
     for number, line in enumerate(payload.split(b"\n"), start=1):
         if not line:
@@ -50,8 +109,13 @@ def decode_chunks(path: Path) -> list[Chunk]:
         try:
             chunks.append(Chunk(**json.loads(line)))
         except (ValueError, TypeError) as exc:
-            raise CorruptIndexError(f"{path}:{number}: bad chunk record") from exc
+            raise CorruptIndexError(f"{where}:{number}: bad chunk record") from exc
     return chunks
+
+
+def decode_chunks(path: Path) -> list[Chunk]:
+    """One sealed chunk file, verified (header, size, checksum) and decoded."""
+    return decode_chunk_lines(read_sealed(path, "chunks"), path)
 
 
 class ChunkStore:
@@ -67,13 +131,11 @@ class ChunkStore:
     @classmethod
     def open(cls, gen_dir: Path) -> ChunkStore:
         """Load and verify (header, size, checksum) all of a generation's chunks."""
-        segments = gen_dir / CHUNKS_DIR
-        paths = sorted(segments.glob("*.jsonl")) if segments.is_dir() else [gen_dir / FILE_NAME]
-        chunks: list[Chunk] = []
-        for path in paths:
-            if path.exists():
-                chunks.extend(decode_chunks(path))
-        return cls(chunks)
+        if (gen_dir / CHUNKS_DIR).is_dir():
+            lazy = SegmentedChunkStore(gen_dir, inherit=False)
+            return cls([c for p in lazy.paths() for c in lazy.by_path(p)])
+        path = gen_dir / FILE_NAME
+        return cls(decode_chunks(path) if path.exists() else [])
 
     @classmethod
     def lazy(cls, gen_dir: Path) -> ChunkStore | SegmentedChunkStore:
@@ -113,44 +175,121 @@ class ChunkStore:
         return best
 
 
+_RECENT: dict[Path, dict[tuple[int, ...], Any]] = {}
+"""Per index directory, what the last opened `SegmentedChunkStore` decoded, by file identity
+(device, inode, size, mtime): the next generation hard-links its unchanged segments, so a
+reader opening it after an update takes them over instead of decoding them again."""
+_RECENT_LOCK = threading.Lock()
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class SegmentedChunkStore:
     """`ChunkStore`'s interface over the indexer's 64 segment files, each decoded (and its
-    checksum verified) on first use and kept. Thread-safe. `get` without a path and `paths`
-    and `len` need every segment; the engine passes the path it already knows."""
+    checksum verified) on first use and kept, plus the generation's delta (`files-delta.json`):
+    a file re-extracted since the segments were written is read from its delta file, only its
+    own rows. Thread-safe. `get` without a path, `paths` and `len` need every segment; the
+    engine passes the path it already knows. Segments and delta files decoded by the previous
+    store of the same index directory are reused when the file is the same (a hard link)."""
 
-    def __init__(self, gen_dir: Path) -> None:
-        self.gen_dir = gen_dir
+    def __init__(self, gen_dir: Path, inherit: bool = True) -> None:
+        self.gen_dir = Path(gen_dir)
+        delta = read_delta(self.gen_dir)
+        self._overrides: dict[str, list[int] | None] = dict(delta["index"]) if delta else {}
         self._segments: dict[int, ChunkStore] = {}
+        self._rows: dict[str, ChunkStore] = {}  # overridden path -> its rows
         self._lock = threading.Lock()
+        self._decoded: dict[tuple[int, ...], Any] = {}
+        self._inherited: dict[tuple[int, ...], Any] = {}
+        if inherit:
+            with _RECENT_LOCK:
+                self._inherited = _RECENT.get(self.gen_dir.parent, {})
+                _RECENT[self.gen_dir.parent] = self._decoded
+
+    def _reuse(self, key: tuple[int, ...] | None, make: Any) -> Any:
+        if key is None:
+            return make()
+        got = self._decoded.get(key)
+        if got is None:
+            got = self._inherited.get(key)
+            if got is None:
+                got = make()
+            self._decoded[key] = got
+        return got
 
     def _segment(self, n: int) -> ChunkStore:
         with self._lock:
             store = self._segments.get(n)
             if store is None:
                 path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
-                store = ChunkStore(decode_chunks(path) if path.exists() else [])
+                key = _identity(path)
+                store = self._reuse(key, lambda: ChunkStore(decode_chunks(path) if key else []))
                 self._segments[n] = store
             return store
+
+    def _delta_payload(self, number: int) -> bytes:
+        """A delta chunk file's payload, verified once per file (and per process)."""
+        path = self.gen_dir / delta_file(number, "chunks")
+        key = _identity(path)
+        if key is None:
+            raise CorruptIndexError(f"{path}: missing")
+        return self._reuse((*key, -1), lambda: read_sealed(path, "chunks"))
+
+    def _store(self, path: str) -> ChunkStore | None:
+        """The store holding `path`'s current rows (None: the file left the index)."""
+        if path not in self._overrides:
+            return self._segment(segment_of(path))
+        entry = self._overrides[path]
+        if entry is None:
+            return None
+        with self._lock:
+            store = self._rows.get(path)
+        if store is None:
+            where = self.gen_dir / delta_file(entry[5], "chunks")
+            try:
+                payload = self._delta_payload(entry[5])
+                rows = payload[entry[0] : entry[0] + entry[1]]
+            except (TypeError, IndexError) as exc:
+                raise CorruptIndexError(f"{where}: bad delta entry for {path}") from exc
+            store = ChunkStore(decode_chunk_lines(rows, where))
+            with self._lock:
+                self._rows[path] = store
+        return store
 
     def _all(self) -> list[ChunkStore]:
         return [self._segment(n) for n in range(SEGMENTS)]
 
     def __len__(self) -> int:
-        return sum(len(s) for s in self._all())
+        return sum(len(self.by_path(p)) for p in self.paths())
 
     def get(self, chunk_id: str, path: str | None = None) -> Chunk | None:
         if path is not None:
-            return self._segment(segment_of(path)).get(chunk_id)
+            store = self._store(path)
+            chunk = store.get(chunk_id) if store is not None else None
+            return chunk if chunk is not None and chunk.path == path else None
+        for p, entry in self._overrides.items():
+            if entry is not None and (chunk := self.get(chunk_id, p)) is not None:
+                return chunk
         for store in self._all():
-            if (chunk := store.get(chunk_id)) is not None:
+            chunk = store.get(chunk_id)
+            if chunk is not None and chunk.path not in self._overrides:
                 return chunk
         return None
 
     def by_path(self, path: str) -> list[Chunk]:
-        return self._segment(segment_of(path)).by_path(path)
+        store = self._store(path)
+        return store.by_path(path) if store is not None else []
 
     def paths(self) -> list[str]:
-        return sorted(p for store in self._all() for p in store.paths())
+        base = (p for store in self._all() for p in store.paths() if p not in self._overrides)
+        return sorted([*base, *(p for p, e in self._overrides.items() if e is not None)])
 
     def enclosing(self, path: str, line: int) -> Chunk | None:
-        return self._segment(segment_of(path)).enclosing(path, line)
+        store = self._store(path)
+        return store.enclosing(path, line) if store is not None else None

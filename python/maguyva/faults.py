@@ -17,6 +17,7 @@ import contextlib
 import errno
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,16 +48,19 @@ class FaultyFiles(store.OsFiles):
         self.total = 0
         self.written = 0
         self.log: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
 
     def _step(self, op: str, path: Path | str) -> None:
-        self.counts[op] += 1
-        self.total += 1
-        self.log.append((op, str(path)))
-        if self.kill_at is not None and self.total >= self.kill_at:
+        with self._lock:  # the commit fsyncs from several threads (store.fsync_all)
+            self.counts[op] += 1
+            self.total += 1
+            self.log.append((op, str(path)))
+            total, count = self.total, self.counts[op]
+        if self.kill_at is not None and total >= self.kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
         if self.fail_at is not None and (
-            (self.fail_op == "any" and self.total == self.fail_at)
-            or (self.fail_op == op and self.counts[op] == self.fail_at)
+            (self.fail_op == "any" and total == self.fail_at)
+            or (self.fail_op == op and count == self.fail_at)
         ):
             raise OSError(errno.EIO, f"injected I/O error ({op} #{self.fail_at})", str(path))
 

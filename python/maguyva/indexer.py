@@ -38,7 +38,21 @@ from . import extract_types, faults, sealed
 from . import store as _store
 from .changes import RACY_NS, ChangeSet, RepoState, scan
 from .chunks import line_window_chunks
-from .chunkstore import CHUNKS_DIR, SEGMENTS, decode_chunks, segment_of
+from .chunkstore import (
+    CHUNKS_DIR,
+    DELTA_DIR,
+    DELTA_KIND,
+    FILES_DELTA,
+    FILES_JSON,
+    SEGMENTS,
+    apply_state_delta,
+    decode_chunk_lines,
+    decode_chunks,
+    delta_file,
+    read_delta,
+    segment_of,
+    state_delta,
+)
 from .config import Setting, load_config, register
 from .errors import CorruptIndexError, IndexVersionError, MaguyvaError, ModalityUnavailable
 from .extract_cache import ExtractCache
@@ -63,7 +77,6 @@ register("memory", Setting("str", None, "memory budget of a build, e.g. 6G (caps
 
 Progress = Callable[[str, int, int], None]
 
-FILES_JSON = "files.json"
 EXTRACT_JSON = "extract.json"  # format 2 before segments (such an index is extracted again once)
 EXTRACT_DIR = "extract"
 SPILL_DIR = "spill"  # inside the unfinished generation: encoded records while extracting
@@ -241,6 +254,7 @@ class _Spill:
         directory.mkdir(parents=True, exist_ok=True)
         self._open: dict[int, Any] = {}
         self.files = 0
+        self.bytes = 0
 
     def add(self, path: str, chunk_bytes: bytes, fragment: bytes) -> None:
         n = segment_of(path)
@@ -253,6 +267,7 @@ class _Spill:
         fh.write(chunk_bytes)
         fh.write(fragment)
         self.files += 1
+        self.bytes += len(chunk_bytes) + len(fragment)
 
     def close(self) -> None:
         for fh in self._open.values():
@@ -292,29 +307,129 @@ def _payload_start(path: Path) -> int:
     return end + 1
 
 
+def _segment_name(n: int, kind: str) -> str:
+    return f"{CHUNKS_DIR}/{n:02d}.jsonl" if kind == "chunks" else f"{EXTRACT_DIR}/{n:02d}.json"
+
+
+def _entry_name(path: str, entry: Sequence[int], kind: str) -> str:
+    """The file (relative to the generation) holding an index entry's rows of `kind`
+    ("chunks" or "extract"): a delta file for a 6-element entry, else the path's segment."""
+    return delta_file(entry[5], kind) if len(entry) > 5 else _segment_name(segment_of(path), kind)
+
+
+def _entry_slice(entry: Sequence[int], kind: str) -> tuple[int, int]:
+    return (entry[0], entry[1]) if kind == "chunks" else (entry[3], entry[4])
+
+
+class _RowFiles:
+    """A generation's segment and delta files, read by index entry: one file's rows with one
+    `pread` (`row`), or whole verified payloads (`payload`, kept) to slice many rows from."""
+
+    def __init__(self, gen_dir: Path) -> None:
+        self.gen_dir = Path(gen_dir)
+        self._fds: dict[str, tuple[int, int]] = {}
+        self._payloads: dict[str, bytes] = {}
+
+    def _fd(self, name: str) -> tuple[int, int]:
+        got = self._fds.get(name)
+        if got is None:
+            path = self.gen_dir / name
+            got = self._fds[name] = (os.open(path, os.O_RDONLY), _payload_start(path))
+        return got
+
+    def row(self, path: str, entry: Sequence[int], kind: str) -> bytes:
+        fd, start = self._fd(_entry_name(path, entry, kind))
+        offset, length = _entry_slice(entry, kind)
+        data = os.pread(fd, length, start + offset)
+        if len(data) != length:
+            raise CorruptIndexError(f"{self.gen_dir}: short {kind} record for {path}")
+        return data
+
+    def payload(self, name: str, kind: str) -> bytes:
+        got = self._payloads.get(name)
+        if got is None:
+            got = self._payloads[name] = sealed.read_sealed(self.gen_dir / name, kind)
+        return got
+
+    def forget(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._payloads.pop(name, None)
+
+    def sliced(self, path: str, entry: Sequence[int], kind: str) -> bytes:
+        offset, length = _entry_slice(entry, kind)
+        return self.payload(_entry_name(path, entry, kind), kind)[offset : offset + length]
+
+    def close(self) -> None:
+        for fd, _ in self._fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
+        self._payloads.clear()
+
+
 class SegmentChunks(Sequence[Chunk]):
     """Every chunk of a generation, read from its segment files one segment at a time.
 
     Iterating decodes one segment, yields its chunks and drops them: what a modality keeps is
     its own business, the view holds at most one decoded segment (the last one indexed). Order:
-    segment by segment, within a segment by path and line. `len()` costs nothing."""
+    segment by segment, within a segment by path and line. `len()` costs nothing.
 
-    def __init__(self, gen_dir: Path, counts: list[int]) -> None:
+    With `index` (path -> entry) and `overridden` (the paths of the generation's delta), a
+    segment holding an overridden path is assembled from its files' rows wherever they live;
+    `of_paths`/`spans_of` read just the given files' rows (what an update needs)."""
+
+    def __init__(
+        self,
+        gen_dir: Path,
+        counts: list[int],
+        index: Mapping[str, Sequence[int]] | None = None,
+        overridden: Iterable[str] = (),
+    ) -> None:
         self.gen_dir = Path(gen_dir)
         self.counts = list(counts)
         self._starts = [0]
         for c in self.counts:
             self._starts.append(self._starts[-1] + c)
         self._cached: tuple[int, list[Chunk]] | None = None
+        self._index = index
+        self._dirty = {segment_of(p) for p in overridden}
+        self._files = _RowFiles(self.gen_dir)
 
     def __len__(self) -> int:
         return self._starts[-1]
+
+    def _payload(self, n: int) -> bytes:
+        """Segment `n`'s chunk lines as a from-scratch build would write them (verified)."""
+        if n not in self._dirty or self._index is None:
+            return sealed.read_sealed(self.gen_dir / _segment_name(n, "chunks"), "chunks")
+        paths = sorted(p for p in self._index if segment_of(p) == n)
+        return b"".join(self._files.sliced(p, self._index[p], "chunks") for p in paths)
 
     def segment(self, n: int) -> list[Chunk]:
         """The chunks of segment `n`, decoded (verified against the file's checksum)."""
         if self.counts[n] == 0:
             return []
-        return decode_chunks(self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl")
+        if n not in self._dirty:
+            return decode_chunks(self.gen_dir / _segment_name(n, "chunks"))
+        return decode_chunk_lines(self._payload(n), self.gen_dir / _segment_name(n, "chunks"))
+
+    def of_paths(self, paths: Iterable[str]) -> list[Chunk]:
+        """The chunks of `paths` (unknown ones have none), reading only their rows."""
+        if self._index is None:
+            wanted = set(paths)
+            return [c for n in sorted({segment_of(p) for p in wanted})
+                    for c in self.segment(n) if c.path in wanted]  # fmt: skip
+        out: list[Chunk] = []
+        for p in sorted(set(paths)):
+            entry = self._index.get(p)
+            if entry is not None and entry[1]:
+                rows = self._files.row(p, entry, "chunks")
+                out.extend(decode_chunk_lines(rows, self.gen_dir / _entry_name(p, entry, "chunks")))
+        return out
+
+    def spans_of(self, paths: Iterable[str]) -> list[tuple[str, int, int, str]]:
+        """`(path, start_line, end_line, id)` of the chunks of `paths`."""
+        return [(c.path, c.start_line, c.end_line, c.id) for c in self.of_paths(paths)]
 
     def __iter__(self) -> Iterator[Chunk]:
         for n in range(len(self.counts)):
@@ -327,8 +442,7 @@ class SegmentChunks(Sequence[Chunk]):
         for n in range(len(self.counts)):
             if not self.counts[n]:
                 continue
-            path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
-            for line in sealed.read_sealed(path, "chunks").split(b"\n"):
+            for line in self._payload(n).split(b"\n"):
                 if line:
                     c = json.loads(line)
                     yield c["path"], c["start_line"], c["end_line"], c["id"]
@@ -345,22 +459,26 @@ class SegmentChunks(Sequence[Chunk]):
             self._cached = (n, self.segment(n))
         return self._cached[1][i - self._starts[n]]
 
+    def close(self) -> None:
+        self._files.close()
+
     def __repr__(self) -> str:
         return f"SegmentChunks({self.gen_dir}, {len(self)} chunks)"
 
 
 class SegmentExtraction(Mapping[str, FileExtraction]):
     """path -> FileExtraction of a generation, decoded per file on access from the extraction
-    segments (one `pread` and one small JSON decode; the last `cache` files are kept).
+    segments or delta files (one `pread` and one small JSON decode; the last `cache` files are
+    kept).
 
     Keys iterate in path order. Reading every value decodes the whole extraction once but holds
     none of it: a modality that needs every file's extraction at once builds that itself."""
 
-    def __init__(self, gen_dir: Path, index: dict[str, list[int]], cache: int = 256) -> None:
+    def __init__(self, gen_dir: Path, index: Mapping[str, Sequence[int]], cache: int = 256) -> None:
         self.gen_dir = Path(gen_dir)
         self._index = index
         self._paths = sorted(index)
-        self._fds: dict[int, tuple[int, int]] = {}
+        self._files = _RowFiles(self.gen_dir)
         self._lru: OrderedDict[str, FileExtraction] = OrderedDict()
         self._cache = cache
 
@@ -373,21 +491,13 @@ class SegmentExtraction(Mapping[str, FileExtraction]):
     def __contains__(self, path: object) -> bool:
         return path in self._index
 
-    def _fd(self, n: int) -> tuple[int, int]:
-        got = self._fds.get(n)
-        if got is None:
-            path = self.gen_dir / EXTRACT_DIR / f"{n:02d}.json"
-            got = self._fds[n] = (os.open(path, os.O_RDONLY), _payload_start(path))
-        return got
-
     def __getitem__(self, path: str) -> FileExtraction:
         hit = self._lru.get(path)
         if hit is not None:
             self._lru.move_to_end(path)
             return hit
         entry = self._index[path]  # KeyError for an unknown path, as a dict would
-        fd, start = self._fd(segment_of(path))
-        data = os.pread(fd, entry[4], start + entry[3])
+        data = self._files.row(path, entry, "extract")
         try:
             _digest, row = json.loads(data)
             ex = _decode_extraction(path, row)
@@ -399,10 +509,7 @@ class SegmentExtraction(Mapping[str, FileExtraction]):
         return ex
 
     def close(self) -> None:
-        for fd, _ in self._fds.values():
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._fds.clear()
+        self._files.close()
         self._lru.clear()
 
     def __del__(self) -> None:
@@ -412,25 +519,99 @@ class SegmentExtraction(Mapping[str, FileExtraction]):
         return f"SegmentExtraction({self.gen_dir}, {len(self)} files)"
 
 
+DELTA_MAX_BYTES = 8 << 20
+"""A small update writes the re-extracted files' rows to a delta file instead of rewriting
+their segments; once the live delta files hold more than this, the next update folds them
+into the segments (rewrites the segments they touch and `files.json`)."""
+DELTA_MAX_FILES = 8
+"""More live delta files than this are merged into one (the next update's)."""
+DELTA_MAX_PATHS = 4096
+"""More overridden paths than this (a large checkout): fold at once."""
+
+
 @dataclass(slots=True)
 class _Previous:
     """What the next build reuses of the current generation: its directory, each file's
-    digest and segment index entry."""
+    digest and index entry (`index`: where its rows are, segment or delta), and the layout:
+    the base `files.json` (its state and index) and the delta over it."""
 
     path: Path
     digests: dict[str, str]
     index: dict[str, list[int]]
+    base_state: dict[str, Any] = field(default_factory=dict)
+    base_index: dict[str, list[int]] = field(default_factory=dict)
+    delta: dict[str, list[int] | None] = field(default_factory=dict)
+    delta_sizes: dict[int, int] = field(default_factory=dict)
 
 
-def _write_segment(
+@dataclass(slots=True)
+class _FileIndex:
+    """A generation's `files.json` with its `files-delta.json` applied."""
+
+    state: dict[str, Any]
+    index: dict[str, list[int]]
+    base_state: dict[str, Any]
+    base_index: dict[str, list[int]]
+    delta: dict[str, list[int] | None]
+    delta_sizes: dict[int, int]
+    version: int | None
+
+
+def read_file_index(gen_dir: Path) -> _FileIndex:
+    """Read (and verify) a generation's file state and segment index, delta applied."""
+    data = sealed.read_sealed_json(Path(gen_dir) / FILES_JSON, "files")
+    base_state = data["state"]
+    segs = data.get("segments") or {}
+    base_index = {p: list(e) for p, e in (segs.get("files") or {}).items()}
+    delta = read_delta(gen_dir)
+    if delta is None:
+        return _FileIndex(base_state, base_index, base_state, base_index, {}, {},
+                          segs.get("version"))  # fmt: skip
+    overrides: dict[str, list[int] | None] = {
+        p: (list(e) if e is not None else None) for p, e in delta["index"].items()
+    }
+    index = dict(base_index)
+    for p, e in overrides.items():
+        if e is None:
+            index.pop(p, None)
+        else:
+            index[p] = e
+    sizes = {int(k): int(v) for k, v in (delta.get("sizes") or {}).items()}
+    return _FileIndex(apply_state_delta(base_state, delta["state"]), index, base_state,
+                      base_index, overrides, sizes, segs.get("version"))  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Layout:
+    """What `Indexer._write` wrote: the logical index (path -> entry), chunks per segment, the
+    base state and index, the delta over them and its files' sizes."""
+
+    index: dict[str, list[int]]
+    counts: list[int]
+    base_state: dict[str, Any]
+    base_index: dict[str, list[int]]
+    delta: dict[str, list[int] | None]
+    delta_sizes: dict[int, int]
+    rewritten: int
+    mode: str  # segments | fold | delta
+
+    def report(self) -> dict[str, Any]:
+        return {"mode": self.mode, "segments_rewritten": self.rewritten,
+                "delta_paths": len(self.delta), "delta_files": len(self.delta_sizes),
+                "delta_bytes": sum(self.delta_sizes.values())}  # fmt: skip
+
+
+def _write_rows(
     tmp: Path,
-    n: int,
+    names: tuple[str, str],
     extractor: str,
     rows: list[tuple[str, bytes, int, bytes]],
     index: dict[str, list[int]],
+    delta: int | None = None,
 ) -> int:
-    """Write chunk and extraction segment `n` from `rows` (path, chunk lines, chunk count,
-    extraction fragment; sorted by path); fill `index`. Returns the chunk count."""
+    """Write a chunk file and an extraction file (`names`) from `rows` (path, chunk lines,
+    chunk count, extraction fragment; sorted by path); fill `index` (entries of a `delta`
+    file carry its number). Returns the chunk count."""
     chunk_parts: list[bytes] = []
     extract_parts = [b'{"extractor":', _dumps(extractor), b',"files":{']
     coff = 0
@@ -441,15 +622,47 @@ def _write_segment(
         extract_parts.append(key)
         eoff += len(key)
         extract_parts.append(fragment)
-        index[path] = [coff, len(chunk_bytes), count, eoff, len(fragment)]
+        entry = [coff, len(chunk_bytes), count, eoff, len(fragment)]
+        index[path] = entry if delta is None else [*entry, delta]
         chunk_parts.append(chunk_bytes)
         coff += len(chunk_bytes)
         eoff += len(fragment)
         total += count
     extract_parts.append(b'},"schema":' + _dumps(EXTRACTION_SCHEMA) + b"}")
-    write_sealed(tmp / CHUNKS_DIR / f"{n:02d}.jsonl", "chunks", b"".join(chunk_parts))
-    write_sealed(tmp / EXTRACT_DIR / f"{n:02d}.json", "extract", b"".join(extract_parts))
+    write_sealed(tmp / names[0], "chunks", b"".join(chunk_parts))
+    write_sealed(tmp / names[1], "extract", b"".join(extract_parts))
     return total
+
+
+def _write_segment(
+    tmp: Path,
+    n: int,
+    extractor: str,
+    rows: list[tuple[str, bytes, int, bytes]],
+    index: dict[str, list[int]],
+) -> int:
+    """Write chunk and extraction segment `n` from `rows`; see `_write_rows`."""
+    names = (_segment_name(n, "chunks"), _segment_name(n, "extract"))
+    return _write_rows(tmp, names, extractor, rows, index)
+
+
+def stored_rows(gen_dir: Path) -> tuple[bytes, dict[str, Any]]:
+    """A generation's chunks (the segments' JSON Lines, segment by segment, as a from-scratch
+    build writes them) and extraction (path -> [digest, row]), delta applied: what an
+    incremental build must store identically to a from-scratch one."""
+    fi = read_file_index(gen_dir)
+    counts = [0] * SEGMENTS
+    for p, e in fi.index.items():
+        counts[segment_of(p)] += e[2]
+    view = SegmentChunks(gen_dir, counts, fi.index, fi.delta)
+    files = _RowFiles(gen_dir)
+    try:
+        chunks = b"".join(view._payload(n) for n in range(SEGMENTS) if counts[n])
+        extraction = {p: json.loads(files.sliced(p, e, "extract")) for p, e in fi.index.items()}
+    finally:
+        view.close()
+        files.close()
+    return chunks, extraction
 
 
 # ---- the indexer ---------------------------------------------------------------------------
@@ -514,6 +727,13 @@ class Indexer:
         self.extract = extract
         self._extractor = extractor_fingerprint()
         self._verified: int | None = None  # a generation whose segments we wrote or checked
+        # What this writer knows of the generation it committed last (or checked last), so a
+        # long-running writer does not decode `files.json` on every update: the generation's
+        # (number, commit time), its file state, its index and layout.
+        self._memo_key: tuple[int, Any] | None = None
+        self._memo_state: RepoState | None = None
+        self._memo_prev: _Previous | None = None
+        self._loaded: tuple[tuple[int, Any], _FileIndex] | None = None
         self.last_state: RepoState | None = None
         self.budget_plan = None
         if self.config.get("memory"):
@@ -540,9 +760,22 @@ class Indexer:
             pass
         return None
 
+    def _memo_for(self, current: Generation) -> bool:
+        """Is what this writer remembers (state, index) about `current`? A generation is
+        immutable, and another writer's commit or a repair gives another number or time."""
+        return self._memo_key == (current.number, current.manifest.get("committed_at"))
+
+    def _file_index(self, current: Generation) -> _FileIndex:
+        key = (current.number, current.manifest.get("committed_at"))
+        if self._loaded is None or self._loaded[0] != key:
+            self._loaded = (key, read_file_index(current.path))
+        return self._loaded[1]
+
     def _previous_state(self, current: Generation | None) -> RepoState | None:
         if current is None:
             return None
+        if self._memo_for(current) and self._memo_state is not None:
+            return self._memo_state
         try:
             saved = sealed.read_sealed_json(self.index.path / SCAN_STATE, "scan")
             if saved.get("generation") == current.number:
@@ -550,35 +783,40 @@ class Indexer:
         except (MaguyvaError, KeyError, TypeError):
             pass
         try:
-            data = sealed.read_sealed_json(current.path / FILES_JSON, "files")
-            return RepoState.from_json(data["state"])
-        except (MaguyvaError, KeyError, TypeError) as exc:
+            return RepoState.from_json(self._file_index(current).state)
+        except (MaguyvaError, KeyError, TypeError, ValueError, AttributeError) as exc:
             log.warning("%s: unusable file state (%s); walking again", current.path, exc)
             return None
 
     def _reusable(self, current: Generation) -> _Previous | None:
         """The current generation's per-file digests and segment index, when its segments can
-        be linked or sliced: same extractor, segmented, with an index, every segment sound.
-        None otherwise (every file is then extracted again)."""
+        be linked or sliced: same extractor, segmented, with an index, every segment and delta
+        file sound. None otherwise (every file is then extracted again)."""
         if current.manifest.get("built_for", {}).get("extractor") != self._extractor:
             return None
+        if self._memo_for(current) and self._memo_prev is not None:
+            return self._memo_prev
         try:
-            data = sealed.read_sealed_json(current.path / FILES_JSON, "files")
-            segs = data.get("segments") or {}
-            if segs.get("version") != SEGMENT_INDEX_VERSION:
+            fi = self._file_index(current)
+            if fi.version != SEGMENT_INDEX_VERSION:
                 return None  # an older layout: extract again once
-            index = {p: list(e) for p, e in segs["files"].items()}
-            digests = {p: r[2] for p, r in data["state"]["files"].items() if p in index}
+            digests = {p: r[2] for p, r in fi.state["files"].items() if p in fi.index}
             if self._verified != current.number:  # checksums of what we may link, once
                 for n in range(SEGMENTS):
-                    sealed.read_sealed(current.path / CHUNKS_DIR / f"{n:02d}.jsonl", "chunks")
-                    sealed.read_sealed(current.path / EXTRACT_DIR / f"{n:02d}.json", "extract")
+                    sealed.read_sealed(current.path / _segment_name(n, "chunks"), "chunks")
+                    sealed.read_sealed(current.path / _segment_name(n, "extract"), "extract")
+                for d in {e[5] for e in fi.delta.values() if e is not None}:
+                    sealed.read_sealed(current.path / delta_file(d, "chunks"), "chunks")
+                    sealed.read_sealed(current.path / delta_file(d, "extract"), "extract")
                 self._verified = current.number
         except (MaguyvaError, KeyError, TypeError, ValueError, AttributeError) as exc:
             log.warning("%s: previous extraction unusable (%s); extracting again", current.path,
                         exc)  # fmt: skip
             return None
-        return _Previous(current.path, digests, index)
+        finally:
+            self._loaded = None
+        return _Previous(current.path, digests, fi.index, fi.base_state, fi.base_index,
+                         fi.delta, fi.delta_sizes)  # fmt: skip
 
     # -- one update --------------------------------------------------------------------------
 
@@ -611,6 +849,10 @@ class Indexer:
                 "modalities": wanted, "extractor": self._extractor,
                 "builders": builders_fingerprint()}:  # fmt: skip
                 self._save_scan_state(current, previous, state)
+                if not self._memo_for(current):
+                    self._memo_key = (current.number, current.manifest.get("committed_at"))
+                    self._memo_prev = None
+                self._memo_state = state
                 return self._summary(current, state, changes, timings, noop=True)
             return self._build(current, state, changes, timings, wanted, phases)
 
@@ -663,23 +905,14 @@ class Indexer:
             timings["extract"] = time.perf_counter() - started
             started = time.perf_counter()
             phases.start("write", SEGMENTS)
-            # a segment is rewritten if a file of it was (re)extracted or removed
-            gone = (prev.index.keys() - digests.keys()) if prev is not None else set()
-            dirty = {segment_of(f.path) for f in redo} | {segment_of(p) for p in gone}
-            index, counts, rewritten = self._write_segments(tmp, files, prev, dirty, spill,
-                                                            phases)  # fmt: skip
+            layout = self._write(tmp, number, state, files, digests, redo, prev, spill, phases)
             shutil.rmtree(tmp / SPILL_DIR, ignore_errors=True)
-            write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({
-                "state": state.to_json(),
-                "segments": {"version": SEGMENT_INDEX_VERSION, "files": index},
-            }))  # fmt: skip
-            timings["segments_rewritten"] = float(rewritten)
+            timings["segments_rewritten"] = float(layout.rewritten)
             timings["write"] = time.perf_counter() - started
             phases.end("write")
-            chunks = SegmentChunks(tmp, counts)
-            extraction = SegmentExtraction(tmp, index)
-            del index
-            views.append(extraction)
+            chunks = SegmentChunks(tmp, layout.counts, layout.index, layout.delta)
+            extraction = SegmentExtraction(tmp, layout.index)
+            views += [chunks, extraction]
             ctx = BuildContext(
                 root=self.root, out_dir=tmp, files=files, chunks=chunks, extraction=extraction,
                 config=self.config, cache_dir=self.index.cache_dir, progress=phases,
@@ -689,7 +922,7 @@ class Indexer:
                 ctx.changes = changes  # type: ignore[attr-defined]
             self.index.cache_dir.mkdir(parents=True, exist_ok=True)
             modalities = _build_modalities(ctx, self.config, timings, phases)
-            extraction.close()
+            self._close(views)
             manifest = {
                 "root": str(self.root),
                 "commit": _git_commit(self.root),
@@ -705,6 +938,7 @@ class Indexer:
                     "builders": builders_fingerprint(),
                 },
                 "timings_s": {k: round(v, 4) for k, v in timings.items()},
+                "layout": layout.report(),
                 "embedding": modalities.get("semantic", {}).get("report", {}).get("provider"),
             }
             write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
@@ -730,6 +964,10 @@ class Indexer:
         if redo:  # the generation now holds what the cache kept for an interrupt
             self._extract_cache().clear()
         self._verified = generation.number
+        self._memo_key = (generation.number, generation.manifest.get("committed_at"))
+        self._memo_state = state
+        self._memo_prev = _Previous(generation.path, digests, layout.index, layout.base_state,
+                                    layout.base_index, layout.delta, layout.delta_sizes)  # fmt: skip
         return self._summary(generation, state, changes, timings, modalities=modalities)
 
     @staticmethod
@@ -816,8 +1054,9 @@ class Indexer:
         index: dict[str, list[int]] = {}
         counts = [0] * SEGMENTS
         written = 0
+        old = _RowFiles(prev.path) if prev is not None else None
         for n, paths in groups.items():
-            names = (f"{CHUNKS_DIR}/{n:02d}.jsonl", f"{EXTRACT_DIR}/{n:02d}.json")
+            names = (_segment_name(n, "chunks"), _segment_name(n, "extract"))
             if prev is not None and n not in dirty and all(p in prev.index for p in paths) \
                     and _link_all(prev.path, tmp, names):  # fmt: skip
                 for p in paths:
@@ -826,24 +1065,143 @@ class Indexer:
                 phases("write", n + 1, SEGMENTS)
                 continue
             new = spill.take(n)
-            old_chunks = old_extract = b""
-            if prev is not None and any(p not in new for p in paths):
-                old_chunks = sealed.read_sealed(prev.path / names[0], "chunks")
-                old_extract = sealed.read_sealed(prev.path / names[1], "extract")
             rows = []
             for p in paths:  # sorted, as `files` is
                 if p in new:
                     chunk_bytes, fragment = new.pop(p)
                 else:
+                    assert old is not None
                     e = prev.index[p]  # type: ignore[union-attr]
-                    chunk_bytes = old_chunks[e[0] : e[0] + e[1]]
-                    fragment = old_extract[e[3] : e[3] + e[4]]
+                    chunk_bytes = old.sliced(p, e, "chunks")
+                    fragment = old.sliced(p, e, "extract")
                 rows.append((p, chunk_bytes, chunk_bytes.count(b"\n"), fragment))
-            del old_chunks, old_extract, new
+            del new
+            if old is not None:  # this segment's payloads are done with (deltas are kept)
+                old.forget(names)
             counts[n] = _write_segment(tmp, n, self._extractor, rows, index)
             written += 1
             phases("write", n + 1, SEGMENTS)
+        if old is not None:
+            old.close()
         return index, counts, written
+
+    def _write(
+        self,
+        tmp: Path,
+        number: int,
+        state: RepoState,
+        files: list[SourceFile],
+        digests: dict[str, str],
+        redo: list[SourceFile],
+        prev: _Previous | None,
+        spill: _Spill,
+        phases: _Phases,
+    ) -> _Layout:
+        """Write the generation's chunks, extraction and file state. A small update (the
+        previous generation reusable, its delta small) hard-links the segments and
+        `files.json` and writes only the re-extracted files' rows as a delta; otherwise (or
+        once the delta has grown past `DELTA_MAX_*`) the segments holding a change or a delta
+        row are rewritten, the others linked, and `files.json` written whole."""
+        state_json = state.to_json()
+        redone = {f.path for f in redo}
+        if prev is not None:
+            delta: dict[str, list[int] | None] = {}
+            for p, e in prev.delta.items():
+                if p in redone:
+                    continue
+                if p in digests:
+                    delta[p] = e
+                elif p in prev.base_index:
+                    delta[p] = None
+            for p in prev.index.keys() - digests.keys():
+                if p in prev.base_index:
+                    delta[p] = None
+            live = {e[5] for e in delta.values() if e is not None}
+            merge = len(live) + (1 if redo else 0) > DELTA_MAX_FILES
+            live_bytes = sum(prev.delta_sizes.get(d, 0) for d in live) + spill.bytes
+            fold = live_bytes > DELTA_MAX_BYTES or len(delta) + len(redone) > DELTA_MAX_PATHS
+            if not fold:
+                layout = self._write_delta(tmp, number, state_json, redone, prev, delta, live,
+                                           merge, spill)  # fmt: skip
+                if layout is not None:
+                    return layout
+        gone = (prev.index.keys() - digests.keys()) if prev is not None else set()
+        dirty = {segment_of(p) for p in (*redone, *gone)}
+        if prev is not None:
+            dirty |= {segment_of(p) for p in prev.delta}
+        index, counts, rewritten = self._write_segments(tmp, files, prev, dirty, spill, phases)
+        write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({
+            "state": state_json,
+            "segments": {"version": SEGMENT_INDEX_VERSION, "files": index},
+        }))  # fmt: skip
+        return _Layout(index, counts, state_json, index, {}, {}, rewritten,
+                       "segments" if prev is None or not prev.delta else "fold")  # fmt: skip
+
+    def _write_delta(
+        self,
+        tmp: Path,
+        number: int,
+        state_json: dict[str, Any],
+        redone: set[str],
+        prev: _Previous,
+        delta: dict[str, list[int] | None],
+        live: set[int],
+        merge: bool,
+        spill: _Spill,
+    ) -> _Layout | None:
+        """The small-update layout (see `_write`); None when the previous generation's files
+        cannot be linked (nothing is left behind then)."""
+        _store.FILES.mkdir(tmp / CHUNKS_DIR)
+        _store.FILES.mkdir(tmp / EXTRACT_DIR)
+        names = [FILES_JSON] + [_segment_name(n, k) for n in range(SEGMENTS)
+                                for k in ("chunks", "extract")]  # fmt: skip
+        kept = set() if merge else live
+        if redone or live:
+            _store.FILES.mkdir(tmp / DELTA_DIR)
+        names += [delta_file(d, k) for d in sorted(kept) for k in ("chunks", "extract")]
+        if not _link_all(prev.path, tmp, tuple(names)):
+            for sub in (CHUNKS_DIR, EXTRACT_DIR, DELTA_DIR):
+                shutil.rmtree(tmp / sub, ignore_errors=True)
+            return None
+        new: dict[str, tuple[bytes, bytes]] = {}
+        for n in range(SEGMENTS):
+            new.update(spill.take(n))
+        moved = sorted(redone | ({p for p, e in delta.items() if e is not None} if merge
+                                 else set()))  # fmt: skip
+        sizes = {d: prev.delta_sizes.get(d, 0) for d in kept}
+        if moved:
+            old = _RowFiles(prev.path)
+            rows = []
+            for p in moved:
+                if p in new:
+                    chunk_bytes, fragment = new.pop(p)
+                else:
+                    e = delta[p]
+                    assert e is not None
+                    chunk_bytes, fragment = old.sliced(p, e, "chunks"), old.sliced(p, e, "extract")
+                rows.append((p, chunk_bytes, chunk_bytes.count(b"\n"), fragment))
+            old.close()
+            entries: dict[str, list[int]] = {}
+            files = (delta_file(number, "chunks"), delta_file(number, "extract"))
+            _write_rows(tmp, files, self._extractor, rows, entries, delta=number)
+            delta.update(entries)
+            sizes[number] = sum((tmp / f).stat().st_size for f in files)
+        index = dict(prev.base_index)
+        for p, e in delta.items():
+            if e is None:
+                index.pop(p, None)
+            else:
+                index[p] = e
+        counts = [0] * SEGMENTS
+        for p, e in index.items():
+            counts[segment_of(p)] += e[2]
+        write_sealed(tmp / FILES_DELTA, DELTA_KIND, sealed.dumps_json({
+            "version": 1,
+            "state": state_delta(prev.base_state, state_json),
+            "index": delta,
+            "sizes": {str(d): b for d, b in sizes.items()},
+        }))  # fmt: skip
+        return _Layout(index, counts, prev.base_state, prev.base_index, delta, sizes, 0, "delta")
 
     def _summary(
         self,

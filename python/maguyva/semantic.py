@@ -103,9 +103,11 @@ def embed_text(chunk: Chunk, identity: ProviderIdentity) -> str:
 @dataclass(frozen=True, slots=True)
 class Planned:
     """A chunk to embed: the full text and its head (phase one), each with its content hash.
-    `head is text` when the whole chunk is short enough to be its own head."""
+    `head is text` when the whole chunk is short enough to be its own head. Only the chunk's
+    id and whether it is a line window are kept, not the chunk (with its text)."""
 
-    chunk: Chunk
+    id: str
+    lines: bool  # a line window (no definition), embedded after definitions
     text: str
     hash: str
     head: str
@@ -126,7 +128,7 @@ def _phases(config: dict[str, Any], missing: int) -> str:
 def _order_key(p: Planned, text: str) -> tuple[bool, int]:
     # Definitions before line windows (they are what semantic questions are about), then
     # shortest first: similar lengths share a batch, and a budget covers the most chunks.
-    return (p.chunk.kind == "lines", len(text))
+    return (p.lines, len(text))
 
 
 def _queue(eligible: list[Planned], have: set[str], phases: str) -> list[tuple[str, str]]:
@@ -180,7 +182,7 @@ class _PreviousVectors:
 
 
 def _assemble(
-    rows: list[tuple[Chunk, str]],
+    rows: list[tuple[str, str]],
     identity: ProviderIdentity,
     vectors: dict[str, tuple[np.ndarray, np.ndarray | None]],
     previous: _PreviousVectors,
@@ -224,10 +226,10 @@ class SemanticModality:
         """Which chunks are eligible (with their full and head texts and hashes), which are
         excluded as secrets (remote providers only)."""
         identity = provider.identity
-        chunks = sorted(ctx.chunks, key=lambda c: (c.path, c.start_line, c.end_line, c.id))
-        eligible: list[Planned] = []
+        # in the views' order (one segment of chunks at a time), then sorted by position
+        keyed: list[tuple[tuple[str, int, int, str], Planned]] = []
         excluded: dict[str, int] = {}
-        for chunk in chunks:
+        for chunk in ctx.chunks:
             text = embed_text(chunk, identity)
             if provider.remote:
                 reason = "secret path" if is_secret_path(chunk.path) else secret_reason(text)
@@ -236,7 +238,11 @@ class SemanticModality:
                     continue
             head = head_text(chunk)
             head = text if len(head) >= len(text) else head
-            eligible.append(Planned(chunk, text, content_hash(text), head, content_hash(head)))
+            planned = Planned(chunk.id, chunk.kind == "lines", text, content_hash(text), head,
+                              content_hash(head))  # fmt: skip
+            keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned))
+        keyed.sort(key=lambda e: e[0])
+        eligible = [p for _, p in keyed]
         return {"eligible": eligible, "excluded": excluded}
 
     def dry_run(self, ctx: BuildContext) -> dict[str, Any]:
@@ -323,16 +329,16 @@ class SemanticModality:
             embed_seconds = time.perf_counter() - embed_started
 
         # Each chunk takes its full vector, else its head's (body pending), else nothing.
-        rows: list[tuple[Chunk, str]] = []
+        rows: list[tuple[str, str]] = []  # (chunk id, hash of its vector)
         pending, partial = [], []
         for p in eligible:
             if p.hash in have:
-                rows.append((p.chunk, p.hash))
+                rows.append((p.id, p.hash))
             elif p.head_hash in have:
-                rows.append((p.chunk, p.head_hash))
-                partial.append(p.chunk.id)
+                rows.append((p.id, p.head_hash))
+                partial.append(p.id)
             else:
-                pending.append(p.chunk.id)
+                pending.append(p.id)
         if not rows and error is not None:
             raise ModalityUnavailable(f"no chunk could be embedded: {error}")
         codes, floats = _assemble(rows, identity, vectors, previous)
@@ -344,7 +350,7 @@ class SemanticModality:
         np.save(out / "codes.npy", codes)
         if floats is not None:
             np.save(out / "floats.npy", floats.astype(np.float16))
-        (out / "ids.json").write_text(json.dumps([c.id for c, _ in rows]), encoding="utf-8")
+        (out / "ids.json").write_text(json.dumps([i for i, _ in rows]), encoding="utf-8")
         (out / "hashes.json").write_text(json.dumps([h for _, h in rows]), encoding="utf-8")
         report = {
             "provider": identity.to_dict(),

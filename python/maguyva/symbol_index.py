@@ -215,6 +215,9 @@ class _ChunkSource:
     def store_for(self, paths: Iterable[str]) -> ChunkStore:
         """A ChunkStore holding the chunks of `paths` only (decoding only their segments)."""
         wanted = set(paths)
+        of_paths = getattr(self._chunks, "of_paths", None)
+        if callable(of_paths):  # the indexer's view reads only these files' rows
+            return ChunkStore(of_paths(wanted))
         if self._segment is None and self._by_segment is None:
             return ChunkStore([c for c in self._chunks if c.path in wanted])
         chunks = [c for n in sorted({self.segment_of(p) for p in wanted})

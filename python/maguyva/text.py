@@ -112,11 +112,16 @@ def _definition_pattern(target: str) -> re.Pattern[str] | None:
     )
 
 
-def _whole_word(text: str, start: int, end: int) -> bool:
+def _any_whole_word(text: str, columns: list[tuple[int, int]]) -> bool:
+    """True when one of the byte ranges `columns` of the line is not glued to a word
+    character (the line is encoded once for all of them)."""
     raw = text.encode("utf-8", "surrogateescape")
-    before = raw[start - 1 : start].decode("latin-1") if start > 0 else ""
-    after = raw[end : end + 1].decode("latin-1")
-    return not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_")
+    for start, end in columns:
+        before = raw[start - 1 : start].decode("latin-1") if start > 0 else ""
+        after = raw[end : end + 1].decode("latin-1")
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+    return False
 
 
 class TextSearcher:
@@ -197,7 +202,11 @@ class TextSearcher:
             count_all=False,
         )
         definition = None if query.regex else _definition_pattern(target)
-        ranked: list[tuple[tuple[Any, ...], Hit]] = []
+        # Rank on plain tuples; build `Hit`s for the best k only (a literal found on a few
+        # hundred lines made building every hit most of the query's time).
+        ranked: list[
+            tuple[tuple[Any, ...], str, tuple[int, int, str | None], list[Any], bool, bool]
+        ] = []
         for path, _n_matches, _n_lines, lines in files:
             groups: dict[Any, list[tuple[int, str, list[tuple[int, int]]]]] = {}
             spans: dict[Any, tuple[int, int, str | None]] = {}
@@ -208,13 +217,20 @@ class TextSearcher:
                 groups.setdefault(key, []).append((line, text, cols))
             demoted = _is_demoted(path)
             for key, group in groups.items():
-                start, end, chunk_id = spans[key]
+                span = spans[key]
+                start, end = span[0], span[1]
                 is_def = definition is not None and any(definition.search(t) for _, t, _ in group)
-                whole = any(_whole_word(t, s, e) for _, t, cols in group for s, e in cols)
+                whole = any(_any_whole_word(t, cols) for _, t, cols in group)
                 n = sum(len(cols) for _, _, cols in group)
                 density = n / max(1, end - start + 1)
-                score = 2.0 * is_def + 1.0 * whole + min(density, 1.0)
-                hit = Hit(
+                sort_key = (not is_def, demoted, not whole, -density, len(path), path, start)
+                ranked.append((sort_key, path, span, group, is_def, whole))
+        ranked.sort(key=lambda entry: entry[0])
+        hits = []
+        for sort_key, path, (start, end, chunk_id), group, is_def, whole in ranked[:k]:
+            score = 2.0 * is_def + 1.0 * whole + min(-sort_key[3], 1.0)
+            hits.append(
+                Hit(
                     path=path,
                     start_line=start,
                     end_line=end,
@@ -228,10 +244,8 @@ class TextSearcher:
                         "whole_word": whole,
                     },
                 )
-                sort_key = (not is_def, demoted, not whole, -density, len(path), path, start)
-                ranked.append((sort_key, hit))
-        ranked.sort(key=lambda pair: pair[0])
-        return [hit for _, hit in ranked[:k]]
+            )
+        return hits
 
     def _bm25(self, query: RetrieverQuery, k: int) -> list[Hit]:
         source = list(query.terms) or [query.target or query.text]
@@ -370,6 +384,10 @@ def _chunk_spans(ctx: BuildContext, paths: set[str] | None) -> Iterator[tuple[st
     segment-backed chunk view (`indexer.SegmentChunks`) is decoded only in the segments that
     hold `paths`: an update of one file must not decode every chunk of the repository."""
     chunks = ctx.chunks
+    spans_of = getattr(chunks, "spans_of", None)
+    if paths is not None and callable(spans_of):  # only these files' rows (segment or delta)
+        yield from spans_of(paths)
+        return
     segment = getattr(chunks, "segment", None)
     if paths is not None and callable(segment):
         from .indexer import CHUNKS_DIR, segment_of

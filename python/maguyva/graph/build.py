@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +13,10 @@ import numpy as np
 
 from ..extract_types import FileExtraction
 from ..model import Chunk, SourceFile
+from ..retriever import chunk_spans
 from . import centrality, incremental
-from .resolve import GraphBuilder
+from .modules import family_of
+from .resolve import Columns, GraphBuilder
 from .schema import CONF_FLOOR, DEPENDENCY_KINDS, EdgeKind, NodeKind, is_test_path
 
 FLAG_TEST = 1
@@ -28,8 +30,53 @@ def _csr(n: int, keys: np.ndarray, order_by: np.ndarray) -> tuple[np.ndarray, np
     return ptr, order
 
 
+def merge_edges(rows: Columns) -> tuple[np.ndarray, ...]:
+    """Merge edge rows by (src, dst, kind), in order of first appearance: (src, dst, kind,
+    best conf as float32, line pointers, lines) where an edge's lines are its distinct lines,
+    ascending."""
+    src = np.frombuffer(rows.src, dtype=np.int32)
+    dst = np.frombuffer(rows.dst, dtype=np.int32)
+    kind = np.frombuffer(rows.kind, dtype=np.uint8)
+    if len(src) == 0:
+        empty = np.zeros(0, dtype=np.int32)
+        return (empty, empty.copy(), np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.float32),
+                np.zeros(1, dtype=np.int64), empty.copy())  # fmt: skip
+    n = int(max(src.max(), dst.max())) + 1
+    key = (src.astype(np.int64) * n + dst) * 8 + kind
+    # a stable sort: the first row of each key is where that edge first appeared
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    del key
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    del sorted_key
+    first = order[starts]  # row of each edge's first appearance, edges in key order
+    rank = np.argsort(first, kind="stable")  # edges in order of first appearance
+    edge_of_group = np.empty(len(first), dtype=np.int64)
+    edge_of_group[rank] = np.arange(len(first))
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(order)]))
+    edge = np.empty(len(order), dtype=np.int64)
+    edge[order] = edge_of_group[group]
+    del group, order, edge_of_group
+    first = first[rank]
+    m = len(first)
+    conf_rows = np.frombuffer(rows.conf, dtype=np.float64)
+    line_rows = np.frombuffer(rows.line, dtype=np.int32)
+    by_edge = np.lexsort((line_rows, edge))
+    e_sorted = edge[by_edge]
+    del edge
+    l_sorted = line_rows[by_edge]
+    bounds = np.flatnonzero(np.r_[True, e_sorted[1:] != e_sorted[:-1]])
+    conf = np.maximum.reduceat(conf_rows[by_edge], bounds).astype(np.float32)
+    del by_edge
+    keep = np.r_[True, (e_sorted[1:] != e_sorted[:-1]) | (l_sorted[1:] != l_sorted[:-1])]
+    lines = l_sorted[keep].astype(np.int32)
+    lptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(e_sorted[keep], minlength=m), out=lptr[1:])
+    return src[first], dst[first], kind[first], conf, lptr, lines
+
+
 def build_graph(
-    extraction: dict[str, FileExtraction], chunks: list[Chunk]
+    extraction: Mapping[str, FileExtraction], chunks: Sequence[Chunk]
 ) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any]]:
     """Return (arrays, string tables, report) ready for `store.write` (no source text, no
     reuse: for tests and tools; the modality calls `build_with_log`)."""
@@ -37,8 +84,8 @@ def build_graph(
 
 
 def build_with_log(
-    extraction: dict[str, FileExtraction],
-    chunks: list[Chunk],
+    extraction: Mapping[str, FileExtraction],
+    chunks: Sequence[Chunk],
     read_text: Callable[[str], str] | None = None,
     previous: Path | None = None,
     sources: list[SourceFile] | None = None,
@@ -46,32 +93,33 @@ def build_with_log(
 ) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any], tuple]:
     """(arrays, string tables, report, packed edge log). `read_text` gives receiver-type
     evidence; `previous` is the generation whose edge log may be replayed for unchanged files
-    (see incremental.py); `sources` carry the size/mtime that stand for each file's text."""
+    (see incremental.py); `sources` carry the size/mtime that stand for each file's text.
+
+    `extraction` may be a lazy view (`indexer.SegmentExtraction`): each file's extraction is
+    read once, in path order, and not kept (see `GraphBuilder.declare`)."""
     t0 = time.perf_counter()
     builder = GraphBuilder(extraction, read_text, floor)
     by_path = {f.path: f for f in sources or []}
-    contents = [incremental.content_digest(e, by_path.get(p)) for p, e in
-                zip(builder.paths, builder.ex, strict=True)]  # fmt: skip
-    signatures = [
-        incremental.declaration_signature(e, builder.index.unit_of_file[i].split(":", 1)[0])
-        for i, e in enumerate(builder.ex)
-    ]
+    contents: list[bytes] = []
+    signatures: list[bytes] = []
+
+    def digests(fid: int, ex: FileExtraction) -> None:
+        contents.append(incremental.content_digest(ex, by_path.get(builder.paths[fid])))
+        signatures.append(incremental.declaration_signature(ex, family_of(ex.language)))
+
+    builder.declare(digests)
     reuse, reuse_note = incremental.reusable(previous, builder.paths, contents, signatures, floor)
     t_digest = time.perf_counter() - t0
     builder.resolve_all(reuse)
+    builder.release()
+    reused_files = len(reuse.files) if reuse else 0
+    del reuse  # the previous build's log columns
     t_resolve = time.perf_counter() - t0 - t_digest
     nodes = builder.nodes
     n = len(nodes)
-    edge_items = list(builder.edges.items())
-    m = len(edge_items)
-    src = np.fromiter((k[0] for k, _ in edge_items), dtype=np.int32, count=m)
-    dst = np.fromiter((k[1] for k, _ in edge_items), dtype=np.int32, count=m)
-    kind = np.fromiter((k[2] for k, _ in edge_items), dtype=np.uint8, count=m)
-    conf = np.fromiter((v[0] for _, v in edge_items), dtype=np.float32, count=m)
-    line_lists = [sorted(v[1]) for _, v in edge_items]
-    lptr = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in line_lists], out=lptr[1:])
-    lines = np.fromiter((x for ls in line_lists for x in ls), dtype=np.int32, count=int(lptr[-1]))
+    src, dst, kind, conf, lptr, lines = merge_edges(builder.edges)
+    builder.edges = Columns()
+    m = len(src)
 
     node_kind = np.fromiter((int(x.kind) for x in nodes), dtype=np.uint8, count=n)
     node_file = np.fromiter((x.file for x in nodes), dtype=np.int32, count=n)
@@ -154,6 +202,7 @@ def build_with_log(
     }
     report = {
         "files": len(paths),
+        "languages": sorted({lang or "" for lang in builder.languages}),
         "nodes": n,
         "definitions": int(is_def.sum()),
         "external_nodes": len(builder.ext_nodes),
@@ -163,7 +212,7 @@ def build_with_log(
         "call_cycles": len(call_cycles),
         "import_cycles": len(import_cycles),
         "reuse": reuse_note,
-        "reused_files": len(reuse.files) if reuse else 0,
+        "reused_files": reused_files,
         "digest_s": round(t_digest, 3),
         "resolve_s": round(t_resolve, 3),
         "centrality_s": round(t_centrality, 3),
@@ -197,14 +246,14 @@ def _chunk_centrality(chunks, paths, node_file, node_start, node_c, is_def, modu
         starts_by_file[fid] = [s for s, _ in items]
     ids: list[str] = []
     values = np.zeros(len(chunks), dtype=np.float32)
-    for i, chunk in enumerate(chunks):
-        ids.append(chunk.id)
-        fid = fid_of.get(chunk.path)
+    for i, (path, start, end, chunk_id) in enumerate(chunk_spans(chunks)):
+        ids.append(chunk_id)
+        fid = fid_of.get(path)
         if fid is None:
             continue
         starts = starts_by_file.get(fid, [])
-        lo = bisect.bisect_left(starts, chunk.start_line)
-        hi = bisect.bisect_right(starts, chunk.end_line)
+        lo = bisect.bisect_left(starts, start)
+        hi = bisect.bisect_right(starts, end)
         inside = [c for _, c in defs_by_file[fid][lo:hi]] if hi > lo else []
         if inside:
             values[i] = max(inside)

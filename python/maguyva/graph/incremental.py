@@ -70,14 +70,13 @@ def declaration_signature(ex: FileExtraction, family: str) -> bytes:
 def pack(builder: GraphBuilder, contents: list[bytes], signatures: list[bytes]):
     """The edge log as (arrays, strings, meta) for `store.write`."""
     log = builder.log
-    src, target, kind, conf, line = zip(*log, strict=True) if log else ((),) * 5
     arrays = {
         "ptr": np.array(builder.log_ptr, dtype=np.int64),
-        "src": np.array(src, dtype=np.int32),
-        "target": np.array(target, dtype=np.int32),
-        "kind": np.array(kind, dtype=np.uint8),
-        "conf": np.array(conf, dtype=np.float64),
-        "line": np.array(line, dtype=np.int32),
+        "src": np.frombuffer(log.src, dtype=np.int32),
+        "target": np.frombuffer(log.dst, dtype=np.int32),
+        "kind": np.frombuffer(log.kind, dtype=np.uint8),
+        "conf": np.frombuffer(log.conf, dtype=np.float64),
+        "line": np.frombuffer(log.line, dtype=np.int32),
         "stats": np.array(builder.file_stats, dtype=np.int64).reshape(-1, len(STAT_KEYS)),
         "content": np.frombuffer(b"".join(contents), dtype=np.uint8),
         "signature": np.frombuffer(b"".join(signatures), dtype=np.uint8),

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import ModalityUnavailable
-from ..extract_types import FileExtraction
 from ..retriever import BuildContext
 from . import incremental, store
 from .build import build_with_log
@@ -24,9 +23,8 @@ class GraphModality:
 
     def build(self, ctx: BuildContext) -> dict[str, Any]:
         t0 = time.perf_counter()
-        extraction: dict[str, FileExtraction] = {
-            p: e for p, e in (ctx.extraction or {}).items() if isinstance(e, FileExtraction)
-        }
+        # read file by file by the builder (a lazy view stays lazy; nothing is copied whole)
+        extraction = ctx.extraction if ctx.extraction is not None else {}
         ctx.progress("graph", 0, 1)
         previous = Path(ctx.previous_dir) / self.name if ctx.previous_dir else None
         # Resolution allocates millions of small, long-lived objects (nodes, edge slots, memo
@@ -46,17 +44,14 @@ class GraphModality:
         finally:
             if gc_was_enabled:
                 gc.enable()
-        meta = {
-            "report": report,
-            "languages": sorted({e.language or "" for e in extraction.values()}),
-        }
+        meta = {"report": report, "languages": report.pop("languages")}
         size = store.write(Path(ctx.out_dir) / self.name, arrays, strings, meta)
         report["log_bytes"] = incremental.write(Path(ctx.out_dir) / self.name, log)
         ctx.progress("graph", 1, 1)
         report["bytes"] = size
         report["build_s"] = round(time.perf_counter() - t0, 3)
         report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-        if not extraction:
+        if not report["files"]:
             report["note"] = "no structural extraction: the graph is empty"
         return report
 

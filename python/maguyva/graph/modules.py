@@ -42,19 +42,35 @@ def family_of(language: str | None) -> str:
 
 
 class ModuleIndex:
-    """Maps files to units and import specifications to units."""
+    """Maps files to units and import specifications to units.
 
-    def __init__(self, files: Sequence[tuple[str, str | None]]) -> None:
-        self.paths = [p for p, _ in files]
+    Built at once from `(path, language)` pairs, or file by file: `add` each file (in path
+    order), then `finish` before resolving anything (a unit's key depends on its own file
+    only; what an import names depends on every unit)."""
+
+    def __init__(self, files: Sequence[tuple[str, str | None]] = ()) -> None:
+        self.paths: list[str] = []
         self.unit_of_file: list[str] = []
         self.units: dict[str, list[int]] = {}
         self._suffix: dict[str, list[str]] = {}  # dotted suffix -> unit keys (py, jvm)
         self._rust_roots: dict[str, str] = {}  # crate name -> src dir
-        all_paths = set(self.paths)
-        for fid, (path, language) in enumerate(files):
-            key = self._unit_key(path, language, all_paths)
-            self.unit_of_file.append(key)
-            self.units.setdefault(key, []).append(fid)
+        for path, language in files:
+            self.add(path, language)
+        if files:
+            self.finish()
+
+    def add(self, path: str, language: str | None) -> str:
+        """Register the next file; returns its unit key."""
+        fid = len(self.paths)
+        self.paths.append(path)
+        key = self._unit_key(path, language)
+        self.unit_of_file.append(key)
+        self.units.setdefault(key, []).append(fid)
+        return key
+
+    def finish(self) -> None:
+        """Index the importable names of every unit (after the last `add`)."""
+        self._suffix = {}
         for key in self.units:
             fam, _, name = key.partition(":")
             if fam in ("py", "jvm", "cs") and name:
@@ -66,7 +82,7 @@ class ModuleIndex:
 
     # -- naming ---------------------------------------------------------------------------
 
-    def _unit_key(self, path: str, language: str | None, all_paths: set[str]) -> str:
+    def _unit_key(self, path: str, language: str | None) -> str:
         fam = family_of(language)
         if fam == "py":
             return "py:" + ".".join(python_module_parts(path))

@@ -19,7 +19,8 @@ from __future__ import annotations
 import builtins
 import functools
 import re
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,64 @@ class Reuse:
 _MISSING = object()
 
 
+class Columns:
+    """Append-only rows `(src, dst or target, kind, conf, line)` stored as five flat arrays
+    (about 21 bytes a row instead of a tuple and its objects): the edge log, and the edges as
+    emitted (one row per `edge` call, duplicates included; `build.merge_edges` merges them)."""
+
+    __slots__ = ("conf", "dst", "kind", "line", "src")
+
+    def __init__(self) -> None:
+        self.src = array("i")
+        self.dst = array("i")
+        self.kind = array("B")
+        self.conf = array("d")
+        self.line = array("i")
+
+    def append(self, row: tuple[int, int, int, float, int]) -> None:
+        src, dst, kind, conf, line = row
+        self.src.append(src)
+        self.dst.append(dst)
+        self.kind.append(kind)
+        self.conf.append(conf)
+        self.line.append(line)
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+@dataclass(slots=True)
+class Body:
+    """What resolution reads of a file after its declarations: its calls `(callee, line,
+    caller)` and references `(name, line, context)`, as flat tuples of the (shared) strings
+    and line numbers of the extraction, not one object per call."""
+
+    calls: tuple = ()
+    references: tuple = ()
+
+    @staticmethod
+    def of(ex: FileExtraction) -> Body:
+        return Body(_flat(ex.calls, "callee", "caller"), _flat(ex.references, "name", "context"))
+
+    def iter_calls(self) -> Iterable[tuple[str, int, str | None]]:
+        it = iter(self.calls)
+        return zip(it, it, it, strict=True)
+
+    def iter_references(self) -> Iterable[tuple[str, int, str | None]]:
+        it = iter(self.references)
+        return zip(it, it, it, strict=True)
+
+
+def _flat(items: list, name: str, context: str) -> tuple:
+    if not items:
+        return ()
+    out: list[Any] = [None] * (3 * len(items))
+    out[0::3] = [getattr(i, name) for i in items]
+    out[1::3] = [i.line for i in items]
+    out[2::3] = [getattr(i, context) for i in items]
+    return tuple(out)
+
+
 @dataclass(slots=True)
 class Node:
     kind: NodeKind
@@ -121,18 +180,21 @@ class GraphBuilder:
 
     def __init__(
         self,
-        extraction: dict[str, FileExtraction],
+        extraction: Mapping[str, FileExtraction],
         read_text: Callable[[str], str] | None = None,
         floor: float = CONF_FLOOR,
     ) -> None:
         self.floor = floor  # candidate edges below this confidence are counted, not stored
-        self.paths = sorted(extraction)
-        self.ex = [extraction[p] for p in self.paths]
-        self.index = ModuleIndex(
-            [(p, e.language) for p, e in zip(self.paths, self.ex, strict=True)]
-        )
+        # Read once, file by file, by `declare` (a lazy view decodes one file per access);
+        # no file's extraction is kept: its declarations become nodes and scopes, its calls
+        # and references a compact `Body` until the file is resolved.
+        self._source: Mapping[str, FileExtraction] | None = extraction
+        self.paths: list[str] = []
+        self.languages: list[str | None] = []
+        self.bodies: list[Body | None] = []
+        self.index = ModuleIndex()
         self.nodes: list[Node] = []
-        self.edges: dict[tuple[int, int, int], list] = {}  # (src, dst, kind) -> [conf, lines]
+        self.edges = Columns()  # every edge as added, merged by (src, dst, kind) when built
         self.ext_nodes: dict[str, int] = {}
         self.unit_nodes: dict[str, int] = {}
         self.file_nodes: list[int] = []
@@ -162,10 +224,23 @@ class GraphBuilder:
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         # the edge log (see incremental.py): columns of every `emit`, a pointer per file;
         # a target is a node id, or -1 - i for log_names[i] ("u:<unit>" or "x:<external>")
-        self.log: list[tuple[int, int, int, float, int]] = []  # (src, target, kind, conf, line)
+        self.log = Columns()  # rows (src, target, kind, conf, line)
         self.log_ptr: list[int] = [0]
         self.log_names: dict[str, int] = {}
         self.file_stats: list[list[int]] = []
+
+    # what the graph's arrays and the edge log are built from, once every file is resolved
+    KEEP_AFTER_RESOLVE = frozenset({
+        "floor", "paths", "languages", "index", "nodes", "edges", "ext_nodes", "unit_nodes",
+        "file_nodes", "stats", "log", "log_ptr", "log_names", "file_stats",
+    })  # fmt: skip
+
+    def release(self) -> None:
+        """Drop what only resolution reads (scopes, name tables, memos) after `resolve_all`,
+        so that building and writing the arrays does not hold it too."""
+        for name in list(vars(self)):
+            if name not in self.KEEP_AFTER_RESOLVE:
+                setattr(self, name, None)
 
     # -- nodes and edges --------------------------------------------------------------------
 
@@ -176,14 +251,12 @@ class GraphBuilder:
     def edge(self, src: int, dst: int, kind: int, conf: float, line: int) -> None:
         if src == dst and kind != CALLS:
             return
-        key = (src, dst, kind)
-        slot = self.edges.get(key)
-        if slot is None:
-            self.edges[key] = [conf, {line}]
-        else:
-            if conf > slot[0]:
-                slot[0] = conf
-            slot[1].add(line)
+        e = self.edges
+        e.src.append(src)
+        e.dst.append(dst)
+        e.kind.append(kind)
+        e.conf.append(conf)
+        e.line.append(line)
 
     def emit(
         self, src: int, b: Binding, kind: int, conf: float, line: int, follow: bool = True
@@ -259,72 +332,94 @@ class GraphBuilder:
 
     # -- phase 1: definitions -----------------------------------------------------------------
 
-    def declare(self) -> None:
-        for fid, (path, ex) in enumerate(zip(self.paths, self.ex, strict=True)):
-            fnode = self._node(Node(NodeKind.FILE, path.rsplit("/", 1)[-1], path, fid, 1, 0))
-            self.file_nodes.append(fnode)
-            unit = self.index.unit_of_file[fid]
-            scope = FileScope(fid, unit, unit.split(":", 1)[0])
-            self.scopes.append(scope)
-            defs = sorted(ex.definitions, key=lambda d: (d.start_line, -d.end_line))
-            decorated = _decorated(ex, scope.family)
-            for d in defs:
-                node = self._node(
-                    Node(
-                        NodeKind.DEFINITION,
-                        d.name,
-                        d.qualified_name,
-                        fid,
-                        d.start_line,
-                        d.end_line,
-                        d.kind,
-                    )
+    def declare(self, on_file: Callable[[int, FileExtraction], None] | None = None) -> None:
+        """Read every file's extraction once, in path order: its nodes and scope, and its calls
+        and references as a `Body`; `on_file(fid, extraction)` sees each extraction too.
+        Idempotent (`resolve_all` calls it)."""
+        source, self._source = self._source, None
+        if source is None:
+            return
+        stars: list[tuple[int, str, int, int]] = []
+        for path in sorted(source):
+            ex = source[path]
+            if not isinstance(ex, FileExtraction):
+                continue
+            fid = len(self.paths)
+            self.paths.append(path)
+            self.languages.append(ex.language)
+            self.index.add(path, ex.language)
+            self._declare_file(fid, path, ex, stars)
+            self.bodies.append(Body.of(ex))
+            if on_file is not None:
+                on_file(fid, ex)
+        self.index.finish()
+        for fid, module, level, line in stars:
+            unit_key, _ = self.index.resolve(fid, module, level)
+            self.scopes[fid].stars.append((unit_key, line))
+
+    def _declare_file(
+        self, fid: int, path: str, ex: FileExtraction, stars: list[tuple[int, str, int, int]]
+    ) -> None:
+        fnode = self._node(Node(NodeKind.FILE, path.rsplit("/", 1)[-1], path, fid, 1, 0))
+        self.file_nodes.append(fnode)
+        unit = self.index.unit_of_file[fid]
+        scope = FileScope(fid, unit, unit.split(":", 1)[0])
+        self.scopes.append(scope)
+        defs = sorted(ex.definitions, key=lambda d: (d.start_line, -d.end_line))
+        decorated = _decorated(ex, scope.family)
+        for d in defs:
+            node = self._node(
+                Node(
+                    NodeKind.DEFINITION,
+                    d.name,
+                    d.qualified_name,
+                    fid,
+                    d.start_line,
+                    d.end_line,
+                    d.kind,
                 )
-                first = scope.defs.setdefault(d.qualified_name, node)
-                if first != node:  # redefined (if/else, try/except, a getter and its setter)
-                    self.alts.setdefault(first, []).append(node)
-                self.by_name.setdefault(d.name, []).append(node)
-                if d.bases:
-                    self.bases[node] = list(d.bases)
-                rhs = alias_of(d, scope.family)
-                if rhs:
-                    self.aliases[node] = rhs
-                made = instance_of(d, scope.family)
-                if made:
-                    self.instances[node] = made
-                if _is_property(decorated.get(d.qualified_name, frozenset()), d.name):
-                    self.props.add(first)
-            for d in defs:
-                node = scope.defs[d.qualified_name]
-                owner = d.parent or _qualifier(d.qualified_name, d.name)
-                parent = scope.defs.get(owner) if owner else None
-                if owner:
-                    self.owner_name[node] = owner.rsplit(".", 1)[-1]
-                if parent is None and owner is None:
-                    scope.top.setdefault(d.name, node)
-                    self.edge(fnode, node, CONTAINS, 1.0, d.start_line)
-                else:
-                    owner = parent if parent is not None else fnode
-                    self.edge(owner, node, CONTAINS, 1.0, d.start_line)
-                    if parent is not None:
-                        self.parent[node] = parent
-                        self.children.setdefault(parent, {}).setdefault(d.name, node)
-                if (self._is_method(d, parent) or (owner and parent is None)) and (
-                    node not in self.methods.get(d.name, ())
-                ):  # a redefinition (a property's setter) is one candidate, not two
-                    self.methods.setdefault(d.name, []).append(node)
-            for imp in ex.imports:
-                if imp.name == "*" and not imp.alias:
-                    unit_key, _ = self.index.resolve(fid, imp.module, imp.level)
-                    scope.stars.append((unit_key, imp.line))
-                    continue
-                local = imp.alias or imp.name or self._default_binding(scope.family, imp.module)
-                if local:
-                    scope.imports.setdefault(local, []).append((imp.line, imp))
-        for fid in range(len(self.paths)):
-            self.scopes[fid].imports = {
-                k: sorted(v, key=lambda x: x[0]) for k, v in self.scopes[fid].imports.items()
-            }
+            )
+            first = scope.defs.setdefault(d.qualified_name, node)
+            if first != node:  # redefined (if/else, try/except, a getter and its setter)
+                self.alts.setdefault(first, []).append(node)
+            self.by_name.setdefault(d.name, []).append(node)
+            if d.bases:
+                self.bases[node] = list(d.bases)
+            rhs = alias_of(d, scope.family)
+            if rhs:
+                self.aliases[node] = rhs
+            made = instance_of(d, scope.family)
+            if made:
+                self.instances[node] = made
+            if _is_property(decorated.get(d.qualified_name, frozenset()), d.name):
+                self.props.add(first)
+        for d in defs:
+            node = scope.defs[d.qualified_name]
+            owner = d.parent or _qualifier(d.qualified_name, d.name)
+            parent = scope.defs.get(owner) if owner else None
+            if owner:
+                self.owner_name[node] = owner.rsplit(".", 1)[-1]
+            if parent is None and owner is None:
+                scope.top.setdefault(d.name, node)
+                self.edge(fnode, node, CONTAINS, 1.0, d.start_line)
+            else:
+                owner = parent if parent is not None else fnode
+                self.edge(owner, node, CONTAINS, 1.0, d.start_line)
+                if parent is not None:
+                    self.parent[node] = parent
+                    self.children.setdefault(parent, {}).setdefault(d.name, node)
+            if (self._is_method(d, parent) or (owner and parent is None)) and (
+                node not in self.methods.get(d.name, ())
+            ):  # a redefinition (a property's setter) is one candidate, not two
+                self.methods.setdefault(d.name, []).append(node)
+        for imp in ex.imports:
+            if imp.name == "*" and not imp.alias:
+                stars.append((fid, imp.module, imp.level, imp.line))  # resolved in `declare`
+                continue
+            local = imp.alias or imp.name or self._default_binding(scope.family, imp.module)
+            if local:
+                scope.imports.setdefault(local, []).append((imp.line, imp))
+        scope.imports = {k: sorted(v, key=lambda x: x[0]) for k, v in scope.imports.items()}
 
     def _is_method(self, d: Definition, parent: int | None) -> bool:
         if d.kind == "method":
@@ -918,10 +1013,11 @@ class GraphBuilder:
                 self.file_stats.append(
                     [self.stats[k] - b for k, b in zip(STAT_KEYS, before, strict=True)]
                 )
+            self.bodies[fid] = None  # resolved: its calls and references are not read again
             self.log_ptr.append(len(self.log))
 
     def _resolve_file(self, fid: int, class_nodes: list[int]) -> None:
-        ex = self.ex[fid]
+        body = self.bodies[fid] or Body()
         fnode = self.file_nodes[fid]
         self._resolved = {}
         self._cand_sets = {}
@@ -949,10 +1045,10 @@ class GraphBuilder:
                 for b, conf in res[0]:
                     self.emit(node, b, INHERITS, conf, self.nodes[node].start)
         stats, floor = self.stats, self.floor
-        for call in ex.calls:
+        for callee, line, caller in body.iter_calls():
             stats["calls"] += 1
-            src = self.caller_node(fid, call.caller)
-            res = self._resolve_cached(fid, call.caller, call.callee, False)
+            src = self.caller_node(fid, caller)
+            res = self._resolve_cached(fid, caller, callee, False)
             if res is None:
                 stats["dropped"] += 1
                 continue
@@ -969,18 +1065,18 @@ class GraphBuilder:
                 if conf < floor:
                     stats["below_floor"] += 1
                 else:
-                    self.emit(src, b, CALLS, conf, call.line)
-        for ref in ex.references:
-            res = self._resolve_cached(fid, ref.context, ref.name, True)
+                    self.emit(src, b, CALLS, conf, line)
+        for name, line, context in body.iter_references():
+            res = self._resolve_cached(fid, context, name, True)
             if res is None or res[0][0][0][0] == "ext":
                 continue
-            src = self.caller_node(fid, ref.context)
+            src = self.caller_node(fid, context)
             for b, conf in res[0]:
                 conf *= REFERENCE_FACTOR
                 if conf < floor:
                     stats["below_floor"] += 1
                 else:
-                    self.emit(src, b, REFERENCES, conf, ref.line)
+                    self.emit(src, b, REFERENCES, conf, line)
 
     def _resolve_cached(self, fid: int, caller: str | None, written: str, ref: bool):
         if self._caller_free is not None and caller is not None:
@@ -1131,5 +1227,16 @@ def family_for(language: str | None) -> str:
 
 
 def iter_edges(builder: GraphBuilder) -> Iterable[tuple[int, int, int, float, list[int]]]:
-    for (src, dst, kind), (conf, lines) in builder.edges.items():
+    """Merged edges `(src, dst, kind, best conf, sorted lines)` in order of first appearance
+    (what `build.merge_edges` computes with numpy)."""
+    merged: dict[tuple[int, int, int], list] = {}
+    e = builder.edges
+    for src, dst, kind, conf, line in zip(e.src, e.dst, e.kind, e.conf, e.line, strict=True):
+        slot = merged.get((src, dst, kind))
+        if slot is None:
+            merged[(src, dst, kind)] = [conf, {line}]
+        else:
+            slot[0] = max(slot[0], conf)
+            slot[1].add(line)
+    for (src, dst, kind), (conf, lines) in merged.items():
         yield src, dst, kind, conf, sorted(lines)

@@ -36,11 +36,16 @@ DIGEST_BYTES = 32
 
 
 def pack_strings(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    encoded = [v.encode("utf-8", "surrogatepass") for v in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    if encoded:
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    if not values:
+        return np.zeros(0, dtype=np.uint8), offsets
+    blob = "".join(values).encode("utf-8", "surrogatepass")
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] != len(blob):  # not all ASCII: byte lengths differ from character counts
+        encoded = [v.encode("utf-8", "surrogatepass") for v in values]
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+    return np.frombuffer(blob, dtype=np.uint8), offsets
 
 
 class StringTable:
