@@ -185,6 +185,27 @@ REPO = {
 
         tagged.anything = "x"
         """,
+    "pkg/events.py": """
+        class Handle:
+            def cancel(self):
+                pass
+
+
+        class Task:
+            def cancel(self):
+                pass
+        """,
+    "pkg/loop.py": """
+        from pkg import events
+
+
+        def stop_task(main_task):
+            main_task.cancel()
+
+
+        def stop_timer(timeout_handle):
+            timeout_handle.cancel()
+        """,
     "pkg/construct.py": """
         import pkg.base
         from pkg.base import Executor
@@ -344,3 +365,15 @@ def test_class_body_names_are_not_visible_in_its_methods(graph):
 
 def test_setting_an_attribute_reads_its_object(graph):
     assert refs(graph, "pkg.imap.tagged") == {"pkg/imap.py": [18]}
+
+
+def test_receiver_name_ending_with_a_class_name_names_it(graph):
+    weak = pytest.approx(CONF_CANDIDATE_WEAK / 2**0.5)
+    assert callees(graph, "pkg.loop.stop_task") == {
+        "pkg.events.Task.cancel": pytest.approx(CONF_NAMED),
+        "pkg.events.Handle.cancel": weak,
+    }
+    assert callees(graph, "pkg.loop.stop_timer") == {
+        "pkg.events.Handle.cancel": pytest.approx(CONF_NAMED),
+        "pkg.events.Task.cancel": weak,
+    }

@@ -866,7 +866,8 @@ class GraphBuilder:
         subclass that inherits the candidate: the class name ends with it once a
         `Base`/`Mixin`/... affix is removed (`formset` -> BaseFormSet, `creation` ->
         DatabaseCreation, `geometry` -> GEOSGeometryBase, `text` -> Text(Misc) for
-        `Misc.configure`)."""
+        `Misc.configure`), or the name ends with a class name of 4+ letters
+        (`main_task` -> Task, `timeout_handle` -> Handle)."""
         cls = self.parent.get(cand)
         if cls is None:
             return False
@@ -881,7 +882,7 @@ class GraphBuilder:
                      if sub == cls or self.method_of(sub, method) == cand
                      for w in _class_words(self.nodes[sub].name)}  # fmt: skip
             names = self._memo[key] = tuple(sorted(words))
-        return any(n.endswith(word) for n in names)  # type: ignore[attr-defined]
+        return any(n.endswith(word) or (len(n) >= 4 and word.endswith(n)) for n in names)  # type: ignore[attr-defined]
 
     def _typed(
         self, fid: int, caller: str | None, recv: tuple[str, ...], name: str
