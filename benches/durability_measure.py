@@ -31,8 +31,22 @@ parser.add_argument("modalities")
 parser.add_argument("phase", choices=["full", "noop", "edit", "phases", "oneshot"])
 parser.add_argument("--runs", type=int, default=5)
 parser.add_argument("--target", default="kernel/fork.c")
+parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help="a configuration value, e.g. semantic_phases='\"heads\"'")  # fmt: skip
 args = parser.parse_args()
 root, cfg = args.root, {"modalities": args.modalities.split(",")}
+for item in args.set:
+    key, _, value = item.partition("=")
+    cfg[key] = json.loads(value)
+
+
+def snippet(name: str, n: int) -> str:
+    """A new function named `name`, in the target's language, appended by each edit."""
+    if args.target.endswith(".py"):
+        return f"\n\ndef {name}():\n    return {n}\n"
+    return f"\nint {name}(void) {{ return {n}; }}\n"
+
+
 out: dict = {"load_before": os.getloadavg()}
 
 
@@ -59,7 +73,7 @@ elif args.phase == "edit":
     original = target.read_text()
     ix = Indexer(root, config=cfg)
     ix.update()
-    target.write_text(original + "\nint maguyva_bench_warm(void) { return 0; }\n")
+    target.write_text(original + snippet("maguyva_bench_warm", 0))
     t = time.perf_counter()
     s = ix.update()  # the first edit loads the previous generation's state once
     out["first_edit_s"] = time.perf_counter() - t
@@ -71,7 +85,7 @@ elif args.phase == "edit":
     for n in range(args.runs):
         for hinted in (True, False):
             name = f"maguyva_bench_{n}_{int(hinted)}"
-            target.write_text(original + f"\nint {name}(void) {{ return {n}; }}\n")
+            target.write_text(original + snippet(name, n))
             load = os.getloadavg()[0]
             wall, cpu = time.perf_counter(), time.process_time()
             s = ix.update(hints=[args.target] if hinted else None)
@@ -148,9 +162,7 @@ elif args.phase == "phases":
         rows = []
         for n in range(args.runs):
             acc.clear()
-            target.write_text(
-                original + f"\nint maguyva_phase_{n}_{int(hinted)}(void) {{ return 1; }}\n"
-            )
+            target.write_text(original + snippet(f"maguyva_phase_{n}_{int(hinted)}", 1))
             load = os.getloadavg()[0]
             ix.update(hints=[args.target]) if hinted else ix.update()
             rows.append((load, dict(acc)))
@@ -166,7 +178,7 @@ elif args.phase == "oneshot":
     target = root / args.target
     original = target.read_text()
     build_index(root, config=cfg)
-    target.write_text(original + "\nint maguyva_bench_oneshot(void) { return 1; }\n")
+    target.write_text(original + snippet("maguyva_bench_oneshot", 1))
     t = time.perf_counter()
     s = build_index(root, config=cfg)
     out["oneshot_edit_s"] = time.perf_counter() - t
