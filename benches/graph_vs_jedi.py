@@ -114,6 +114,7 @@ def goto_check(root: Path, lines: Lines, detail: list[dict]) -> dict:
     import jedi
 
     project = jedi.Project(root, added_sys_path=[str(root)])
+    detail = [d for d in detail if "at" in d]  # misses and false positives
     for d in detail:
         word = re.compile(r"\b" + re.escape(d["name"]) + r"\b")
         hit = False
@@ -235,6 +236,15 @@ def main() -> None:
 
     th = args.report_threshold
     detail: list[dict] = []
+    impact_misses: Counter = Counter()  # impact misses at the report threshold, by sample
+    for r in imp_rows:
+        sites, _ = g.walk_dependents([r["node"]], 2, min_confidence=th)
+        missed = r["jedi2"] - ({g.path_of(x.node) for x in sites.values()} - {""})
+        if missed:
+            key = f"{r['sample']['path']}:{r['sample']['qname']}"
+            impact_misses[key] = len(missed)
+            if args.detail:
+                detail.append({"impact_miss": key, "i": r["i"], "files": sorted(missed)})
     miss_causes: Counter = Counter()
     miss_examples: dict[str, list[str]] = {}
     fp_causes: Counter = Counter()
@@ -273,7 +283,11 @@ def main() -> None:
         "graph_report": report,
         "references": refs,
         "tiers": tier_table,
-        "impact_depth2": {"samples": len(imp_rows), "by_threshold": impact},
+        "impact_depth2": {
+            "samples": len(imp_rows),
+            "by_threshold": impact,
+            "misses_by_sample": dict(impact_misses.most_common()),
+        },
         "miss_causes_at": th,
         "miss_causes": dict(miss_causes.most_common()),
         "miss_examples": {k: v[:8] for k, v in miss_examples.items()},
