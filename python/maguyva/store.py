@@ -573,7 +573,10 @@ def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
             files = cached[1]
         else:
             files = sealed.read_sealed_json(path, "files")["state"]["files"]
+            _BASE_FILES.pop(Path(gen_dir).parent, None)
             _BASE_FILES[Path(gen_dir).parent] = (key, files)
+            while len(_BASE_FILES) > 4:
+                _BASE_FILES.pop(next(iter(_BASE_FILES)))
         delta = read_delta(gen_dir)
         if delta is None:
             return dict(files)
