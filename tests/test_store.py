@@ -195,3 +195,23 @@ def test_collected_generation_leaves_at_once_and_its_trash_is_cleaned(tmp_path):
     build(tmp_path)
     assert not left.exists()
     assert answers(tmp_path)
+
+
+def test_format_2_index_is_read_as_is_and_updated_to_format_3(tmp_path):
+    """A format-2 index (no delta) is read without a rebuild; the next update writes format 3,
+    which a reader of format 2 refuses (it would miss the delta)."""
+    from maguyva.store import FORMAT_VERSION, MIN_FORMAT_VERSION
+
+    assert (MIN_FORMAT_VERSION, FORMAT_VERSION) == (2, 3)
+    write_repo(tmp_path)
+    build(tmp_path)
+    path = tmp_path / ".maguyva" / MANIFEST
+    manifest = sealed.read_sealed_json(path, "manifest")
+    manifest["format_version"] = 2
+    path.write_bytes(sealed.seal("manifest", sealed.dumps_json(manifest)))
+    assert IndexDir(tmp_path / ".maguyva").current(pin=False).manifest["format_version"] == 2
+    assert build(tmp_path).noop  # read as it is
+    write_repo(tmp_path, 1)
+    assert not build(tmp_path).noop
+    current = IndexDir(tmp_path / ".maguyva").current(pin=False)
+    assert current.manifest["format_version"] == 3 and current.manifest["layout"]["mode"] == "delta"
