@@ -106,3 +106,14 @@ def test_a_delta_generation_reads_as_a_from_scratch_one(tmp_path: Path) -> None:
     assert isinstance(lazy, SegmentedChunkStore)
     assert lazy._segment(segment_of(kept)) is reader._segment(segment_of(kept))
     assert _RECENT[gen.parent] is lazy._decoded
+    # damage in a delta file is refused when one of its files is first touched
+    copy = tmp_path / "gen-copy"
+    shutil.copytree(gen, copy)
+    delta_chunks = next((copy / "delta").glob("*.chunks.jsonl"))
+    data = bytearray(delta_chunks.read_bytes())
+    data[-10] ^= 0xFF
+    delta_chunks.write_bytes(bytes(data))
+    damaged = ChunkStore.lazy(copy)
+    assert damaged.by_path(kept) == want.by_path(kept)
+    with pytest.raises(CorruptIndexError):
+        damaged.by_path("json/decoder.py")

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from maguyva import _core
 from maguyva.changes import blob_digest, classify, estimate_distinct_trigrams, git_digests, scan
+from maguyva.fsck import fsck
 from maguyva.indexer import build_index, stored_rows
 from maguyva.store import IndexDir
 
@@ -340,6 +341,8 @@ def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
         build_index(root, config={**CONFIG, "index_dir": str(scratch)})
         assert _snapshot(root / ".maguyva") == _snapshot(scratch), (op, rel, layout)
         assert answers(root) == answers(root, scratch), (op, rel)
+        report = fsck(root / ".maguyva")
+        assert report.ok, report.errors
         # a fresh writer reads the delta from disk and continues from it
         fresh = indexer.Indexer(root, config=CONFIG)
         assert fresh._reusable(gen).index == writer._reusable(gen).index

@@ -48,12 +48,17 @@ from .errors import (
     MaguyvaError,
 )
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """On-disk format history:
 1 — manifest + generation directories, plain JSON files.
 2 — every file the indexer writes is sealed (header + CRC-32); CHECKSUMS table per generation;
     files.json records content digests; extract.json; reader leases.
+3 — a generation may carry a delta over hard-linked segments (`files-delta.json`, `delta/`):
+    a reader of format 2 would miss it, so it must refuse such an index. Format 2 is format 3
+    without a delta and is read as it is (the next update writes format 3).
 """
+MIN_FORMAT_VERSION = 2
+"""The oldest format read without rebuilding."""
 
 MANIFEST = "manifest.json"
 CHECKSUMS = "CHECKSUMS"
@@ -314,7 +319,7 @@ class IndexDir:
                 f"{self.path} was written by a newer Maguyva (format {version}, this one reads "
                 f"{FORMAT_VERSION}); upgrade Maguyva or rebuild with `maguyva index --rebuild`"
             )
-        if version < FORMAT_VERSION:
+        if version < MIN_FORMAT_VERSION:
             raise OldIndexFormat(
                 f"{self.path} uses old format {version}; run `maguyva index` to rebuild it"
             )
@@ -549,7 +554,7 @@ def _old_manifest(path: Path) -> bool:
     """Is `path` a plain-JSON manifest of format 1?"""
     try:
         data = json.loads(path.read_bytes()[: 1 << 20])
-        return isinstance(data, dict) and int(data.get("format_version", 0)) < FORMAT_VERSION
+        return isinstance(data, dict) and int(data.get("format_version", 0)) < MIN_FORMAT_VERSION
     except (OSError, ValueError, TypeError):
         return False
 
@@ -573,7 +578,10 @@ def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
             files = cached[1]
         else:
             files = sealed.read_sealed_json(path, "files")["state"]["files"]
+            _BASE_FILES.pop(Path(gen_dir).parent, None)
             _BASE_FILES[Path(gen_dir).parent] = (key, files)
+            while len(_BASE_FILES) > 4:
+                _BASE_FILES.pop(next(iter(_BASE_FILES)))
         delta = read_delta(gen_dir)
         if delta is None:
             return dict(files)
