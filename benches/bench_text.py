@@ -3,7 +3,7 @@
 As a script (the figures in docs/text.md):
     .venv/bin/python benches/bench_text.py [CORPUS_DIR] [--runs 20]
 builds the index (build MB/s, sizes), then times each query with Maguyva's index and with
-`rg` (p50/p99 over the runs). With pytest-benchmark (`make bench`), the same queries run
+`rg` (p50/p99 over the runs), and what `Index.grep` runs (the first 100 lines, exact counts). With pytest-benchmark (`make bench`), the same queries run
 over the standard library as paired benchmarks.
 """
 
@@ -35,6 +35,7 @@ LITERALS = [
     "spin_lock_irqsave",
     "getaddrinfo",
     "Traceback (most recent call last)",
+    "scheduling while atomic",
     "return",
     "include",
     "zq_absent_literal_zq",
@@ -108,6 +109,13 @@ def ours_files(index: _core.TextIndex, pattern: str, regex: bool) -> set[str]:
     return {f[0] for f in files}
 
 
+def ours_grep(index: _core.TextIndex, pattern: str, regex: bool) -> int:
+    """What `Index.grep` (`maguyva search`) runs: smart case, the first 100 matching lines
+    with exact counts."""
+    files, _, _ = index.search(pattern, regex=regex, case="smart", max_lines=100)
+    return sum(len(f[3]) for f in files)
+
+
 def cpu_ms() -> float:
     """CPU time of this process (all threads) and of its finished children (rg), in ms."""
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -148,7 +156,7 @@ def main() -> None:
         index = _core.TextIndex(str(Path(tmp) / "text"))
         print(
             f"{'query':40} {'files':>6} {'ours p50':>9} {'ours p99':>9} {'ours cpu':>9} "
-            f"{'rg p50':>9} {'rg p99':>9} {'rg cpu':>9} {'x p50':>6} {'x cpu':>6}"
+            f"{'rg p50':>9} {'rg p99':>9} {'rg cpu':>9} {'x p50':>6} {'x cpu':>6} {'grep p50':>9}"
         )
         for pattern, regex in [(p, False) for p in LITERALS] + [(p, True) for p in REGEXES]:
             ours = ours_files(index, pattern, regex)
@@ -159,11 +167,12 @@ def main() -> None:
             agree = "" if ours == theirs & set(index.paths()) else " MISMATCH"
             o50, o99, ocpu = timed(lambda p=pattern, r=regex: ours_files(index, p, r), args.runs)
             r50, r99, rcpu = timed(lambda p=pattern, r=regex: rg_files(corpus, p, r), args.rg_runs)
+            g50, _, _ = timed(lambda p=pattern, r=regex: ours_grep(index, p, r), args.runs)
             label = ("re " if regex else "lit ") + pattern
             print(
                 f"{label[:40]:40} {len(ours):6} {o50:9.2f} {o99:9.2f} {ocpu:9.2f} "
                 f"{r50:9.1f} {r99:9.1f} {rcpu:9.1f} {r50 / o50:6.0f} {rcpu / max(ocpu, 1e-3):6.0f}"
-                f"{agree}"
+                f" {g50:9.2f}{agree}"
             )
             sys.stdout.flush()
         print("load average after:", os.getloadavg())

@@ -11,7 +11,9 @@ pass), reopens the engine on the new generation and searches for the new functio
 and CPU seconds per phase and the load average around each run. `phases`: the writer alone
 (no reader in the process), wall and CPU milliseconds of each phase and of the commit's parts,
 measured by wrapping the functions (no profiler), hinted and full stat pass. `oneshot`: the
-same edit through `build_index` in a fresh `Indexer` (what `maguyva index` does).
+same edit through `build_index` in a fresh `Indexer` (what `maguyva index` does). `spread`:
+`--runs` different files (of the target's extension) edited one per update, so the delta
+grows, merges and folds: each update's time and layout.
 """
 
 import argparse
@@ -28,11 +30,25 @@ from maguyva.indexer import Indexer, build_index
 parser = argparse.ArgumentParser()
 parser.add_argument("root", type=Path)
 parser.add_argument("modalities")
-parser.add_argument("phase", choices=["full", "noop", "edit", "phases", "oneshot"])
+parser.add_argument("phase", choices=["full", "noop", "edit", "phases", "oneshot", "spread"])
 parser.add_argument("--runs", type=int, default=5)
 parser.add_argument("--target", default="kernel/fork.c")
+parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help="a configuration value, e.g. semantic_phases='\"heads\"'")  # fmt: skip
 args = parser.parse_args()
 root, cfg = args.root, {"modalities": args.modalities.split(",")}
+for item in args.set:
+    key, _, value = item.partition("=")
+    cfg[key] = json.loads(value)
+
+
+def snippet(name: str, n: int) -> str:
+    """A new function named `name`, in the target's language, appended by each edit."""
+    if args.target.endswith(".py"):
+        return f"\n\ndef {name}():\n    return {n}\n"
+    return f"\nint {name}(void) {{ return {n}; }}\n"
+
+
 out: dict = {"load_before": os.getloadavg()}
 
 
@@ -59,7 +75,7 @@ elif args.phase == "edit":
     original = target.read_text()
     ix = Indexer(root, config=cfg)
     ix.update()
-    target.write_text(original + "\nint maguyva_bench_warm(void) { return 0; }\n")
+    target.write_text(original + snippet("maguyva_bench_warm", 0))
     t = time.perf_counter()
     s = ix.update()  # the first edit loads the previous generation's state once
     out["first_edit_s"] = time.perf_counter() - t
@@ -71,7 +87,7 @@ elif args.phase == "edit":
     for n in range(args.runs):
         for hinted in (True, False):
             name = f"maguyva_bench_{n}_{int(hinted)}"
-            target.write_text(original + f"\nint {name}(void) {{ return {n}; }}\n")
+            target.write_text(original + snippet(name, n))
             load = os.getloadavg()[0]
             wall, cpu = time.perf_counter(), time.process_time()
             s = ix.update(hints=[args.target] if hinted else None)
@@ -148,9 +164,7 @@ elif args.phase == "phases":
         rows = []
         for n in range(args.runs):
             acc.clear()
-            target.write_text(
-                original + f"\nint maguyva_phase_{n}_{int(hinted)}(void) {{ return 1; }}\n"
-            )
+            target.write_text(original + snippet(f"maguyva_phase_{n}_{int(hinted)}", 1))
             load = os.getloadavg()[0]
             ix.update(hints=[args.target]) if hinted else ix.update()
             rows.append((load, dict(acc)))
@@ -166,12 +180,44 @@ elif args.phase == "oneshot":
     target = root / args.target
     original = target.read_text()
     build_index(root, config=cfg)
-    target.write_text(original + "\nint maguyva_bench_oneshot(void) { return 1; }\n")
+    target.write_text(original + snippet("maguyva_bench_oneshot", 1))
     t = time.perf_counter()
     s = build_index(root, config=cfg)
     out["oneshot_edit_s"] = time.perf_counter() - t
     out["oneshot_phases_ms"] = ms(s.timings_s)
     target.write_text(original)
     build_index(root, config=cfg)
+elif args.phase == "spread":
+    # one-file edits of `--runs` different files, one update each (hinted), until the delta
+    # merges and folds: per update wall/CPU seconds and the layout written
+    suffix = Path(args.target).suffix
+    candidates = sorted(p for p in root.rglob(f"*{suffix}") if ".maguyva" not in p.parts)
+    originals: dict[Path, str] = {}
+    ix = Indexer(root, config=cfg)
+    ix.update()
+    rows = []
+    try:
+        for n, path in enumerate(candidates[: args.runs]):
+            originals[path] = path.read_text(errors="surrogateescape")
+            path.write_text(originals[path] + snippet(f"maguyva_spread_{n}", n),
+                            errors="surrogateescape")  # fmt: skip
+            load = os.getloadavg()[0]
+            wall, cpu = time.perf_counter(), time.process_time()
+            s = ix.update(hints=[path.relative_to(root).as_posix()])
+            from maguyva.store import IndexDir
+
+            layout = IndexDir(root / ".maguyva").current(pin=False).manifest.get("layout", {})
+            rows.append({"load": round(load, 1), "update_s": round(time.perf_counter() - wall, 4),
+                         "update_cpu_s": round(time.process_time() - cpu, 4), **layout})  # fmt: skip
+    finally:
+        for path, text in originals.items():
+            path.write_text(text, errors="surrogateescape")
+        ix.update()
+    out["runs"] = rows
+    for mode in ("delta", "fold"):
+        mine = [r["update_s"] for r in rows if r.get("mode") == mode]
+        if mine:
+            out[f"{mode}_update_s"] = {"n": len(mine), "median": statistics.median(mine),
+                                      "max": max(mine)}  # fmt: skip
 out["load_after"] = os.getloadavg()
 print(json.dumps(out, indent=1))

@@ -106,6 +106,52 @@ def classify_miss(lines: Lines, name: str, is_prop: bool, decorated: bool, refs:
     return "other"
 
 
+def goto_check(root: Path, lines: Lines, detail: list[dict]) -> dict:
+    """Jedi's own `goto` at our false positives' lines and at Jedi's missed lines: where
+    `get_references` and `goto` disagree (Jedi's `goto` lands on the target from a file its
+    `get_references` left out, or lands elsewhere from a file it listed). Each entry gets
+    `goto_target`: True when some occurrence of the name on those lines goes to the target."""
+    import jedi
+
+    project = jedi.Project(root, added_sys_path=[str(root)])
+    detail = [d for d in detail if "at" in d]  # misses and false positives
+    for d in detail:
+        word = re.compile(r"\b" + re.escape(d["name"]) + r"\b")
+        hit = False
+        for ln in d["at"]:
+            src = lines.get(d["file"])
+            if not 0 < ln <= len(src):
+                continue
+            for m in word.finditer(src[ln - 1]):
+                try:
+                    found = jedi.Script(path=root / d["file"], project=project).goto(
+                        ln, m.start(), follow_imports=True
+                    )
+                except Exception:  # Jedi's own failures count as "not the target"
+                    continue
+                for g in found:
+                    if g.module_path is None or g.line != d["def"]:
+                        continue
+                    try:
+                        rel = Path(g.module_path).resolve().relative_to(root).as_posix()
+                    except ValueError:
+                        continue
+                    hit = hit or rel == d["def_path"]
+                if hit:
+                    break
+            if hit:
+                break
+        d["goto_target"] = hit
+    out: dict[str, dict[str, int]] = {}
+    for d in detail:
+        kind = "false_positive" if "false_positive" in d else "miss"
+        half = "held_out" if d["i"] % 2 else "tune"
+        slot = out.setdefault(f"{kind}.{half}", {"files": 0, "goto_target": 0})
+        slot["files"] += 1
+        slot["goto_target"] += d["goto_target"]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", type=Path)
@@ -113,6 +159,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--report-threshold", type=float, default=0.0)
     ap.add_argument("--extraction-cache", type=Path, help="pickle of the extraction, for reruns")
+    ap.add_argument("--detail", type=Path, help="every miss and false positive with its lines")
+    ap.add_argument("--goto-check", action="store_true",
+                    help="ask Jedi's goto at the lines of each miss and false positive")  # fmt: skip
     args = ap.parse_args()
     root = args.root.resolve()
     cache = json.loads(args.jedi.read_text())
@@ -148,14 +197,16 @@ def main() -> None:
             continue
         sites, _ = g.walk_dependents([node], 1)
         ours: dict[str, float] = {}
+        our_lines: dict[str, set[int]] = {}
         for site in sites.values():
             p = g.path_of(site.node)
             if p:
                 ours[p] = max(ours.get(p, 0.0), site.confidence)
+                our_lines.setdefault(p, set()).update(site.lines)
         src = lines.get(s["path"])
         above = "\n".join(src[max(0, s["line"] - 4) : s["line"] - 1])
         row = {"i": i, "sample": s, "node": node, "jedi": files_of(answers[s["key"]]),
-               "ours": ours, "prop": bool(PROPERTY.search(above)),
+               "ours": ours, "our_lines": our_lines, "prop": bool(PROPERTY.search(above)),
                "decorated": src[s["line"] - 2].lstrip().startswith("@") if s["line"] > 1 else False}  # fmt: skip
         if "second" in s:
             jedi2 = set(row["jedi"])
@@ -184,6 +235,16 @@ def main() -> None:
                           "precision": round(tp / max(listed, 1), 3), "listed": listed}  # fmt: skip
 
     th = args.report_threshold
+    detail: list[dict] = []
+    impact_misses: Counter = Counter()  # impact misses at the report threshold, by sample
+    for r in imp_rows:
+        sites, _ = g.walk_dependents([r["node"]], 2, min_confidence=th)
+        missed = r["jedi2"] - ({g.path_of(x.node) for x in sites.values()} - {""})
+        if missed:
+            key = f"{r['sample']['path']}:{r['sample']['qname']}"
+            impact_misses[key] = len(missed)
+            if args.detail:
+                detail.append({"impact_miss": key, "i": r["i"], "files": sorted(missed)})
     miss_causes: Counter = Counter()
     miss_examples: dict[str, list[str]] = {}
     fp_causes: Counter = Counter()
@@ -196,12 +257,24 @@ def main() -> None:
             cause = classify_miss(lines, name, r["prop"], r["decorated"], at)
             miss_causes[cause] += 1
             miss_examples.setdefault(cause, []).append(f"{s['path']}:{s['qname']} <- {p}")
+            detail.append({"miss": cause, "i": r["i"], "target": f"{s['path']}:{s['qname']}",
+                           "file": p, "lines": [f"{ln}: {lines.get(q)[ln - 1].strip()}"
+                                                for q, ln in at if ln <= len(lines.get(q))],
+                           "name": name, "at": [ln for _, ln in at], "def": s["line"],
+                           "def_path": s["path"]})  # fmt: skip
         for p in sorted(ours - r["jedi"]):
             c = r["ours"][p]
             cause = ("typed receiver" if abs(c - CONF_TYPED) < 1e-6 else
                      "candidate (unknown receiver)" if c < CONF_TYPED else "resolved by name")  # fmt: skip
             fp_causes[cause] += 1
             fp_examples.setdefault(cause, []).append(f"{s['path']}:{s['qname']} <- {p} ({c:.2f})")
+            src = lines.get(p)
+            detail.append({"false_positive": cause, "i": r["i"], "confidence": round(c, 3),
+                           "target": f"{s['path']}:{s['qname']}", "file": p,
+                           "lines": [f"{ln}: {src[ln - 1].strip()}" for ln in
+                                     sorted(r["our_lines"].get(p, ())) if 0 < ln <= len(src)],
+                           "name": name, "at": sorted(r["our_lines"].get(p, ())), "def": s["line"],
+                           "def_path": s["path"]})  # fmt: skip
     result = {
         "root": str(root),
         "files": len(files),
@@ -210,7 +283,11 @@ def main() -> None:
         "graph_report": report,
         "references": refs,
         "tiers": tier_table,
-        "impact_depth2": {"samples": len(imp_rows), "by_threshold": impact},
+        "impact_depth2": {
+            "samples": len(imp_rows),
+            "by_threshold": impact,
+            "misses_by_sample": dict(impact_misses.most_common()),
+        },
         "miss_causes_at": th,
         "miss_causes": dict(miss_causes.most_common()),
         "miss_examples": {k: v[:8] for k, v in miss_examples.items()},
@@ -219,6 +296,10 @@ def main() -> None:
         "jedi_seconds_median": sorted(cache["seconds"])[len(cache["seconds"]) // 2],
         "jedi_answers": len(answers),
     }
+    if args.goto_check:
+        result["jedi_goto"] = goto_check(root, lines, detail)
+    if args.detail:
+        args.detail.write_text(json.dumps(detail, indent=1))
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

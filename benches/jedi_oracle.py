@@ -20,10 +20,15 @@ files) that silently drops real callers (`translation.activate(...)` in
 which then count as our false positives. The oracle lifts both limits so Jedi searches every
 file; `--jedi-default-limits` keeps Jedi's defaults (the cache records which).
 
-`--only DIR` (repeatable) takes a sample of modules: candidates come from those directories
-and Jedi's project search is confined to them (the modules keep their real paths, so imports
-resolve as usual); graph_vs_jedi.py then builds the graph from the same files. Exhaustive Jedi
-over the whole CPython standard library took over a minute per query here.
+`--only DIR` (repeatable) takes a sample of modules and `--exclude PREFIX` (repeatable; also
+matches at any directory boundary: `test/` drops `unittest/test/`) leaves files out: candidates
+come from the selected files and Jedi's project search is confined to exactly those files (the
+modules keep their real paths, so imports resolve as usual); graph_vs_jedi.py then builds the
+graph from the same files. Exhaustive Jedi over the whole CPython standard library (with its
+test suite and site-packages) took over a minute per query here; the standard-library
+comparison in docs/graph.md uses the library without its test suites:
+
+    --exclude site-packages/ --exclude test/ --exclude tests/ --exclude idle_test/
 """
 
 from __future__ import annotations
@@ -85,22 +90,23 @@ def definitions(root: Path, rel: str) -> list[tuple[str, str, int, int, int, int
     return out
 
 
-def _init(root: str, exhaustive: bool = True, only: list[str] | None = None) -> None:
+def _init(root: str, exhaustive: bool = True, selected: list[str] | None = None) -> None:
     global _project, _root
     import jedi
     import jedi.inference.references as jedi_refs
 
     if exhaustive:
         jedi_refs._OPENED_FILE_LIMIT = jedi_refs._PARSED_FILE_LIMIT = 10**9
-    if only:
-        from jedi.file_io import FolderIO
+    if selected is not None:
+        from jedi.file_io import FileIO
 
-        dirs = [str(Path(root) / d.rstrip("/")) for d in only]
+        paths = [Path(root) / rel for rel in selected]
 
         def confined(inference_state, module_contexts):
-            except_ = [m.py__file__() for m in module_contexts]
-            for d in dirs:
-                yield from jedi_refs.recurse_find_python_files(FolderIO(d), except_)
+            except_ = {str(m.py__file__()) for m in module_contexts}
+            for path in paths:
+                if str(path) not in except_:
+                    yield FileIO(str(path))
 
         jedi_refs._find_project_modules = confined
 
@@ -189,12 +195,16 @@ def main() -> None:
         tmp = args.cache.with_suffix(".tmp")
         tmp.write_text(json.dumps({"root": str(root), "files": files, "exclude": args.exclude, "only": args.only,
                                    "seed": args.seed, "samples": samples, "answers": answers,
-                                   "seconds": seconds, "exhaustive": exhaustive}))  # fmt: skip
+                                   "seconds": seconds, "exhaustive": exhaustive,
+                                   "confined": bool(args.only or args.exclude)}))  # fmt: skip
         tmp.replace(args.cache)
 
     samples: list[dict] = []
+    # --only / --exclude: Jedi's project search reads exactly the selected files (in sorted
+    # order), the same files graph_vs_jedi.py builds the graph from
+    selected = files if (args.only or args.exclude) else None
     with ProcessPoolExecutor(
-        args.jobs, initializer=_init, initargs=(str(root), exhaustive, args.only)
+        args.jobs, initializer=_init, initargs=(str(root), exhaustive, selected)
     ) as pool:
 
         def run(keys: list[str]) -> None:

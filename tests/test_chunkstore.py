@@ -61,3 +61,59 @@ def test_a_damaged_segment_is_refused_when_touched(generation: Path, tmp_path: P
     lazy = ChunkStore.lazy(copy)
     with pytest.raises(CorruptIndexError):
         lazy.enclosing("json/decoder.py", 10)
+
+
+def test_a_delta_generation_reads_as_a_from_scratch_one(tmp_path: Path) -> None:
+    """After small updates (a delta over hard-linked segments: edit, add, delete), the lazy
+    store, the loaded store and the file states equal a from-scratch index of the same tree,
+    and a reader of the next generation reuses the segments the previous one decoded."""
+    from maguyva.chunkstore import _RECENT, read_delta
+    from maguyva.indexer import Indexer
+    from maguyva.store import read_file_states
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    root = tmp_path / "repo"
+    shutil.copytree(stdlib / "json", root / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    config = {"index_dir": str(tmp_path / "idx"), "modalities": ["text"]}
+    writer = Indexer(root, config=config)
+    writer.update()
+    reader = SegmentedChunkStore(IndexDir(tmp_path / "idx").current(pin=False).path)
+    kept = "json/scanner.py"
+    reader.by_path(kept)
+    decoder = root / "json" / "decoder.py"
+    decoder.write_text(decoder.read_text() + "\n\ndef added_here():\n    return 1\n")
+    (root / "json" / "tool.py").unlink()
+    (root / "json" / "new.py").write_text("def brand_new():\n    return 2\n")
+    writer.update()
+    gen = IndexDir(tmp_path / "idx").current(pin=False).path
+    delta = read_delta(gen)
+    assert delta is not None and delta["index"]["json/tool.py"] is None
+    assert {"json/decoder.py", "json/new.py"} <= set(delta["index"])
+    scratch = tmp_path / "scratch"
+    Indexer(root, config={**config, "index_dir": str(scratch)}).update()
+    fresh = IndexDir(scratch).current(pin=False).path
+    lazy, full, want = ChunkStore.lazy(gen), ChunkStore.open(gen), ChunkStore.open(fresh)
+    assert lazy.paths() == full.paths() == want.paths() and len(lazy) == len(want)
+    for path in want.paths():
+        assert lazy.by_path(path) == full.by_path(path) == want.by_path(path)
+        for chunk in want.by_path(path):
+            assert lazy.get(chunk.id, path) == chunk == lazy.get(chunk.id)
+            assert lazy.enclosing(path, chunk.start_line) == want.enclosing(path, chunk.start_line)
+    assert lazy.by_path("json/tool.py") == [] and lazy.enclosing("json/tool.py", 1) is None
+    states = read_file_states(gen)
+    assert states == read_file_states(fresh) and "json/tool.py" not in states
+    # the reader of the new generation took the unchanged segment over from the old one
+    assert isinstance(lazy, SegmentedChunkStore)
+    assert lazy._segment(segment_of(kept)) is reader._segment(segment_of(kept))
+    assert _RECENT[gen.parent] is lazy._decoded
+    # damage in a delta file is refused when one of its files is first touched
+    copy = tmp_path / "gen-copy"
+    shutil.copytree(gen, copy)
+    delta_chunks = next((copy / "delta").glob("*.chunks.jsonl"))
+    data = bytearray(delta_chunks.read_bytes())
+    data[-10] ^= 0xFF
+    delta_chunks.write_bytes(bytes(data))
+    damaged = ChunkStore.lazy(copy)
+    assert damaged.by_path(kept) == want.by_path(kept)
+    with pytest.raises(CorruptIndexError):
+        damaged.by_path("json/decoder.py")

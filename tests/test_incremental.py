@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from maguyva import _core
 from maguyva.changes import blob_digest, classify, estimate_distinct_trigrams, git_digests, scan
+from maguyva.fsck import fsck
 from maguyva.indexer import build_index, stored_rows
 from maguyva.store import IndexDir
 
@@ -340,9 +341,57 @@ def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
         build_index(root, config={**CONFIG, "index_dir": str(scratch)})
         assert _snapshot(root / ".maguyva") == _snapshot(scratch), (op, rel, layout)
         assert answers(root) == answers(root, scratch), (op, rel)
+        report = fsck(root / ".maguyva")
+        assert report.ok, report.errors
         # a fresh writer reads the delta from disk and continues from it
         fresh = indexer.Indexer(root, config=CONFIG)
         assert fresh._reusable(gen).index == writer._reusable(gen).index
         assert fresh.update().noop
     assert modes.count("delta") >= 5 and "fold" in modes, modes
     assert modes[-1] == "delta", modes
+
+
+def test_head_commit_is_read_as_git_reports_it(tmp_path):
+    """The commit recorded with each generation, read from `.git/`, is `git rev-parse HEAD`
+    for a loose ref, a packed ref, a detached HEAD and a subdirectory; None outside git."""
+    from maguyva.indexer import _ask_git, _git_commit
+
+    assert _git_commit(tmp_path) is None
+    write_repo(tmp_path)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+
+    def git(*argv: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *argv], check=True, env=env,
+                       capture_output=True)  # fmt: skip
+
+    git("init", "-q")
+    assert _git_commit(tmp_path) is None  # no commit yet: git says none either
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    loose = _git_commit(tmp_path)
+    assert loose is not None and loose == _ask_git(tmp_path)
+    assert _git_commit(tmp_path / "pkg") == loose
+    git("pack-refs", "--all")
+    assert not any((tmp_path / ".git" / "refs" / "heads").iterdir())
+    assert _git_commit(tmp_path) == loose
+    git("commit", "-q", "--allow-empty", "-m", "two")
+    git("checkout", "-q", "--detach", loose)
+    assert _git_commit(tmp_path) == loose == _ask_git(tmp_path)
+
+
+def test_source_file_list_is_reused_and_equals_a_fresh_one(tmp_path):
+    """A long-running writer rebuilds the list of source files from the previous one (hinted
+    scans keep unchanged records): it equals `RepoState.source_files()` after each update."""
+    from maguyva.indexer import Indexer
+
+    write_repo(tmp_path)
+    writer = Indexer(tmp_path, config=CONFIG)
+    writer.update()
+    for n, rel in enumerate(["pkg/core.py", "pkg/render.py", "pkg/core.py"]):
+        target = tmp_path / rel
+        target.write_text(target.read_text() + f"\n\ndef more_{n}():\n    return {n}\n")
+        writer.update(hints=[rel])
+        state = writer.last_state
+        assert state is not None and writer._files_memo is not None
+        assert writer._files_memo[1] == state.source_files()

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from durability_support import build, write_repo
+from durability_support import answers, build, write_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -169,3 +169,49 @@ def test_commit_fsyncs_new_files_only_and_reuses_checksums_of_linked_ones(tmp_pa
         (tmp / "kept.bin").write_bytes(b"K" * 5000)
         third = index.commit(number, tmp, {}, previous=second.path)
     assert "kept.bin" in synced and verify_generation(third.path) == []
+
+
+def test_collected_generation_leaves_at_once_and_its_trash_is_cleaned(tmp_path):
+    """A commit collects the generation before the previous one by renaming it to `trash-*`
+    (it is no generation any more at once) and deleting it in the background; a trash
+    directory a killed writer left behind is removed by the next writer."""
+    from maguyva import store
+
+    write_repo(tmp_path)
+    build(tmp_path)
+    index = IndexDir(tmp_path / ".maguyva")
+    first = index.current(pin=False)
+    write_repo(tmp_path, 1)
+    build(tmp_path)
+    write_repo(tmp_path, 2)
+    build(tmp_path)
+    assert first.number not in index.generations() and not first.path.exists()
+    store._background().submit(lambda: None).result()  # the deletions queued before are done
+    assert not list(index.path.glob(f"{store.TRASH}*"))
+    left = index.path / f"{store.TRASH}gen-000001-999-1"
+    (left / "chunks").mkdir(parents=True)
+    (left / "chunks" / "00.jsonl").write_bytes(b"x")
+    write_repo(tmp_path, 0)
+    build(tmp_path)
+    assert not left.exists()
+    assert answers(tmp_path)
+
+
+def test_format_2_index_is_read_as_is_and_updated_to_format_3(tmp_path):
+    """A format-2 index (no delta) is read without a rebuild; the next update writes format 3,
+    which a reader of format 2 refuses (it would miss the delta)."""
+    from maguyva.store import FORMAT_VERSION, MIN_FORMAT_VERSION
+
+    assert (MIN_FORMAT_VERSION, FORMAT_VERSION) == (2, 3)
+    write_repo(tmp_path)
+    build(tmp_path)
+    path = tmp_path / ".maguyva" / MANIFEST
+    manifest = sealed.read_sealed_json(path, "manifest")
+    manifest["format_version"] = 2
+    path.write_bytes(sealed.seal("manifest", sealed.dumps_json(manifest)))
+    assert IndexDir(tmp_path / ".maguyva").current(pin=False).manifest["format_version"] == 2
+    assert build(tmp_path).noop  # read as it is
+    write_repo(tmp_path, 1)
+    assert not build(tmp_path).noop
+    current = IndexDir(tmp_path / ".maguyva").current(pin=False)
+    assert current.manifest["format_version"] == 3 and current.manifest["layout"]["mode"] == "delta"

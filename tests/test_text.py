@@ -356,3 +356,62 @@ def test_zstd_store_answers_like_lz4(corpus: Path, searcher: TextSearcher, tmp_p
         got = [m.to_dict() for m in zstd.grep(pattern, regex=regex, max_results=10**9)]
         want = [m.to_dict() for m in searcher.grep(pattern, regex=regex, max_results=10**9)]
         assert got == want, pattern
+
+
+@pytest.fixture(scope="module")
+def wide_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, dict[str, bytes]]:
+    """The standard library's top level and its tests (~630 files, many over 16 kB): enough
+    candidates for a common literal that files-only questions decode files only up to their
+    first match."""
+    from maguyva import _core
+
+    paths = sorted(
+        str(p.relative_to(STDLIB)) for p in [*STDLIB.glob("*.py"), *STDLIB.glob("test/*.py")]
+    )
+    out = tmp_path_factory.mktemp("wide") / "text"
+    report = _core.build_text_index(str(STDLIB), str(out), [(p, []) for p in paths])
+    index = _core.TextIndex(str(out))
+    contents = {p: (STDLIB / p).read_bytes() for p in index.paths()}
+    assert report["docs"] == len(contents) > 600
+    return index, contents
+
+
+@pytest.mark.parametrize(
+    ("pattern", "regex", "case", "whole_word"),
+    [
+        ("import", False, "sensitive", False),
+        ("return", False, "sensitive", True),
+        ("self.assert", False, "insensitive", False),
+        ("def test_", False, "smart", False),
+        (r"(?:def|class) [A-Z]", True, "sensitive", False),
+        (r"^\s{0,8}raise$", True, "sensitive", False),
+        ("getaddrinfo", False, "sensitive", False),
+    ],
+)
+def test_files_only_equals_full_verification(
+    wide_index: tuple[object, dict[str, bytes]],
+    pattern: str,
+    regex: bool,
+    case: str,
+    whole_word: bool,
+) -> None:
+    """A files-only question (first lines only, `count_all=False`) stops decoding a file at
+    its first lines: the files, lines and columns equal a full verification's, and the files
+    a brute-force scan's."""
+    index, contents = wide_index
+    for lines_per_file in (1, 3):
+        kw = dict(regex=regex, case=case, whole_word=whole_word, max_lines=10**9)
+        quick, candidates, _ = index.search(
+            pattern, **kw, max_lines_per_file=lines_per_file, count_all=False
+        )
+        if pattern in ("import", "return"):
+            assert candidates >= 512  # search.rs STREAMING_MIN_CANDIDATES: the streamed path
+        full, _, _ = index.search(pattern, **kw, max_lines_per_file=lines_per_file)
+        assert [(f[0], f[3]) for f in quick] == [(f[0], f[3]) for f in full], pattern
+        for _path, n_matches, n_lines, lines in quick:
+            assert n_lines == len(lines)
+            assert n_matches == sum(len(cols) for _, _, cols in lines)
+    if not regex and not whole_word and case == "sensitive":
+        want = {p for p, body in contents.items() if pattern.encode() in body}
+        assert {f[0] for f in quick} == want
+        assert want

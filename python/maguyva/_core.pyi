@@ -97,7 +97,9 @@ class TextIndex:
     ) -> tuple[list[tuple[str, int, int, list[tuple[int, str, list[tuple[int, int]]]]]], int, bool]:
         """`([(path, n_matches, n_lines, [(line, text, [(start, end)])])], candidates, truncated)`
         in path order; columns are byte offsets in the line. With `count_all=False` a file's
-        scan stops after `max_lines_per_file` lines (its counts are then lower bounds).
+        scan stops once `max_lines_per_file` lines are found with all their matches (its counts
+        are then those of the reported lines), and for many candidates and a bounded pattern
+        (a literal) each file is decoded only up to there.
         Raises BadQueryError for a bad or oversized regex, ValueError for a bad glob or case."""
     def bm25(
         self, terms: list[str], k: int, *, max_docs: int = 4000

@@ -180,6 +180,7 @@ _RECENT: dict[Path, dict[tuple[int, ...], Any]] = {}
 (device, inode, size, mtime): the next generation hard-links its unchanged segments, so a
 reader opening it after an update takes them over instead of decoding them again."""
 _RECENT_LOCK = threading.Lock()
+_RECENT_MAX = 4  # index directories
 
 
 def _identity(path: Path) -> tuple[int, ...] | None:
@@ -209,8 +210,10 @@ class SegmentedChunkStore:
         self._inherited: dict[tuple[int, ...], Any] = {}
         if inherit:
             with _RECENT_LOCK:
-                self._inherited = _RECENT.get(self.gen_dir.parent, {})
+                self._inherited = _RECENT.pop(self.gen_dir.parent, {})
                 _RECENT[self.gen_dir.parent] = self._decoded
+                while len(_RECENT) > _RECENT_MAX:
+                    _RECENT.pop(next(iter(_RECENT)))
 
     def _reuse(self, key: tuple[int, ...] | None, make: Any) -> Any:
         if key is None:

@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -162,11 +163,17 @@ def _decode_extraction(path: str, row: list[Any]) -> FileExtraction:
     )  # fmt: skip
 
 
+_CHUNK_FIELDS = tuple(f.name for f in dataclasses.fields(Chunk))
+
+
 def _encode_chunks(chunks: list[Chunk]) -> bytes:
-    """Chunk lines exactly as chunkstore writes them (sorted by line, then id)."""
+    """Chunk lines exactly as chunkstore writes them (sorted by line, then id; the fields of
+    `dataclasses.asdict`, in order, without its deep copy)."""
     ordered = sorted(chunks, key=lambda c: (c.path, c.start_line, c.end_line, c.id))
+    dumps, fields = json.dumps, _CHUNK_FIELDS
     return b"".join(
-        json.dumps(dataclasses.asdict(c), ensure_ascii=False).encode() + b"\n" for c in ordered
+        dumps({f: getattr(c, f) for f in fields}, ensure_ascii=False).encode() + b"\n"
+        for c in ordered
     )
 
 
@@ -218,6 +225,40 @@ def _same_state(old: RepoState, new: RepoState) -> bool:
 
 
 def _git_commit(root: Path) -> str | None:
+    """`git rev-parse HEAD`, read from `.git/` when it is a plain repository (HEAD naming a
+    loose or packed ref, or a detached commit): every update records it, a process costs
+    several milliseconds. Anything else (a worktree's `.git` file, no ref yet) asks git."""
+    top = next((d for d in (root, *root.parents) if (d / ".git").exists()), None)
+    if top is None:
+        return None  # not in a git repository
+    git = top / ".git"
+    if not git.is_dir():
+        return _ask_git(root)
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else _ask_git(root)
+        ref = head[5:].strip()
+        if ".." in ref or not ref.startswith("refs/"):
+            return _ask_git(root)
+        try:
+            commit = (git / ref).read_text().strip()
+        except FileNotFoundError:
+            commit = ""
+            with contextlib.suppress(FileNotFoundError):
+                for line in (git / "packed-refs").read_text().splitlines():
+                    sha, _, name = line.partition(" ")
+                    if name == ref:
+                        commit = sha
+                        break
+        if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+            return commit
+    except (OSError, UnicodeDecodeError):
+        pass
+    return _ask_git(root)
+
+
+def _ask_git(root: Path) -> str | None:
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],
@@ -394,6 +435,7 @@ class SegmentChunks(Sequence[Chunk]):
         self._index = index
         self._dirty = {segment_of(p) for p in overridden}
         self._files = _RowFiles(self.gen_dir)
+        self._decoded: dict[str, list[Chunk]] = {}
 
     def __len__(self) -> int:
         return self._starts[-1]
@@ -421,10 +463,16 @@ class SegmentChunks(Sequence[Chunk]):
                     for c in self.segment(n) if c.path in wanted]  # fmt: skip
         out: list[Chunk] = []
         for p in sorted(set(paths)):
-            entry = self._index.get(p)
-            if entry is not None and entry[1]:
-                rows = self._files.row(p, entry, "chunks")
-                out.extend(decode_chunk_lines(rows, self.gen_dir / _entry_name(p, entry, "chunks")))
+            got = self._decoded.get(p)
+            if got is None:
+                entry = self._index.get(p)
+                got = []
+                if entry is not None and entry[1]:
+                    rows = self._files.row(p, entry, "chunks")
+                    got = decode_chunk_lines(rows, self.gen_dir / _entry_name(p, entry, "chunks"))
+                if len(self._decoded) < 256:  # an update's few files (text and structural ask)
+                    self._decoded[p] = got
+            out.extend(got)
         return out
 
     def spans_of(self, paths: Iterable[str]) -> list[tuple[str, int, int, str]]:
@@ -542,6 +590,15 @@ class _Previous:
     base_index: dict[str, list[int]] = field(default_factory=dict)
     delta: dict[str, list[int] | None] = field(default_factory=dict)
     delta_sizes: dict[int, int] = field(default_factory=dict)
+    base_counts: list[int] = field(default_factory=list)
+
+
+def _counts(index: Mapping[str, Sequence[int]]) -> list[int]:
+    """Chunks per segment of an index."""
+    counts = [0] * SEGMENTS
+    for p, e in index.items():
+        counts[segment_of(p)] += e[2]
+    return counts
 
 
 @dataclass(slots=True)
@@ -594,6 +651,7 @@ class _Layout:
     delta_sizes: dict[int, int]
     rewritten: int
     mode: str  # segments | fold | delta
+    base_counts: list[int] = field(default_factory=list)  # chunks per segment of base_index
 
     def report(self) -> dict[str, Any]:
         return {"mode": self.mode, "segments_rewritten": self.rewritten,
@@ -734,6 +792,7 @@ class Indexer:
         self._memo_state: RepoState | None = None
         self._memo_prev: _Previous | None = None
         self._loaded: tuple[tuple[int, Any], _FileIndex] | None = None
+        self._files_memo: tuple[dict[str, list[Any]], list[SourceFile]] | None = None
         self.last_state: RepoState | None = None
         self.budget_plan = None
         if self.config.get("memory"):
@@ -881,7 +940,7 @@ class Indexer:
         started = time.perf_counter()
         prev = self._reusable(current) if current is not None else None
         timings["load_previous"] = time.perf_counter() - started
-        files = state.source_files()
+        files = self._source_files(state)
         digests = {p: r[2] for p, r in state.files.items()}
         old = prev.digests if prev is not None else {}
         redo = [f for f in files if old.get(f.path) != digests[f.path]]
@@ -967,8 +1026,26 @@ class Indexer:
         self._memo_key = (generation.number, generation.manifest.get("committed_at"))
         self._memo_state = state
         self._memo_prev = _Previous(generation.path, digests, layout.index, layout.base_state,
-                                    layout.base_index, layout.delta, layout.delta_sizes)  # fmt: skip
+                                    layout.base_index, layout.delta, layout.delta_sizes,
+                                    layout.base_counts)  # fmt: skip
         return self._summary(generation, state, changes, timings, modalities=modalities)
+
+    def _source_files(self, state: RepoState) -> list[SourceFile]:
+        """`state.source_files()`, reusing the previous update's objects for the files whose
+        record is the same object (a hinted scan keeps the unchanged records)."""
+        memo = self._files_memo
+        if memo is None or len(memo[0]) != len(state.files) or memo[0].keys() != state.files.keys():
+            files = state.source_files()
+        else:
+            old_records, old_files = memo
+            files = []
+            for f in old_files:
+                record = state.files[f.path]
+                if record is not old_records[f.path]:
+                    f = SourceFile(f.path, record[0], record[1], f.language)
+                files.append(f)
+        self._files_memo = (state.files, files)
+        return files
 
     @staticmethod
     def _close(views: list[Any]) -> None:
@@ -1135,7 +1212,8 @@ class Indexer:
             "segments": {"version": SEGMENT_INDEX_VERSION, "files": index},
         }))  # fmt: skip
         return _Layout(index, counts, state_json, index, {}, {}, rewritten,
-                       "segments" if prev is None or not prev.delta else "fold")  # fmt: skip
+                       "segments" if prev is None or not prev.delta else "fold",
+                       list(counts))  # fmt: skip
 
     def _write_delta(
         self,
@@ -1187,21 +1265,24 @@ class Indexer:
             delta.update(entries)
             sizes[number] = sum((tmp / f).stat().st_size for f in files)
         index = dict(prev.base_index)
+        counts = list(prev.base_counts) if prev.base_counts else _counts(prev.base_index)
         for p, e in delta.items():
+            n = segment_of(p)
+            if p in prev.base_index:
+                counts[n] -= prev.base_index[p][2]
             if e is None:
                 index.pop(p, None)
             else:
                 index[p] = e
-        counts = [0] * SEGMENTS
-        for p, e in index.items():
-            counts[segment_of(p)] += e[2]
+                counts[n] += e[2]
         write_sealed(tmp / FILES_DELTA, DELTA_KIND, sealed.dumps_json({
             "version": 1,
             "state": state_delta(prev.base_state, state_json),
             "index": delta,
             "sizes": {str(d): b for d, b in sizes.items()},
         }))  # fmt: skip
-        return _Layout(index, counts, prev.base_state, prev.base_index, delta, sizes, 0, "delta")
+        return _Layout(index, counts, prev.base_state, prev.base_index, delta, sizes, 0, "delta",
+                       prev.base_counts or _counts(prev.base_index))  # fmt: skip
 
     def _summary(
         self,

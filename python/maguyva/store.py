@@ -48,12 +48,17 @@ from .errors import (
     MaguyvaError,
 )
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """On-disk format history:
 1 — manifest + generation directories, plain JSON files.
 2 — every file the indexer writes is sealed (header + CRC-32); CHECKSUMS table per generation;
     files.json records content digests; extract.json; reader leases.
+3 — a generation may carry a delta over hard-linked segments (`files-delta.json`, `delta/`):
+    a reader of format 2 would miss it, so it must refuse such an index. Format 2 is format 3
+    without a delta and is read as it is (the next update writes format 3).
 """
+MIN_FORMAT_VERSION = 2
+"""The oldest format read without rebuilding."""
 
 MANIFEST = "manifest.json"
 CHECKSUMS = "CHECKSUMS"
@@ -184,17 +189,20 @@ def checksum_table(
         except MaguyvaError:
             known = {}
     table: dict[str, list[int]] = {}
-    for dirpath, dirnames, filenames in os.walk(gen_dir):
+    top, prev_top = str(gen_dir), str(previous) if previous is not None else ""
+    for dirpath, dirnames, filenames in os.walk(top):
         dirnames.sort()
+        prefix = os.path.relpath(dirpath, top).replace(os.sep, "/")
+        prefix = "" if prefix == "." else prefix + "/"
         for name in sorted(filenames):
-            full = Path(dirpath, name)
-            rel = full.relative_to(gen_dir).as_posix()
+            rel = prefix + name
             if rel == CHECKSUMS:
                 continue
-            mine = full.stat()
+            full = os.path.join(dirpath, name)
+            mine = os.stat(full)
             if rel in known and previous is not None:
                 try:
-                    theirs = (previous / rel).stat()
+                    theirs = os.stat(os.path.join(prev_top, rel))
                     if (mine.st_ino, mine.st_dev, mine.st_size) == (
                         theirs.st_ino, theirs.st_dev, known[rel][0]):  # fmt: skip
                         table[rel] = list(known[rel])
@@ -203,7 +211,7 @@ def checksum_table(
                         continue
                 except OSError:
                     pass
-            table[rel] = [mine.st_size, checksum_table_one(full)]
+            table[rel] = [mine.st_size, checksum_table_one(Path(full))]
     return table
 
 
@@ -215,17 +223,18 @@ def verify_generation(gen_dir: Path, deep: bool = True) -> list[str]:
     except MaguyvaError as exc:
         return [str(exc)]
     problems = []
+    top = str(gen_dir)
     for rel, (size, crc) in sorted(table.items()):
-        path = gen_dir / rel
         try:
-            actual = path.stat().st_size
+            actual = os.stat(os.path.join(top, rel)).st_size
         except OSError:
-            problems.append(f"{path}: missing")
+            problems.append(f"{gen_dir / rel}: missing")
             continue
         if actual != size:
-            problems.append(f"{path}: size {actual}, expected {size} (truncated or extended)")
-        elif deep and checksum_table_one(path) != crc:
-            problems.append(f"{path}: checksum mismatch (the file is damaged)")
+            problems.append(f"{gen_dir / rel}: size {actual}, expected {size} (truncated or "
+                            "extended)")  # fmt: skip
+        elif deep and checksum_table_one(gen_dir / rel) != crc:
+            problems.append(f"{gen_dir / rel}: checksum mismatch (the file is damaged)")
     if deep:
         for dirpath, _dirnames, filenames in os.walk(gen_dir):
             for name in filenames:
@@ -310,7 +319,7 @@ class IndexDir:
                 f"{self.path} was written by a newer Maguyva (format {version}, this one reads "
                 f"{FORMAT_VERSION}); upgrade Maguyva or rebuild with `maguyva index --rebuild`"
             )
-        if version < FORMAT_VERSION:
+        if version < MIN_FORMAT_VERSION:
             raise OldIndexFormat(
                 f"{self.path} uses old format {version}; run `maguyva index` to rebuild it"
             )
@@ -434,10 +443,9 @@ class IndexDir:
             new_files: list[Path] = []
             directories: list[Path] = []
             for dirpath, _dirnames, filenames in os.walk(tmp):
-                for name in filenames:
-                    full = Path(dirpath, name)
-                    if full.relative_to(tmp).as_posix() not in linked:
-                        new_files.append(full)
+                prefix = os.path.relpath(dirpath, tmp).replace(os.sep, "/")
+                prefix = "" if prefix == "." else prefix + "/"
+                new_files += [Path(dirpath, n) for n in filenames if prefix + n not in linked]
                 directories.append(Path(dirpath))
             fsync_all(new_files, directories)
             final = self.path / f"gen-{number:06d}"
@@ -546,7 +554,7 @@ def _old_manifest(path: Path) -> bool:
     """Is `path` a plain-JSON manifest of format 1?"""
     try:
         data = json.loads(path.read_bytes()[: 1 << 20])
-        return isinstance(data, dict) and int(data.get("format_version", 0)) < FORMAT_VERSION
+        return isinstance(data, dict) and int(data.get("format_version", 0)) < MIN_FORMAT_VERSION
     except (OSError, ValueError, TypeError):
         return False
 
@@ -570,7 +578,10 @@ def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
             files = cached[1]
         else:
             files = sealed.read_sealed_json(path, "files")["state"]["files"]
+            _BASE_FILES.pop(Path(gen_dir).parent, None)
             _BASE_FILES[Path(gen_dir).parent] = (key, files)
+            while len(_BASE_FILES) > 4:
+                _BASE_FILES.pop(next(iter(_BASE_FILES)))
         delta = read_delta(gen_dir)
         if delta is None:
             return dict(files)

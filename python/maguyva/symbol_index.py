@@ -34,7 +34,7 @@ import re
 import threading
 import weakref
 import zlib
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -362,11 +362,38 @@ def _reuse(out: Path, previous: Path, changes: Any) -> _Plan:
     gone = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
     dirty = {segment_of(p) for p in gone}
     counts = list(read_meta(previous)["counts"])
-    decoded = {m: decode_rows(read_segment(previous, m)) for m in sorted(dirty)}
+    decoded = {m: _previous_rows(previous, m) for m in sorted(dirty)}
+    old_dir, new_dir = str(previous), str(out)
     for m in range(SEGMENTS):
         if m not in dirty:
-            os.link(previous / segment_name(m), out / segment_name(m))
+            name = segment_name(m)
+            os.link(os.path.join(old_dir, name), os.path.join(new_dir, name))
     return _Plan(counts, decoded, gone, touched)
+
+
+_WRITTEN: OrderedDict[tuple[Any, ...], dict[str, Rows]] = OrderedDict()
+"""The rows of the last segments this process wrote, by file identity: a long-running writer
+updating the same file again finds its segment's rows here instead of decoding them."""
+_WRITTEN_MAX = 8
+
+
+def _previous_rows(previous: Path, m: int) -> dict[str, Rows]:
+    """Segment `m` of the previous generation, as path -> rows (a copy: the caller edits it)."""
+    key = _identity(previous / segment_name(m))
+    rows = _WRITTEN.get(key)
+    if rows is not None:
+        return dict(rows)
+    return decode_rows(read_segment(previous, m))
+
+
+def _remember(out: Path, m: int, files: dict[str, Rows]) -> None:
+    try:
+        key = _identity(out / segment_name(m))
+    except OSError:
+        return
+    _WRITTEN[key] = files
+    while len(_WRITTEN) > _WRITTEN_MAX:
+        _WRITTEN.popitem(last=False)
 
 
 def _update(
@@ -384,6 +411,7 @@ def _update(
             if segment_of(path) == m and path in extraction:
                 files[path] = file_rows(path, extraction[path], store)
         _write_segment(out, m, files)
+        _remember(out, m, files)
         counts[m] = _segment_counts(files)
     return counts, len(plan.dirty)
 
@@ -531,26 +559,27 @@ still find the unchanged segments parsed. At most `_RECENT_MAX` index directorie
 _RECENT_MAX = 4
 
 
-def _identity(path: Path) -> tuple[Any, ...]:
-    """A segment file's identity: inode, size, mtime and its sealed header (which holds the
-    payload's CRC). Generations are immutable and hard-link unchanged segments, so an equal
-    identity is the same parsed segment."""
-    with open(path, "rb") as fh:
-        head = fh.read(sealed.MAX_HEADER)
-        st = os.fstat(fh.fileno())
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, head.split(b"\n", 1)[0])
+def _identity(path: Path | str) -> tuple[Any, ...]:
+    """A segment file's identity: device, inode, size and mtime (one `stat`). Generations are
+    immutable and hard-link unchanged segments, so an equal identity is the same parsed
+    segment (a new file on a reused inode would also need the same size and nanosecond
+    mtime)."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _load_segment(directory: Path, m: int) -> _Segment:
-    path = directory / segment_name(m)
     try:
-        key = _identity(path)
+        key = _identity(os.path.join(directory, segment_name(m)))
     except OSError as exc:
-        raise CorruptIndexError(f"{path}: unreadable symbol segment ({exc})") from exc
+        raise CorruptIndexError(
+            f"{directory / segment_name(m)}: unreadable symbol segment ({exc})"
+        ) from exc
     with _CACHE_LOCK:
         found = _CACHE.get(key)
     if found is not None:
         return found
+    path = directory / segment_name(m)
     payload = read_segment(directory, m)
     problems = _segment_problems(payload, m)
     if problems:

@@ -203,11 +203,20 @@ def extract(
             calls.append(Call(name, line, at(start)))
     references = extraction.references
     seen_refs: set[tuple[str, int]] = set()
-    called = {site[0] for site in sites}
+    # A reference is not recorded where a call starts, nor where the query says it is no read
+    # of its own (`@reference.not`: Python's `a.b` of `a.b.c`, an assignment target). Python
+    # compares spans, not start bytes: `a.b().c` starts where the callee `a.b` does.
+    not_refs = flat.get("reference.not", ())
+    by_span = bool(not_refs) or grammar.name == "python"
+    if by_span:
+        skipped = {(site[0], -site[1]) for site in sites}
+        skipped.update((n.start_byte, n.end_byte) for n in not_refs)
+    else:
+        called = {site[0] for site in sites}
     # `captures` lists nodes pattern by pattern, not in document order.
     for node in sorted(flat.get("reference", ()), key=_START):
         start = node.start_byte
-        if start in called:
+        if (start, node.end_byte) in skipped if by_span else start in called:
             continue
         raw = data[start : node.end_byte]
         if _WHITESPACE.search(raw):

@@ -26,10 +26,10 @@ from ..errors import MaguyvaError
 from ..extract_types import FileExtraction
 from ..model import SourceFile
 from . import store
-from .resolve import STAT_KEYS, GraphBuilder, Reuse, _decorated, alias_of
+from .resolve import STAT_KEYS, GraphBuilder, Reuse, _decorated, alias_of, instance_of
 
 LOG_FILE = "edgelog.bin"
-LOG_FORMAT = 3  # bump when resolution rules change: an old log must not be replayed
+LOG_FORMAT = 4  # bump when resolution rules change: an old log must not be replayed
 
 
 def _digest(value: str) -> bytes:
@@ -59,7 +59,7 @@ def declaration_signature(ex: FileExtraction, family: str) -> bytes:
     rows = [
         (d.kind, d.name, d.qualified_name, d.parent, tuple(d.bases),
          sorted(decorated.get(d.qualified_name, ())), bisect.bisect_left(import_lines, d.start_line),
-         alias_of(d, family))
+         alias_of(d, family), instance_of(d, family))
         for d in defs
     ]  # fmt: skip
     imports = sorted((i.line, i.module, i.name or "", i.alias or "", i.level) for i in ex.imports)

@@ -63,6 +63,13 @@ STAT_KEYS = ("calls", "resolved", "typed", "candidate", "external", "dropped", "
 PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property",
                                  "abc.abstractproperty", "classproperty"})  # fmt: skip
 
+# Attributes every Python function or class has: `f.__doc__` is a use of `f`.
+DEF_ATTRIBUTES = frozenset({"__doc__", "__name__", "__qualname__", "__module__", "__wrapped__",
+                            "__func__", "__code__", "__defaults__", "__kwdefaults__",
+                            "__annotations__", "__dict__"})  # fmt: skip
+# Calls whose result is not an instance of the called name.
+NOT_CONSTRUCTORS = frozenset({"type", "super", "object", "getattr", "vars", "iter", "next"})
+
 # A binding: ("def", node) | ("unit", unit key) | ("ext", dotted name)
 Binding = tuple[str, object]
 
@@ -201,6 +208,7 @@ class GraphBuilder:
         self.props: set[int] = set()  # methods read as attributes (@property, @cached_property)
         self.alts: dict[int, list[int]] = {}  # first definition -> later ones of the same name
         self.aliases: dict[int, str] = {}  # variable -> the name it renames (`x = mod.f`)
+        self.instances: dict[int, str] = {}  # module variable -> its class (`_inst = Random()`)
         self.types = ReceiverTypes(read_text)
         self._memo: dict[tuple, object] = {}
         self._trans: dict[tuple, object] = {}
@@ -380,8 +388,11 @@ class GraphBuilder:
             rhs = alias_of(d, scope.family)
             if rhs:
                 self.aliases[node] = rhs
-            if decorated.get(d.qualified_name, frozenset()) & PROPERTY_DECORATORS:
-                self.props.add(node)
+            made = instance_of(d, scope.family)
+            if made:
+                self.instances[node] = made
+            if _is_property(decorated.get(d.qualified_name, frozenset()), d.name):
+                self.props.add(first)
         for d in defs:
             node = scope.defs[d.qualified_name]
             owner = d.parent or _qualifier(d.qualified_name, d.name)
@@ -397,7 +408,9 @@ class GraphBuilder:
                 if parent is not None:
                     self.parent[node] = parent
                     self.children.setdefault(parent, {}).setdefault(d.name, node)
-            if self._is_method(d, parent) or (owner and parent is None):
+            if (self._is_method(d, parent) or (owner and parent is None)) and (
+                node not in self.methods.get(d.name, ())
+            ):  # a redefinition (a property's setter) is one candidate, not two
                 self.methods.setdefault(d.name, []).append(node)
         for imp in ex.imports:
             if imp.name == "*" and not imp.alias:
@@ -559,6 +572,20 @@ class GraphBuilder:
             return int(value)  # type: ignore[call-overload]
         return str(value) if kind == "ext" else None
 
+    def instance_class(self, node: int) -> int | str | None:
+        """The class a module-level `var = Cls(...)` makes: a class node, a library class's
+        dotted name, or None (a factory function, an unknown name)."""
+        return self._memoized(("in", node), lambda: self._instance_class(node))
+
+    def _instance_class(self, node: int) -> int | str | None:
+        res = self.resolve_name(self.nodes[node].file, None, self.instances[node], typed=False)
+        if res is None or not res[1]:
+            return None
+        kind, value = res[0][0][0]
+        if kind == "def" and self.nodes[int(value)].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
+            return int(value)  # type: ignore[call-overload]
+        return str(value) if kind == "ext" and _looks_like_class(str(value)) else None
+
     def method_of(self, cls: int, name: str) -> int | None:
         """A member `name` of class `cls` or of its bases (depth-first, like a simple MRO)."""
         member = self.children.get(cls, {}).get(name)
@@ -613,11 +640,15 @@ class GraphBuilder:
     def scope_lookup(self, fid: int, caller: str | None, name: str) -> tuple[Binding, float] | None:
         """Resolve a bare name as seen from `caller` (a qualified name) in file `fid`."""
         scope = self.scopes[fid]
+        inner = True
         while caller:
             node = scope.defs.get(f"{caller}.{name}")
-            if node is not None:
+            if node is not None and (inner or not self._py_class_scope(scope, caller)):
+                # Python: a class body's names are not visible in the functions nested in it
+                # (`def socket(self)` in a class does not hide the module `socket` in its methods)
                 return ("def", node), CONF_LOCAL
             caller = caller.rpartition(".")[0]
+            inner = False
         node = scope.top.get(name)
         imported = scope.imports.get(name)
         if node is not None and not (
@@ -651,6 +682,12 @@ class GraphBuilder:
                 return ("def", unique), CONF_GLOBAL_UNIQUE
         return None
 
+    def _py_class_scope(self, scope: FileScope, qname: str) -> bool:
+        node = scope.defs.get(qname)
+        return (
+            scope.family == "py" and node is not None and self.nodes[node].def_kind in CLASS_KINDS
+        )
+
     def _class_of(self, fid: int, caller: str | None) -> int | None:
         scope = self.scopes[fid]
         while caller:
@@ -682,6 +719,19 @@ class GraphBuilder:
                         return None, 0.0
                     b = ("def", member)
                     conf = min(conf, CONF_QUALIFIED)
+                elif node in self.instances:
+                    # `_inst = Random()` at module level: `_inst.seed` is `Random.seed`
+                    cls = self.instance_class(node)
+                    if isinstance(cls, int):
+                        member = self.method_of(cls, attr)
+                        if member is None:
+                            return None, 0.0
+                        b = ("def", member)
+                    elif cls is not None:
+                        b = ("ext", f"{cls}.{attr}")
+                    else:
+                        return None, 0.0
+                    conf = min(conf, CONF_TYPED)
                 else:
                     return None, 0.0
         return b, conf
@@ -696,6 +746,15 @@ class GraphBuilder:
         if not parts:
             return None
         head, attrs = parts[0], parts[1:]
+        if attrs and parts[-1] in DEF_ATTRIBUTES and self.scopes[fid].family == "py":
+            # `Executor.shutdown.__doc__`, `cls.__name__`: an attribute every function and class
+            # has, read off a definition, is a use of that definition
+            res = self.resolve_name(fid, caller, ".".join(parts[:-1]), True, typed)
+            return res if res is not None and res[1] else None
+        if len(parts) >= 2 and self.scopes[fid].family == "py":
+            made = self._constructed(fid, caller, parts)
+            if made is not None:
+                return made, True
         if head in SELF_NAMES or head == "super()":
             cls = self._class_of(fid, caller)
             if cls is not None and len(attrs) == 1:
@@ -727,6 +786,32 @@ class GraphBuilder:
         if walked is None:
             return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
+
+    def _constructed(
+        self, fid: int, caller: str | None, parts: tuple[str, ...]
+    ) -> list[tuple[Binding, float]] | None:
+        """`Foo(...).m` / `mod.Foo(...).m`: a method on the instance a class constructs (the
+        receiver is a call of a name that resolves to a class), with a typed receiver's
+        confidence; a library class gives an external node (`pathlib.Path.exists`)."""
+        recv = parts[-2]
+        if not recv.endswith("()") or any("(" in p or "[" in p for p in parts[:-2]):
+            return None
+        ctor = recv[:-2]
+        if not ctor.isidentifier() or ctor in NOT_CONSTRUCTORS:
+            return None
+        res = self.resolve_name(fid, caller, ".".join((*parts[:-2], ctor)), False, False)
+        if res is None or not res[1]:
+            return None
+        name = parts[-1]
+        out: list[tuple[Binding, float]] = []
+        for (kind, value), _conf in res[0]:
+            if kind == "ext" and _looks_like_class(str(value)):
+                out.append((("ext", f"{value}.{name}"), CONF_TYPED))
+            elif kind == "def" and self.nodes[int(value)].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
+                member = self.method_of(int(value), name)  # type: ignore[call-overload]
+                if member is not None:
+                    out.append((("def", member), CONF_TYPED))
+        return out or None
 
     # -- methods on receivers of unknown type -----------------------------------------------
 
@@ -777,17 +862,27 @@ class GraphBuilder:
         return [(("def", c), conf_top if score[c] == best and best else weak) for c in cands]
 
     def _names_class(self, cand: int, word: str) -> bool:
-        """True when the receiver's name `word` (normalised) names the candidate's class: the
-        class name ends with it once a `Base`/`Mixin`/... affix is removed (`formset` ->
-        BaseFormSet, `creation` -> DatabaseCreation, `geometry` -> GEOSGeometryBase)."""
+        """True when the receiver's name `word` (normalised) names the candidate's class or a
+        subclass that inherits the candidate: the class name ends with it once a
+        `Base`/`Mixin`/... affix is removed (`formset` -> BaseFormSet, `creation` ->
+        DatabaseCreation, `geometry` -> GEOSGeometryBase, `text` -> Text(Misc) for
+        `Misc.configure`), or the name ends with a class name of 4+ letters
+        (`main_task` -> Task, `timeout_handle` -> Handle)."""
         cls = self.parent.get(cand)
         if cls is None:
             return False
-        key = ("cw", cls)
+        key = ("cw", cand)
         names = self._memo.get(key)
         if names is None:
-            names = self._memo[key] = _class_words(self.nodes[cls].name)
-        return any(n.endswith(word) for n in names)  # type: ignore[attr-defined]
+            # the candidate's class and every subclass that inherits the method without
+            # overriding it: `text.configure()` names tkinter's `Text`, whose `configure` is
+            # `Misc.configure`, and not `ttk.Style`
+            method = self.nodes[cand].name
+            words = {w for sub in self.subclasses_of(cls)
+                     if sub == cls or self.method_of(sub, method) == cand
+                     for w in _class_words(self.nodes[sub].name)}  # fmt: skip
+            names = self._memo[key] = tuple(sorted(words))
+        return any(n.endswith(word) or (len(n) >= 4 and word.endswith(n)) for n in names)  # type: ignore[attr-defined]
 
     def _typed(
         self, fid: int, caller: str | None, recv: tuple[str, ...], name: str
@@ -1052,6 +1147,18 @@ def alias_of(d: Definition, family: str) -> str:
     return m.group(2) if m and m.group(1) == d.name and m.group(2) != d.name else ""
 
 
+_INSTANCE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=\s*([A-Za-z_][\w.]*)\s*\(")
+
+
+def instance_of(d: Definition, family: str) -> str:
+    """`_inst = Random()` (a module-level Python variable made by a call) -> "Random": the
+    name called, which resolution then checks is a class; "" for anything else."""
+    if family != "py" or d.kind != "variable" or d.parent or not d.signature:
+        return ""
+    m = _INSTANCE.match(d.signature)
+    return m.group(2) if m and m.group(1) == d.name and m.group(2) not in NOT_CONSTRUCTORS else ""
+
+
 _CLASS_AFFIXES = ("base", "mixin", "impl", "abc", "abstract", "generic", "default")
 _MIN_RECEIVER_WORD = 3
 
@@ -1096,14 +1203,24 @@ def _decorated(ex: FileExtraction, family: str) -> dict[str, frozenset[str]]:
     line (its decorators) and the line of its name."""
     if family != "py":
         return {}
-    spans = {d.qualified_name: (d.start_line, d.name_line) for d in ex.definitions
-             if d.name_line > d.start_line}  # fmt: skip
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for d in ex.definitions:  # a name defined twice (a getter and its setter): every span
+        if d.name_line > d.start_line:
+            spans.setdefault(d.qualified_name, []).append((d.start_line, d.name_line))
     out: dict[str, set[str]] = {}
     for ref in ex.references:
-        span = spans.get(ref.context or "")
-        if span is not None and span[0] <= ref.line < span[1]:
-            out.setdefault(ref.context or "", set()).add(ref.name)
+        for lo, hi in spans.get(ref.context or "", ()):
+            if lo <= ref.line < hi:
+                out.setdefault(ref.context or "", set()).add(ref.name)
     return {k: frozenset(v) for k, v in out.items()}
+
+
+def _is_property(decorators: frozenset[str], name: str) -> bool:
+    """`@property`, `@cached_property`, ... or `@name.setter` / `.getter` / `.deleter` (a
+    property defined again with its setter: the name is read as an attribute)."""
+    return bool(decorators & PROPERTY_DECORATORS) or any(
+        d in decorators for d in (f"{name}.setter", f"{name}.getter", f"{name}.deleter")
+    )
 
 
 def family_for(language: str | None) -> str:

@@ -142,10 +142,12 @@ fn prepare(
     let (compressed, codec) = compress(&bytes, level, scratch)?;
     let mut trigrams = Vec::new();
     scratch.seen.distinct(&bytes, &mut trigrams);
+    // The stored block's checksum (format 4): checked before any decoding.
+    let crc = crc32fast::hash(&compressed);
     Ok(Prepared {
         compressed,
         codec,
-        crc: crc32fast::hash(&bytes),
+        crc,
         raw_len,
         trigrams,
     })

@@ -2,7 +2,7 @@
 //!
 //! `trigram.idx` holds the tables and posting lists; `content.bin` holds every indexed file's
 //! bytes, one block each (LZ4 by default, zstd on request, stored as is when compression does
-//! not pay), with a CRC32 of the original bytes, so that matches are verified against exactly
+//! not pay), with a CRC32 of the stored block, so that matches are verified against exactly
 //! the content that was indexed, whatever happened to the work tree since.
 //!
 //! ```text
@@ -12,7 +12,7 @@
 //!   then crc32 of everything before it (u32)
 //!   PATHS    concatenated UTF-8 paths
 //!   DOCS     n_docs x DOC_LEN: path_off u32, path_len u32, content_off u64, clen u32,
-//!            raw_len u32, first_chunk u32, n_chunks u32, crc32 of the raw bytes u32,
+//!            raw_len u32, first_chunk u32, n_chunks u32, crc32 of the stored block u32,
 //!            codec u8 (0 stored, 1 LZ4 block, 2 zstd frame), 3 reserved bytes
 //!   TRIGRAMS n_trigrams x TRI_LEN, sorted: trigram u32, count u32, postings_off u64
 //!   POSTINGS per trigram: ceil(count / 2) bytes of 4-bit follow masks (low nibble first,
@@ -29,7 +29,10 @@
 //! a literal's consecutive trigrams must chain, which removes most false candidates).
 //! 3 — posting ids bit-packed in blocks of 128 instead of LEB128 varints (~30% smaller
 //! postings); an index may be a list of segments (`segments.json`, written by the text
-//! modality), each segment in this format.
+//! modality), each segment in this format. 4 — the document's CRC32 covers its stored
+//! (compressed) block instead of the decompressed bytes: checked before decoding, so a
+//! damaged block never reaches the decoder, and a search that needs only a document's first
+//! matching lines can stop decoding there (`lz4::Lz4Decoder`); it also hashes 0.4x the bytes.
 
 use std::path::Path;
 
@@ -37,7 +40,7 @@ use crate::error::CoreError;
 
 pub const MAGIC: &[u8; 8] = b"MGVTRIDX";
 pub const CONTENT_MAGIC: &[u8; 8] = b"MGVTRCON";
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const INDEX_FILE: &str = "trigram.idx";
 pub const CONTENT_FILE: &str = "content.bin";
 

@@ -170,22 +170,38 @@ impl Segment {
         }
     }
 
-    /// The bytes of document `d`: borrowed from the mapping when stored as is, otherwise
-    /// decompressed into `out` (zstd with the caller's per-thread decompressor). The CRC32 of
-    /// the result is checked, so a damaged content file is `CorruptIndex`, never wrong results.
-    pub fn read<'a>(
-        &'a self,
-        d: u32,
-        zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
-        out: &'a mut Vec<u8>,
-    ) -> CoreResult<&'a [u8]> {
+    /// Document `d`'s table entry and stored block, the block's CRC32 checked (format 4: the
+    /// checksum covers the stored bytes, so a damaged block never reaches a decoder).
+    pub fn stored(&self, d: u32) -> CoreResult<(DocEntry, &[u8])> {
         let e = self.doc(d);
         let start = usize::try_from(e.content_off).unwrap_or(usize::MAX);
         let block = self
             .content
             .get(start..start.saturating_add(e.clen as usize))
             .ok_or_else(|| self.corrupt(format!("document {d} content out of bounds")))?;
-        let bad = |what: String| self.corrupt(format!("document {d} ({}): {what}", self.path(d)));
+        if crc32fast::hash(block) != e.crc {
+            return Err(self.content_error(d, "content checksum mismatch"));
+        }
+        Ok((e, block))
+    }
+
+    /// The error for document `d`'s stored content.
+    pub fn content_error(&self, d: u32, what: impl std::fmt::Display) -> CoreError {
+        self.corrupt(format!("document {d} ({}): {what}", self.path(d)))
+    }
+
+    /// The bytes of document `d`: borrowed from the mapping when stored as is, otherwise
+    /// decompressed into `out` (zstd with the caller's per-thread decompressor). The stored
+    /// block's CRC32 is checked first and the decoded length after, so a damaged content
+    /// file is `CorruptIndex`, never wrong results.
+    pub fn read<'a>(
+        &'a self,
+        d: u32,
+        zstd: &mut Option<zstd::bulk::Decompressor<'static>>,
+        out: &'a mut Vec<u8>,
+    ) -> CoreResult<&'a [u8]> {
+        let (e, block) = self.stored(d)?;
+        let bad = |what: String| self.content_error(d, what);
         let bytes: &[u8] = match e.codec {
             format::CODEC_STORED => block,
             format::CODEC_LZ4 => {
@@ -197,8 +213,8 @@ impl Segment {
                 }
                 let n = lz4_flex::block::decompress_into(block, &mut out[..want])
                     .map_err(|err| bad(err.to_string()))?;
-                out.truncate(n);
-                out
+                // Not truncated: a later, longer document would zero-fill the tail again.
+                &out[..n]
             }
             format::CODEC_ZSTD => {
                 if zstd.is_none() {
@@ -223,9 +239,6 @@ impl Segment {
         };
         if bytes.len() != e.raw_len as usize {
             return Err(bad("content length mismatch".into()));
-        }
-        if crc32fast::hash(bytes) != e.crc {
-            return Err(bad("content checksum mismatch".into()));
         }
         Ok(bytes)
     }
@@ -562,6 +575,15 @@ impl TextIndex {
     ) -> CoreResult<&'a [u8]> {
         let (s, l) = self.docs[g as usize];
         self.segs[s as usize].read(l, zstd, out)
+    }
+
+    /// Logical document `g`'s table entry and CRC-checked stored block (see
+    /// [`Segment::stored`]), with its segment for error messages.
+    pub fn stored(&self, g: u32) -> CoreResult<(&Segment, u32, DocEntry, &[u8])> {
+        let (s, l) = self.docs[g as usize];
+        let seg = &self.segs[s as usize];
+        let (e, block) = seg.stored(l)?;
+        Ok((seg, l, e, block))
     }
 
     /// Chunk spans of logical document `g`.

@@ -6,6 +6,7 @@
 //! - [`format`]: the on-disk layout (versioned header, table of contents, checksums).
 //! - [`build`]: the parallel builder (reads files, compresses content, writes postings).
 //! - [`plan`]: a regex syntax tree turned into an AND/OR query of trigrams.
+//! - [`lz4`]: a resumable LZ4 block decoder (stop once the first matches are found).
 //! - [`index`]: the loaded, immutable, thread-safe index that answers queries.
 //! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
 //! - [`bm25`]: chunk ranking for natural-language questions.
@@ -14,6 +15,7 @@ pub mod bm25;
 pub mod build;
 pub mod format;
 pub mod index;
+pub mod lz4;
 pub mod ngram;
 pub mod plan;
 pub mod postings;

@@ -45,6 +45,19 @@
 (raise_statement (identifier) @reference)
 (except_clause (identifier) @reference)
 (except_clause (attribute) @reference)
+; every other attribute read (`if p.daemon:`, `return self.closed`, `x == feat.fid`,
+; `f(k=models.SET_NULL)`, `a.b().c`): the extractor keeps the outermost attribute of a chain and
+; drops the ones captured as @reference.not (a chain's inner part, an assignment target)
+(attribute) @reference
+(attribute object: (attribute) @reference.not)
+(assignment left: (attribute) @reference.not)
+(assignment left: (pattern_list (attribute) @reference.not))
+(assignment left: (tuple_pattern (attribute) @reference.not))
+(augmented_assignment left: (attribute) @reference.not)
+(for_statement left: (attribute) @reference.not)
+(delete_statement (attribute) @reference.not)
+; `func.__doc__ = ...`, `NamedTuple.__mro_entries__ = ...`: setting an attribute reads its object
+(assignment left: (attribute object: (identifier) @reference))
 
 ; `name = lambda ...` defines a function (ctags agrees)
 (assignment left: (identifier) @name right: (lambda)) @definition.function
