@@ -500,8 +500,9 @@ class _Segment:
                  "sorted_lower")  # fmt: skip
 
     def __init__(self, paths: list[str], cols: dict[str, list[Any]]) -> None:
-        self.paths = paths
-        self.c = cols
+        # Immutable from here: tuples, which the cyclic collector stops tracking (see below).
+        self.paths = tuple(paths)
+        self.c = {name: tuple(col) for name, col in cols.items()}
         self.n = len(cols["name"])
         exact: dict[str, list[int]] = defaultdict(list)
         lower: dict[str, list[int]] = defaultdict(list)
@@ -515,11 +516,12 @@ class _Segment:
             for ids in table.values():
                 if len(ids) > 1:
                     ids.sort()  # row order, as if filled row by row
-        # Row lists as tuples: the collector stops tracking a tuple of ints, so a full
-        # collection no longer walks millions of them (a reader holding the kernel subset's
-        # 722k symbols paid ~0.8 CPU-s per full collection, in whatever ran then).
+        # Row lists as tuples: the collector stops tracking a tuple of atoms (and then the
+        # dict holding only such tuples), so a full collection no longer walks millions of
+        # them (a reader holding the kernel subset's 722k symbols paid ~0.8 CPU-s per full
+        # collection, in whatever ran then).
         self.exact, self.lower, self.folded = _frozen(exact), _frozen(lower), _frozen(folded)
-        self.sorted_lower = sorted(self.lower)
+        self.sorted_lower = tuple(sorted(self.lower))
         self._terms: tuple[dict[str, Ids], dict[str, Ids]] | None = None
 
     def terms(self) -> tuple[dict[str, Ids], dict[str, Ids]]:
