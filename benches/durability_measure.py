@@ -33,6 +33,7 @@ parser.add_argument("modalities")
 parser.add_argument("phase", choices=["full", "noop", "edit", "phases", "oneshot", "spread"])
 parser.add_argument("--runs", type=int, default=5)
 parser.add_argument("--target", default="kernel/fork.c")
+parser.add_argument("--delta-max-mb", type=float, help="indexer.DELTA_MAX_BYTES (spread)")
 parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                     help="a configuration value, e.g. semantic_phases='\"heads\"'")  # fmt: skip
 args = parser.parse_args()
@@ -83,6 +84,8 @@ elif args.phase == "edit":
     engine = Engine.open(root)
     for modality in cfg["modalities"]:
         engine.searcher(modality)  # a warm reader, as a long-running server has
+    engine.search("maguyva_bench_warm", modalities=["structural"])  # ... that has answered
+    engine.search("how is the bench warmed up")
     rows = []
     for n in range(args.runs):
         for hinted in (True, False):
@@ -193,6 +196,10 @@ elif args.phase == "spread":
     suffix = Path(args.target).suffix
     candidates = sorted(p for p in root.rglob(f"*{suffix}") if ".maguyva" not in p.parts)
     originals: dict[Path, str] = {}
+    if args.delta_max_mb:
+        from maguyva import indexer
+
+        indexer.DELTA_MAX_BYTES = int(args.delta_max_mb * (1 << 20))
     ix = Indexer(root, config=cfg)
     ix.update()
     rows = []
@@ -212,7 +219,7 @@ elif args.phase == "spread":
     finally:
         for path, text in originals.items():
             path.write_text(text, errors="surrogateescape")
-        ix.update()
+        ix.update(wait_for_lock=True)
     out["runs"] = rows
     for mode in ("delta", "fold"):
         mine = [r["update_s"] for r in rows if r.get("mode") == mode]

@@ -1,6 +1,10 @@
 """Build a new index generation, incrementally: detect what changed, re-extract only that,
 then each modality builds its part from the whole (reused + new) extraction.
 
+A small update writes no segment: it hard-links them and writes the re-extracted files' rows
+as a delta (`delta/`, `files-delta.json`; see chunkstore.py), folded into the segments once it
+grows past `DELTA_MAX_BYTES`.
+
 `build_index()` is the one-shot entry point (CLI, demo, MCP). Memory is bounded by a segment,
 not by the repository: each file's extraction and chunks are encoded as soon as they arrive and
 spilled to disk, the 64 segments are then written one at a time (unchanged ones hard-linked

@@ -9,6 +9,8 @@ Layout (default `.maguyva/` under the repository root):
         files.json       per-file state: size, mtime, content digest; directories (sealed)
         chunks/ extract/ every chunk and the per-file extraction, in segments (sealed; see
                          indexer.py), reused by incremental builds
+        files-delta.json, delta/   after a small update: the re-extracted files' rows over
+                         hard-linked segments (chunkstore.py, indexer.py)
         text/ structural/ graph/ semantic/    each modality's own files
     leases/gen-000007    readers hold a shared lock here while they use generation 7
     cache/               content-addressed caches that outlive generations (embeddings)
