@@ -157,7 +157,7 @@ def classify(rel: str, size: int, data: bytes | None, config: dict[str, Any]) ->
     return None
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _stat(path: Path | str) -> os.stat_result | None:
     try:
         return os.stat(path, follow_symlinks=False)
     except OSError:
@@ -454,8 +454,9 @@ def scan(
                        if (r := previous.files.get(p) or previous.skipped.get(p))]  # fmt: skip
         else:
             records = [*previous.files.items(), *previous.skipped.items()]
+        top = os.path.join(root, "")  # string joins: a path object per file cost half the pass
         for path, (size, mtime, *rest) in records:
-            st = _stat(root / path)
+            st = _stat(top + path)
             if st is None:
                 continue  # deleted (its directory's mtime did not move: e.g. replaced by rename)
             same = st.st_size == size and st.st_mtime_ns == mtime and mtime < racy_after
@@ -518,27 +519,28 @@ def _layout_changed(root: Path, previous: RepoState, hinted: _Hinted | None = No
     """Did any recorded directory or ignore file change (files may have come or gone)? With
     `hinted`, only the directories and ignore files the events named are looked at."""
     dirs = previous.dirs if hinted is None else {d: previous.dirs[d] for d in hinted.dirs}
+    top = os.path.join(root, "")  # "root/": string joins, this runs for every directory
     for d, mtime in dirs.items():
-        st = _stat(root / d if d else root)
+        st = _stat(top + d if d else root)
         if st is None or st.st_mtime_ns != mtime:
             return True
     if hinted is not None:
         for rel in hinted.ignores:
             old = previous.ignores.get(rel)
-            st = _stat(root / rel)
+            st = _stat(top + rel)
             if (st is None) != (old is None) or (
                 st is not None and old is not None and [st.st_size, st.st_mtime_ns] != old
             ):
                 return True
         return False
     for rel, (size, mtime) in previous.ignores.items():
-        st = _stat(root / rel)
+        st = _stat(top + rel)
         if st is None or st.st_size != size or st.st_mtime_ns != mtime:
             return True
     for d in previous.dirs:  # an ignore file created where there was none
         for name in IGNORE_FILES:
             rel = f"{d}/{name}" if d else name
-            if rel not in previous.ignores and _stat(root / rel) is not None:
+            if rel not in previous.ignores and _stat(top + rel) is not None:
                 return True
     return False
 
