@@ -10,9 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from maguyva.changes import ChangeSet
 from maguyva.graph import MODALITY
 from maguyva.graph import store as gstore
 from maguyva.graph.incremental import LOG_FILE
+from maguyva.graph.modality import GraphModality
 from maguyva.retriever import BuildContext
 from maguyva.structural import extract_repository
 from maguyva.walk import walk_repository
@@ -102,4 +104,61 @@ def test_another_edge_floor_is_not_replayed(repo, tmp_path):
     inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1", config={"graph_edge_floor": 0})
     assert inc["reused_files"] == 0 and "other resolution rules" in inc["reuse"]
     _build(repo, tmp_path / "g3", config={"graph_edge_floor": 0})
+    _assert_same(tmp_path / "g2", tmp_path / "g3")
+
+
+def _build_with(modality, root: Path, out: Path, previous=None, modified=(), config=None) -> dict:
+    files = walk_repository(root).files
+    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = BuildContext(root, out, files, chunks, extraction, config or {}, out,
+                       previous_dir=previous, changes=ChangeSet(modified=list(modified)))  # fmt: skip
+    return modality.build(ctx)
+
+
+def test_a_writer_that_stays_up_patches_body_edits_exactly(repo, tmp_path):
+    """Body-only edits through one modality object are patched in memory (no declaration
+    pass, no replay of the log) and still give a full build's arrays and log, edit after
+    edit; a declaration change falls back to a build."""
+    writer = GraphModality()
+    first = _build_with(writer, repo, tmp_path / "g0")
+    assert first.get("mode") is None
+    svc = repo / "app" / "service.py"
+    text = svc.read_text()
+    edits = [  # (new text, a declaration changed)
+        (text.replace("return s.get(req)", "s.get(req)\n    return s._load(req)"), False),
+        # every line moves (definitions, imports, calls); a call through a module import
+        (
+            "# moved\n\n"
+            + text.replace("return s.get(req)", "app.util.normalize(req)\n    return s.get(req)"),
+            False,
+        ),
+        (text.replace("return s.get(req)", "return helper_that_is_nowhere(s.get(req))"), False),
+        ("import os\n" + text.replace("return s.get(req)", "return os.getcwd()"), True),
+        (text, True),
+        (text.replace("return s.get(req)", "return s.get(req) or Store()"), False),
+    ]
+    previous = tmp_path / "g0"
+    for i, (body, declaration) in enumerate(edits, start=1):
+        svc.write_text(body)
+        report = _build_with(writer, repo, tmp_path / f"g{i}", previous, ["app/service.py"])
+        assert report.get("mode") == (None if declaration else "patch"), (i, report["reuse"])
+        _build_with(GraphModality(), repo, tmp_path / f"s{i}")  # from scratch, no memory
+        _assert_same(tmp_path / f"g{i}", tmp_path / f"s{i}")
+        previous = tmp_path / f"g{i}"
+    s = MODALITY.open(previous, {})
+    assert {h.path for h in s.callers("Store.get")} >= {"app/service.py"}
+
+
+def test_memory_is_not_used_for_another_generation(repo, tmp_path):
+    writer = GraphModality()
+    _build_with(writer, repo, tmp_path / "g1")
+    _build_with(GraphModality(), repo, tmp_path / "other")  # another writer's generation
+    svc = repo / "app" / "service.py"
+    svc.write_text(svc.read_text().replace("return s.get(req)", "return s._load(req)"))
+    report = _build_with(writer, repo, tmp_path / "g2", tmp_path / "other", ["app/service.py"])
+    assert report.get("mode") is None and report["reused_files"] == report["files"] - 1
+    off = _build_with(GraphModality(), repo, tmp_path / "g3", tmp_path / "g1",
+                      ["app/service.py"], {"graph_remember": False})  # fmt: skip
+    assert off.get("mode") is None
     _assert_same(tmp_path / "g2", tmp_path / "g3")

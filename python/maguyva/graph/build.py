@@ -90,8 +90,10 @@ def build_with_log(
     previous: Path | None = None,
     sources: list[SourceFile] | None = None,
     floor: float = CONF_FLOOR,
+    keep: Any = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any], tuple]:
-    """(arrays, string tables, report, packed edge log). `read_text` gives receiver-type
+    """(arrays, string tables, report, packed edge log). `keep` (an `incremental.Memory`)
+    receives the resolved builder instead of it being released, for `incremental.patch`. `read_text` gives receiver-type
     evidence; `previous` is the generation whose edge log may be replayed for unchanged files
     (see incremental.py); `sources` carry the size/mtime that stand for each file's text.
 
@@ -108,13 +110,38 @@ def build_with_log(
         signatures.append(incremental.declaration_signature(ex, family_of(ex.language)))
 
     builder.declare(digests)
+    declared = (len(builder.nodes), len(builder.edges))
     reuse, reuse_note = incremental.reusable(previous, builder.paths, contents, signatures, floor)
     t_digest = time.perf_counter() - t0
     builder.resolve_all(reuse)
-    builder.release()
+    if keep is not None:
+        e = builder.edges
+        keep.declared_nodes = declared[0]
+        keep.decl = tuple(
+            np.array(col[: declared[1]]) for col in (e.src, e.dst, e.kind, e.conf, e.line)
+        )
+        keep.builder = builder
+    else:
+        builder.release()
     reused_files = len(reuse.files) if reuse else 0
     del reuse  # the previous build's log columns
     t_resolve = time.perf_counter() - t0 - t_digest
+    head = {"reuse": reuse_note, "reused_files": reused_files, "digest_s": round(t_digest, 3),
+            "resolve_s": round(t_resolve, 3)}  # fmt: skip
+    return finish(builder, chunks, contents, signatures, head)
+
+
+def finish(
+    builder: Any,
+    chunks: Sequence[Chunk],
+    contents: list[bytes],
+    signatures: list[bytes],
+    head: dict[str, Any],
+) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any], tuple]:
+    """The arrays, string tables, report and packed edge log of a resolved build: `builder`
+    is a `GraphBuilder` after `resolve_all`, or what `incremental.patch` assembles (the same
+    attributes: nodes, edges, paths, languages, index, ext_nodes, unit_nodes, file_nodes,
+    stats and the edge log)."""
     nodes = builder.nodes
     n = len(nodes)
     src, dst, kind, conf, lptr, lines = merge_edges(builder.edges)
@@ -211,10 +238,7 @@ def build_with_log(
         "calls": builder.stats,
         "call_cycles": len(call_cycles),
         "import_cycles": len(import_cycles),
-        "reuse": reuse_note,
-        "reused_files": reused_files,
-        "digest_s": round(t_digest, 3),
-        "resolve_s": round(t_resolve, 3),
+        **head,
         "centrality_s": round(t_centrality, 3),
     }
     t2 = time.perf_counter()

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ..errors import ModalityUnavailable
 from ..retriever import BuildContext
 from . import incremental, store
-from .build import build_with_log
+from .build import build_with_log, finish
 from .schema import CONF_FLOOR
 from .searcher import GraphSearcher
 
@@ -21,32 +21,63 @@ class GraphModality:
 
     name: ClassVar[str] = "graph"
 
+    def __init__(self) -> None:
+        # a writer that stays up (watch, the MCP server) keeps its last build in memory
+        self._memory = incremental.Memory()
+
     def build(self, ctx: BuildContext) -> dict[str, Any]:
         t0 = time.perf_counter()
         # read file by file by the builder (a lazy view stays lazy; nothing is copied whole)
         extraction = ctx.extraction if ctx.extraction is not None else {}
         ctx.progress("graph", 0, 1)
         previous = Path(ctx.previous_dir) / self.name if ctx.previous_dir else None
+        config = ctx.config or {}
+        floor = float(config.get("graph_edge_floor", CONF_FLOOR))
+        remember = bool(config.get("graph_remember", True))
+        key = (floor, ctx.read_text is not None, str(Path(ctx.root).resolve()))
+        out = Path(ctx.out_dir) / self.name
+        memory, self._memory = self._memory, incremental.Memory()  # taken: reset on failure
+        patched = None
+        if remember and memory.fits(previous, key):
+            changed = _body_changes(ctx.changes)
+            if changed is not None:
+                patched = incremental.patch(memory, extraction, changed, ctx.files)
         # Resolution allocates millions of small, long-lived objects (nodes, edge slots, memo
         # entries) and frees almost none: the cyclic collector's full passes over them were
         # pure overhead (they find nothing to free), so it is paused during the build.
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            arrays, strings, report, log = build_with_log(
-                extraction,
-                ctx.chunks,
-                read_text=ctx.read_text,
-                previous=previous.parent if previous is not None else None,
-                sources=ctx.files,
-                floor=float((ctx.config or {}).get("graph_edge_floor", CONF_FLOOR)),
-            )
+            if patched is not None:
+                assembled, contents, signatures, note = patched
+                head = {"reuse": note, "reused_files": len(contents) - int(note.split()[0]),
+                        "digest_s": 0.0, "resolve_s": round(time.perf_counter() - t0, 3),
+                        "mode": "patch"}  # fmt: skip
+                arrays, strings, report, log = finish(
+                    assembled, ctx.chunks, contents, signatures, head
+                )
+            else:
+                memory = incremental.Memory()
+                arrays, strings, report, log = build_with_log(
+                    extraction,
+                    ctx.chunks,
+                    read_text=ctx.read_text,
+                    previous=previous.parent if previous is not None else None,
+                    sources=ctx.files,
+                    floor=floor,
+                    keep=memory if remember else None,
+                )
         finally:
             if gc_was_enabled:
                 gc.enable()
         meta = {"report": report, "languages": report.pop("languages")}
-        size = store.write(Path(ctx.out_dir) / self.name, arrays, strings, meta)
-        report["log_bytes"] = incremental.write(Path(ctx.out_dir) / self.name, log)
+        t1 = time.perf_counter()
+        size = store.write(out, arrays, strings, meta)
+        report["log_bytes"] = incremental.write(out, log)
+        report["write_s"] = round(time.perf_counter() - t1, 3)
+        if remember and memory.builder is not None:
+            memory.remember(log, out, key)
+            self._memory = memory
         ctx.progress("graph", 1, 1)
         report["bytes"] = size
         report["build_s"] = round(time.perf_counter() - t0, 3)
@@ -60,3 +91,13 @@ class GraphModality:
         if not (path / store.FILE_NAME).exists():
             raise ModalityUnavailable(f"graph modality not built in {gen_dir}")
         return GraphSearcher.open(Path(gen_dir), manifest)
+
+
+def _body_changes(changes: Any) -> list[str] | None:
+    """The modified paths of a change set with nothing added, deleted or renamed (what a
+    patch can follow), or None."""
+    if changes is None or getattr(changes, "reason", "") or changes.added or changes.deleted:
+        return None
+    if changes.renamed:
+        return None
+    return list(changes.modified)
