@@ -15,6 +15,7 @@ on the first search, never when the index is opened (an exact-match query never 
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import threading
@@ -125,27 +126,131 @@ def _phases(config: dict[str, Any], missing: int) -> str:
     return mode
 
 
-def _order_key(p: Planned, text: str) -> tuple[bool, int]:
-    # Definitions before line windows (they are what semantic questions are about), then
-    # shortest first: similar lengths share a batch, and a budget covers the most chunks.
-    return (p.lines, len(text))
+@dataclass(slots=True)
+class _Entry:
+    """What the build keeps of an eligible chunk between updates (no text): its place in row
+    order, the hashes of its full and head texts and their lengths (the queue's order)."""
+
+    path: str
+    start: int
+    end: int
+    id: str
+    lines: bool
+    hash: str
+    head_hash: str
+    text_len: int
+    head_len: int
+
+    @classmethod
+    def of(cls, chunk: Chunk, p: Planned) -> _Entry:
+        return cls(chunk.path, chunk.start_line, chunk.end_line, p.id, p.lines, p.hash,
+                   p.head_hash, len(p.text), len(p.head))  # fmt: skip
 
 
-def _queue(eligible: list[Planned], have: set[str], phases: str) -> list[tuple[str, str]]:
-    """(hash, text) to embed, in order: heads of chunks with no vector at all (unless "full"),
-    then full texts (unless "heads"); each hash once."""
-    need = [p for p in eligible if p.hash not in have]
-    stages: list[list[tuple[Planned, str, str]]] = []
-    if phases != "full":
-        stages.append([(p, p.head_hash, p.head) for p in need if p.head_hash not in have])
-    if phases != "heads":
-        stages.append([(p, p.hash, p.text) for p in need])
-    queue: dict[str, str] = {}
-    for stage in stages:
-        for _, h, text in sorted(stage, key=lambda e: _order_key(e[0], e[2])):
-            if h not in have:
-                queue.setdefault(h, text)
-    return list(queue.items())
+Candidate = tuple[bool, int, str, int, int, str, str, _Entry]
+"""A vector a chunk lacks, in queue order: (is a line window, length of the text, path,
+start, end, chunk id, hash to embed, entry). Definitions go before line windows (they are
+what semantic questions are about), then shortest first (similar lengths share a batch, and
+a budget covers the most chunks), then row order: a from-scratch build's stable sort."""
+
+
+def _candidates(entries: list[_Entry], have: set[str]) -> tuple[list[Candidate], list[Candidate]]:
+    """Heads of chunks with no vector at all, and full texts of chunks without theirs."""
+    heads = [(e.lines, e.head_len, e.path, e.start, e.end, e.id, e.head_hash, e)
+             for e in entries if e.hash not in have and e.head_hash not in have]  # fmt: skip
+    bodies = [(e.lines, e.text_len, e.path, e.start, e.end, e.id, e.hash, e)
+              for e in entries if e.hash not in have]  # fmt: skip
+    return heads, bodies
+
+
+def _sort(candidates: list[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda c: c[:6])
+
+
+def _merge(ordered: list[Candidate], more: list[Candidate]) -> list[Candidate]:
+    """`ordered` (sorted) with `more` inserted in their places."""
+    if len(more) > len(ordered) // 8:
+        return _sort(ordered + more)
+    for c in more:
+        ordered.insert(bisect.bisect_left(ordered, c[:6], key=lambda x: x[:6]), c)
+    return ordered
+
+
+def _queue(
+    heads: list[Candidate], bodies: list[Candidate], have: set[str], phases: str, cap: int | None
+) -> list[tuple[str, _Entry, bool]]:
+    """(hash, chunk, is its head) to embed, in order: heads of chunks with no vector at all
+    (unless "full"), then full texts (unless "heads"); each hash once; at most `cap`."""
+    stages = ([(heads, True)] if phases != "full" else []) + (
+        [(bodies, False)] if phases != "heads" else []
+    )
+    queue: dict[str, tuple[str, _Entry, bool]] = {}
+    for stage, is_head in stages:
+        for c in stage:
+            if cap is not None and len(queue) >= cap:
+                return list(queue.values())
+            h = c[6]
+            if h not in have and h not in queue:
+                queue[h] = (h, c[7], is_head)
+    return list(queue.values())
+
+
+class _State:
+    """What this process wrote last (a long-running writer: `maguyva watch`, `mcp --watch`):
+    every eligible chunk's entry by path, each path's rows in the generation, the row of each
+    vector hash and the sorted candidates (chunks still lacking a vector). The next build,
+    when its previous generation is that one (same `hashes.json` file) and `ctx.changes` says
+    which files changed, plans only those files' chunks and copies the other files' rows as
+    they were, in one pass over arrays, instead of planning every chunk."""
+
+    def __init__(
+        self,
+        key: str,
+        sig: tuple[int, int, int],
+        by_path: dict[str, list[_Entry]],
+        rows: dict[str, int],
+        n: int,
+        rescore: bool,
+        path_rows: dict[str, _PathRows],
+        heads: list[Candidate],
+        bodies: list[Candidate],
+    ) -> None:
+        self.key, self.sig, self.by_path, self.rows, self.n = key, sig, by_path, rows, n
+        self.rescore, self.path_rows, self.heads, self.bodies = rescore, path_rows, heads, bodies
+
+
+@dataclass(slots=True)
+class _PathRows:
+    """One file's part of a generation: its first row, its rows (chunk id, vector hash), the
+    ids of its partial and pending chunks."""
+
+    first: int
+    rows: list[tuple[str, str]]
+    partial: list[str]
+    pending: list[str]
+
+
+def _path_rows(entries: list[_Entry], have: set[str]) -> _PathRows:
+    """Each chunk takes its full vector, else its head's (body pending), else nothing."""
+    rows: list[tuple[str, str]] = []
+    partial, pending = [], []
+    for e in entries:
+        if e.hash in have:
+            rows.append((e.id, e.hash))
+        elif e.head_hash in have:
+            rows.append((e.id, e.head_hash))
+            partial.append(e.id)
+        else:
+            pending.append(e.id)
+    return _PathRows(0, rows, partial, pending)
+
+
+def _sig(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class _PreviousVectors:
@@ -182,34 +287,81 @@ class _PreviousVectors:
 
 
 def _assemble(
-    rows: list[tuple[str, str]],
+    src: np.ndarray,
+    fresh: list[tuple[int, str]],
     identity: ProviderIdentity,
     vectors: dict[str, tuple[np.ndarray, np.ndarray | None]],
     previous: _PreviousVectors,
+    float_dtype: type = np.float16,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The code matrix (and float matrix when every row has floats) in row order."""
-    n = len(rows)
+    """The code matrix (and float matrix when every row has floats) in row order: row i is
+    the previous generation's row `src[i]` (increasing: the memory maps are read in file
+    order), or, where `src[i] < 0`, the vector of its hash in `fresh` ((row, hash)). Floats
+    are assembled in the stored dtype (float16: previous rows are copied as they are, new
+    ones rounded once, as `astype` of a float32 matrix would)."""
+    n = len(src)
     codes = np.zeros((n, identity.width), dtype=np.uint8)
-    from_prev = [(i, previous.rows[h]) for i, (_, h) in enumerate(rows) if h not in vectors]
-    have_floats = n > 0 and all(
-        vectors[h][1] is not None if h in vectors else previous.floats is not None for _, h in rows
-    )
-    floats = np.zeros((n, identity.dim), np.float32) if have_floats else None
-    if from_prev:
-        dst, src = (np.array(x, dtype=np.int64) for x in zip(*from_prev, strict=True))
-        order = np.argsort(src, kind="stable")  # read the memory map in file order
-        dst, src = dst[order], src[order]
+    have_floats = n > 0 and (previous.floats is not None or not bool((src >= 0).any()))
+    have_floats = have_floats and all(vectors[h][1] is not None for _, h in fresh)
+    floats = np.zeros((n, identity.dim), float_dtype) if have_floats else None
+    # Copy runs of consecutive previous rows as slices (an update: a handful of runs).
+    old = src >= 0
+    if n and bool(old.any()):
         assert previous.codes is not None
-        codes[dst] = previous.codes[src]
-        if floats is not None and previous.floats is not None:
-            floats[dst] = previous.floats[src]
-    for i, (_, h) in enumerate(rows):
-        if h in vectors:
-            code, vec = vectors[h]
-            codes[i] = code
-            if floats is not None and vec is not None:
-                floats[i] = vec
+        starts = np.flatnonzero(old & np.r_[True, (src[1:] != src[:-1] + 1) | ~old[:-1]])
+        ends = np.r_[starts[1:], n]
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            b = a + int(np.argmin(old[a:b])) if not old[a:b].all() else b
+            s = int(src[a])
+            codes[a:b] = previous.codes[s : s + b - a]
+            if floats is not None and previous.floats is not None:
+                floats[a:b] = previous.floats[s : s + b - a]
+    for i, h in fresh:
+        code, vec = vectors[h]
+        codes[i] = code
+        if floats is not None and vec is not None:
+            floats[i] = vec
     return codes, floats
+
+
+class _Clock:
+    """Records the time since the previous mark under each name (a build's phases)."""
+
+    def __init__(self, started: float, into: dict[str, float]) -> None:
+        self.last, self.into = started, into
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.into[name] = now - self.last
+        self.last = now
+
+
+LOCAL_PROVIDER_KEYS = ("embedding_max_length", "embedding_batch_size", "embedding_threads")
+
+
+def _planned(chunk: Chunk, identity: ProviderIdentity) -> Planned:
+    text = embed_text(chunk, identity)
+    head = head_text(chunk)
+    head = text if len(head) >= len(text) else head
+    return Planned(chunk.id, chunk.kind == "lines", text, content_hash(text), head,
+                   content_hash(head))  # fmt: skip
+
+
+def _text_of(
+    ctx: BuildContext, texts: dict[str, Planned], item: tuple[str, _Entry, bool],
+    identity: ProviderIdentity,
+) -> str:  # fmt: skip
+    """The text to embed for a queued chunk: planned in this build, or (a pending chunk of an
+    unchanged file, in an update) read back from the generation's chunks."""
+    h, e, head = item
+    p = texts.get(e.id)
+    if p is None:
+        for chunk in ctx.chunks.of_paths([e.path]):  # type: ignore[attr-defined]
+            texts.setdefault(chunk.id, _planned(chunk, identity))
+        p = texts.get(e.id)
+    if p is None or (p.head_hash if head else p.hash) != h:
+        raise CorruptIndexError(f"semantic: chunk {e.id} of {e.path} is not what was planned")
+    return p.head if head else p.text
 
 
 class SemanticModality:
@@ -219,31 +371,35 @@ class SemanticModality:
 
     def __init__(self, provider_factory: ProviderFactory = make_provider) -> None:
         self.provider_factory = provider_factory
+        self._kept: tuple[str, EmbeddingProvider] | None = None
+        self._state: _State | None = None
+        self._lock = threading.Lock()
 
     # -- build ---------------------------------------------------------------------------------
 
-    def plan(self, ctx: BuildContext, provider: EmbeddingProvider) -> dict[str, Any]:
+    def plan(
+        self, ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None
+    ) -> dict[str, Any]:
         """Which chunks are eligible (with their full and head texts and hashes), which are
-        excluded as secrets (remote providers only)."""
+        excluded as secrets (remote providers only). `chunks` (default: every chunk of the
+        build) narrows it, e.g. to the changed files' chunks of an update."""
         identity = provider.identity
         # in the views' order (one segment of chunks at a time), then sorted by position
-        keyed: list[tuple[tuple[str, int, int, str], Planned]] = []
+        keyed: list[tuple[tuple[str, int, int, str], Planned, _Entry]] = []
         excluded: dict[str, int] = {}
-        for chunk in ctx.chunks:
-            text = embed_text(chunk, identity)
+        for chunk in ctx.chunks if chunks is None else chunks:
             if provider.remote:
+                text = embed_text(chunk, identity)
                 reason = "secret path" if is_secret_path(chunk.path) else secret_reason(text)
                 if reason:
                     excluded[reason] = excluded.get(reason, 0) + 1
                     continue
-            head = head_text(chunk)
-            head = text if len(head) >= len(text) else head
-            planned = Planned(chunk.id, chunk.kind == "lines", text, content_hash(text), head,
-                              content_hash(head))  # fmt: skip
-            keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned))
+            planned = _planned(chunk, identity)
+            keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned,
+                          _Entry.of(chunk, planned)))  # fmt: skip
         keyed.sort(key=lambda e: e[0])
-        eligible = [p for _, p in keyed]
-        return {"eligible": eligible, "excluded": excluded}
+        eligible = [p for _, p, _ in keyed]
+        return {"eligible": eligible, "entries": [e for _, _, e in keyed], "excluded": excluded}
 
     def dry_run(self, ctx: BuildContext) -> dict[str, Any]:
         """What a build would send: chunk and token counts, cache hits, secret exclusions.
@@ -274,41 +430,130 @@ class SemanticModality:
             "excluded": planned["excluded"],
         }
 
+    def _provider(self, config: dict[str, Any]) -> EmbeddingProvider:
+        """The configured provider; the default local one is kept between builds of this
+        process (a long-running writer loads the model once, not once per update)."""
+        if (
+            self.provider_factory is not make_provider
+            or (config.get("embedding_provider") or "local") != "local"
+        ):
+            return self.provider_factory(config)
+        key = json.dumps([config.get(k) for k in LOCAL_PROVIDER_KEYS], default=str)
+        with self._lock:
+            if self._kept is None or self._kept[0] != key:
+                self._kept = (key, self.provider_factory(config))
+            return self._kept[1]
+
+    def _incremental(
+        self, ctx: BuildContext, provider: EmbeddingProvider
+    ) -> tuple[_State, set[str], dict[str, Planned], _PreviousVectors] | None:
+        """What this process wrote last, the changed paths, their planned chunks and the
+        previous vectors (memory-mapped), from `ctx.changes`; None when a full plan is due."""
+        state, changes = self._state, ctx.changes
+        if (
+            state is None
+            or changes is None
+            or getattr(changes, "reason", "")
+            or ctx.previous_dir is None
+            or provider.remote
+            or provider.identity.centred
+            or state.key != provider.identity.cache_key
+            or not callable(getattr(ctx.chunks, "of_paths", None))
+        ):
+            return None
+        d = Path(ctx.previous_dir) / self.name
+        if _sig(d / "hashes.json") != state.sig:
+            return None
+        try:
+            codes = np.load(d / "codes.npy", mmap_mode="r")
+            floats = np.load(d / "floats.npy", mmap_mode="r") if state.rescore else None
+        except (OSError, ValueError) as exc:
+            log.info("semantic: previous generation not reused: %s", exc)
+            return None
+        identity = provider.identity
+        if codes.shape != (state.n, identity.width) or (
+            floats is not None and floats.shape != (state.n, identity.dim)
+        ):
+            return None
+        touched = set(changes.touched_paths())
+        changed = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
+        planned = self.plan(ctx, provider, ctx.chunks.of_paths(sorted(touched)))
+        texts = {p.id: p for p in planned["eligible"]}
+        by_path = {p: e for p, e in state.by_path.items() if p not in changed}
+        for e in planned["entries"]:
+            by_path.setdefault(e.path, []).append(e)
+        state = _State(state.key, state.sig, by_path, state.rows, state.n, state.rescore,
+                       state.path_rows, state.heads, state.bodies)  # fmt: skip
+        return state, changed, texts, _PreviousVectors(state.rows, codes, floats)
+
     def build(self, ctx: BuildContext) -> dict[str, Any]:
         started = time.perf_counter()
         try:
-            provider = self.provider_factory(ctx.config)
+            provider = self._provider(ctx.config)
         except ProviderError as exc:
             raise ModalityUnavailable(str(exc)) from None
         identity = provider.identity
         out = ctx.out_dir / self.name
         out.mkdir(parents=True, exist_ok=True)
-        planned = self.plan(ctx, provider)
-        eligible: list[Planned] = planned["eligible"]
         cap = ctx.config.get("semantic_max_chunks")
         budget = ctx.config.get("semantic_time_budget_s")
+        timings: dict[str, float] = {}
+        mark = _Clock(started, timings)
+        update = self._incremental(ctx, provider)
+        self._state = None  # replaced below when this build completes
+        excluded: dict[str, int] = {}
+        if update is not None:
+            prev_state, changed, texts, previous = update
+            by_path = prev_state.by_path
+            mode = "incremental"
+        else:
+            planned = self.plan(ctx, provider)
+            excluded = planned["excluded"]
+            texts = {p.id: p for p in planned["eligible"]}
+            previous = _PreviousVectors.load(ctx.previous_dir, identity)
+            by_path = {}
+            for e in planned["entries"]:
+                by_path.setdefault(e.path, []).append(e)
+            prev_state, changed, mode = None, set(by_path), "full"
+        paths = sorted(by_path)
+        fresh_entries = [e for p in paths if p in changed for e in by_path[p]]
+        mark("plan")
 
         with EmbeddingCache(ctx.cache_dir / "embeddings", identity) as cache:
             # Vectors of the generation being replaced first (no cache read), then the cache.
-            previous = _PreviousVectors.load(ctx.previous_dir, identity)
-            wanted = {p.hash for p in eligible} | {p.head_hash for p in eligible}
-            reused = {h for h in wanted if h in previous.rows}
+            # An update asks the cache only for the changed files' hashes: the others were
+            # asked by the build that wrote the previous generation (a hash it did not find
+            # is embedded when its turn comes).
+            wanted = {e.hash for e in fresh_entries} | {e.head_hash for e in fresh_entries}
+            have = set(previous.rows)
+            reused_fresh = wanted & have
             vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(
-                sorted(wanted - reused)
+                sorted(wanted - have)
             )
-            have = reused | set(vectors)
-            from_cache = sum(1 for p in eligible if p.hash in have or p.head_hash in have)
-            missing = sum(1 for p in eligible if p.hash not in have)
-            phases = _phases(ctx.config, missing)
-            queue = _queue(eligible, have, phases)
-            if cap is not None:
-                queue = queue[: max(0, int(cap))]
+            have |= set(vectors)
+            from_cache = sum(1 for e in fresh_entries if e.hash in have or e.head_hash in have)
+            if prev_state is not None:
+                from_cache += sum(len(r.rows) for p, r in prev_state.path_rows.items()
+                                  if p not in changed)  # fmt: skip
+            mark("cache")
+            heads, bodies = _candidates(fresh_entries, have)
+            if prev_state is None:
+                heads, bodies = _sort(heads), _sort(bodies)
+            else:  # the previous lists are sorted: insert the changed files' few candidates
+                heads = _merge([c for c in prev_state.heads if c[2] not in changed
+                                and c[6] not in have and c[7].hash not in have], heads)  # fmt: skip
+                bodies = _merge([c for c in prev_state.bodies
+                                 if c[2] not in changed and c[6] not in have], bodies)  # fmt: skip
+            phases = _phases(ctx.config, len(bodies))
+            queue = _queue(heads, bodies, have, phases, None if cap is None else max(0, int(cap)))
+            mark("queue")
             error, embedded_new, tokens = None, 0, 0
             embed_started = time.perf_counter()
             for start in range(0, len(queue), EMBED_GROUP):
                 if budget is not None and time.perf_counter() - embed_started > float(budget):
                     break
-                group = queue[start : start + EMBED_GROUP]
+                group = [(item[0], _text_of(ctx, texts, item, identity))
+                         for item in queue[start : start + EMBED_GROUP]]  # fmt: skip
                 try:
                     result = provider.check_result(
                         provider.embed([t for _, t in group], "document"), len(group)
@@ -327,51 +572,86 @@ class SemanticModality:
                 tokens += result.tokens
                 ctx.progress("embed", embedded_new, len(queue))
             embed_seconds = time.perf_counter() - embed_started
+            mark("embed")
 
-        # Each chunk takes its full vector, else its head's (body pending), else nothing.
-        rows: list[tuple[str, str]] = []  # (chunk id, hash of its vector)
-        pending, partial = [], []
-        for p in eligible:
-            if p.hash in have:
-                rows.append((p.id, p.hash))
-            elif p.head_hash in have:
-                rows.append((p.id, p.head_hash))
-                partial.append(p.id)
+        # A file's rows change when it changed or one of its chunks got a vector in this build.
+        got = set(vectors)
+        affected = set(changed)
+        for c in prev_state.bodies if prev_state is not None else ():
+            if c[7].hash in got or c[7].head_hash in got:
+                affected.add(c[2])
+        heads = [c for c in heads if c[6] not in have and c[7].hash not in have]
+        bodies = [c for c in bodies if c[6] not in have]
+        old_rows = prev_state.path_rows if prev_state is not None else {}
+        path_rows: dict[str, _PathRows] = {}
+        parts: list[np.ndarray] = []
+        fresh: list[tuple[int, str]] = []
+        n = 0
+        for path in paths:
+            kept = old_rows.get(path) if path not in affected else None
+            if kept is not None:
+                pr = _PathRows(n, kept.rows, kept.partial, kept.pending)
+                parts.append(np.arange(kept.first, kept.first + len(kept.rows), dtype=np.int64))
             else:
-                pending.append(p.id)
-        if not rows and error is not None:
+                pr = _path_rows(by_path[path], have)
+                pr.first = n
+                src = np.empty(len(pr.rows), dtype=np.int64)
+                for i, (_, h) in enumerate(pr.rows):
+                    src[i] = -1 if h in vectors else previous.rows[h]
+                    if h in vectors:
+                        fresh.append((n + i, h))
+                parts.append(src)
+            path_rows[path] = pr
+            n += len(pr.rows)
+        if n == 0 and error is not None:
             raise ModalityUnavailable(f"no chunk could be embedded: {error}")
-        codes, floats = _assemble(rows, identity, vectors, previous)
+        src_rows = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        codes, floats = _assemble(src_rows, fresh, identity, vectors, previous,
+                                  np.float32 if identity.centred else np.float16)  # fmt: skip
+        ids = [i for path in paths for i, _ in path_rows[path].rows]
+        row_hashes = [h for path in paths for _, h in path_rows[path].rows]
+        pending = [i for path in paths for i in path_rows[path].pending]
+        partial = [i for path in paths for i in path_rows[path].partial]
+        mark("assemble")
         centre = None
-        if identity.centred and floats is not None and len(rows):
+        if identity.centred and floats is not None and n:
             centre = floats.mean(axis=0).astype(np.float32)
             codes = binarize(floats, centre)
             np.save(out / "centre.npy", centre)
         np.save(out / "codes.npy", codes)
         if floats is not None:
-            np.save(out / "floats.npy", floats.astype(np.float16))
-        (out / "ids.json").write_text(json.dumps([i for i, _ in rows]), encoding="utf-8")
-        (out / "hashes.json").write_text(json.dumps([h for _, h in rows]), encoding="utf-8")
+            np.save(out / "floats.npy", floats.astype(np.float16, copy=False))
+        (out / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
+        (out / "hashes.json").write_text(json.dumps(row_hashes), encoding="utf-8")
+        mark("write")
+        reused = len(reused_fresh) + (len(previous.rows) if prev_state is not None else 0)
         report = {
             "provider": identity.to_dict(),
             "format": FORMAT_VERSION,
+            "mode": mode,
             "phases": phases,
             "chunks": len(ctx.chunks),
-            "embedded": len(rows),
-            "from_cache": min(from_cache, len(rows)),
-            "reused_rows": len(reused),
+            "embedded": n,
+            "from_cache": min(from_cache, n),
+            "reused_rows": reused,
             "new": embedded_new,
             "pending": len(pending),
             "partial": len(partial),
-            "excluded": planned["excluded"],
+            "excluded": excluded,
             "tokens": tokens,
             "embed_seconds": round(embed_seconds, 3),
             "chunks_per_s": round(embedded_new / embed_seconds, 2) if embedded_new else None,
             "error": error,
             "seconds": round(time.perf_counter() - started, 3),
+            "timings_ms": {k: round(v * 1000, 1) for k, v in timings.items()},
         }
         meta = dict(report, pending_ids=pending, partial_ids=partial, rescore=floats is not None)
-        (out / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+        sig = _sig(out / "hashes.json")
+        if sig is not None and not provider.remote and not identity.centred:
+            rows_of = {h: i for i, h in enumerate(row_hashes)}
+            self._state = _State(identity.cache_key, sig, by_path, rows_of, n,
+                                 floats is not None, path_rows, heads, bodies)  # fmt: skip
         return report
 
     # -- open ----------------------------------------------------------------------------------

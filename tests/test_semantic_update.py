@@ -1,0 +1,101 @@
+"""A long-running writer's semantic update (only the changed files planned, the other files'
+rows copied from the previous generation) writes exactly what a full plan over every chunk
+writes from the same previous generation: same rows in the same order, same vectors, same
+pending and partial chunks. Real files (the standard library's json package), the local model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maguyva import semantic
+from maguyva.indexer import Indexer
+from maguyva.store import IndexDir
+
+STDLIB_JSON = Path(json.__file__).parent
+
+
+def _files(gen: Path) -> dict[str, object]:
+    d = gen / "semantic"
+    meta = json.loads((d / "meta.json").read_text())
+    return {
+        "ids": (d / "ids.json").read_text(),
+        "hashes": (d / "hashes.json").read_text(),
+        "codes": np.load(d / "codes.npy").tobytes(),
+        "floats": np.load(d / "floats.npy").tobytes() if meta["rescore"] else None,
+        "pending_ids": meta["pending_ids"],
+        "partial_ids": meta["partial_ids"],
+        "phases": meta["phases"],
+        "embedded": meta["embedded"],
+    }
+
+
+def _edits(root: Path) -> list[tuple[str, ...]]:
+    dec = (root / "json/decoder.py").read_text()
+    scanner = (root / "json/scanner.py").read_text()
+    return [
+        ("write", "json/decoder.py", dec + "\n\ndef maguyva_added(x):\n    return x + 1\n"),
+        ("write", "json/extra.py", "def extra_one(a, b):\n    '''Sum.'''\n    return a + b\n"),
+        ("rename", "json/extra.py", "json/extra2.py"),
+        # a chunk whose text another file already has (its vector exists: no embedding)
+        ("write", "json/copy_of_scanner.py", scanner),
+        ("delete", "json/tool.py"),
+        ("write", "json/decoder.py", dec),
+        ("write", "json/encoder.py", "# emptied\n"),
+    ]
+
+
+def _apply(root: Path, edit: tuple[str, ...]) -> list[str]:
+    op, path = edit[0], edit[1]
+    if op == "write":
+        (root / path).write_text(edit[2])
+        return [path]
+    if op == "rename":
+        (root / path).rename(root / edit[2])
+        return [path, edit[2]]
+    (root / path).unlink()
+    return [path]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"semantic_phases": "heads", "semantic_max_chunks": 3},  # most chunks stay pending
+        {"semantic_phases": "heads-first", "semantic_max_chunks": 4},
+        {"semantic_phases": "full"},  # everything embedded
+    ],
+    ids=["heads-cap3", "heads-first-cap4", "full"],
+)
+def test_update_equals_full_plan(tmp_path: Path, config: dict) -> None:
+    roots = [tmp_path / "a", tmp_path / "b"]
+    for root in roots:
+        shutil.copytree(STDLIB_JSON, root / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    cfg = {"modalities": ["text", "semantic"], **config}
+    writers = [Indexer(root, config=cfg) for root in roots]
+    states: list[object] = [None, None]
+    modes, pending = [], []
+    for step, edit in enumerate([None, *_edits(roots[0])]):
+        reports = []
+        for n, (root, writer) in enumerate(zip(roots, writers, strict=True)):
+            hints = _apply(root, edit) if edit is not None else None
+            # writer a keeps what it wrote (an update); writer b always plans every chunk
+            semantic.MODALITY._state = states[0] if n == 0 else None
+            summary = writer.update(hints=hints) if step else writer.update()
+            states[n] = semantic.MODALITY._state
+            reports.append(summary.modalities["semantic"]["report"])
+        modes.append(reports[0]["mode"])
+        assert reports[1]["mode"] == "full"
+        a, b = (_files(IndexDir(r / ".maguyva").current().path) for r in roots)
+        assert a == b, f"step {step} ({edit and edit[:2]}): update differs from a full plan"
+        assert reports[0]["new"] == reports[1]["new"]
+        assert reports[0]["pending"] == reports[1]["pending"]
+        pending.append(len(a["pending_ids"]) + len(a["partial_ids"]))
+    assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
+    if "semantic_max_chunks" in config:
+        assert min(pending) > 0, "the cap should leave chunks pending or partial"
+    else:
+        assert max(pending) == 0
