@@ -28,13 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva import sealed
 from maguyva.changes import RepoState
 from maguyva.chunkstore import SEGMENTS, segment_of
 from maguyva.graph import MODALITY
 from maguyva.graph import store as gstore
 from maguyva.graph.incremental import LOG_FILE
-from maguyva.indexer import FILES_JSON, SegmentChunks, SegmentExtraction
+from maguyva.indexer import SegmentChunks, SegmentExtraction, read_file_index
 from maguyva.retriever import BuildContext
 from maguyva.scale.memory import RssSampler
 from maguyva.store import IndexDir
@@ -44,14 +43,14 @@ MIB = 1 << 20
 
 def build(index_dir: Path, out: Path, trace: bool) -> dict:
     gen = IndexDir(index_dir).current(pin=False)
-    data = sealed.read_sealed_json(gen.path / FILES_JSON, "files")
-    index = {p: list(e) for p, e in data["segments"]["files"].items()}
+    data = read_file_index(gen.path)  # files.json with the generation's delta applied
+    index = data.index
     counts = [0] * SEGMENTS
     for p, e in index.items():
         counts[segment_of(p)] += e[2]
-    files = RepoState.from_json(data["state"]).source_files()
-    root = Path(gen.manifest.get("root") or data["state"].get("root", "."))
-    chunks = SegmentChunks(gen.path, counts)
+    files = RepoState.from_json(data.state).source_files()
+    root = Path(gen.manifest.get("root") or data.state.get("root", "."))
+    chunks = SegmentChunks(gen.path, counts, index, data.delta)
     extraction = SegmentExtraction(gen.path, index)
     del data, index
     out.mkdir(parents=True, exist_ok=True)
@@ -86,8 +85,9 @@ def build(index_dir: Path, out: Path, trace: bool) -> dict:
     return result
 
 
+# timings, and how the graph was arrived at (reused log, patched in memory): not what it holds
 VOLATILE = ("build_s", "peak_rss_mb", "digest_s", "resolve_s", "centrality_s", "log_s", "bytes",
-            "log_bytes")  # fmt: skip
+            "log_bytes", "write_s", "reuse", "reused_files", "mode")  # fmt: skip
 
 
 def _meta(meta: dict) -> dict:

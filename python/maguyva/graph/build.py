@@ -3,7 +3,6 @@ form for both directions, centrality, cycles, and the per-chunk / per-path `c` v
 
 from __future__ import annotations
 
-import bisect
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -123,6 +122,9 @@ def build_with_log(
         keep.builder = builder
     else:
         builder.release()
+    if keep is not None and not isinstance(chunks, SpanList):
+        chunks = SpanList(chunk_spans(chunks))  # kept: the next patch reads only changed files'
+        keep.spans = chunks
     reused_files = len(reuse.files) if reuse else 0
     del reuse  # the previous build's log columns
     t_resolve = time.perf_counter() - t0 - t_digest
@@ -254,33 +256,56 @@ def _module_files(builder: GraphBuilder, targets: np.ndarray, node_kind, node_fi
     return out
 
 
+class SpanList(list):
+    """`(path, start, end, id)` of every chunk, in `ctx.chunks`' order, already read (a
+    remembering writer's: see `incremental.Memory.spans`)."""
+
+
 def _chunk_centrality(chunks, paths, node_file, node_start, node_c, is_def, module_of_file,
                       path_c):  # fmt: skip
     """A chunk's c: the highest c of the definitions that start inside it; for a chunk with no
     definition (module-level code, line windows), the c of its module."""
     fid_of = {p: i for i, p in enumerate(paths)}
-    defs_by_file: dict[int, list[tuple[int, float]]] = {}
-    for node in np.flatnonzero(is_def).tolist():
-        defs_by_file.setdefault(int(node_file[node]), []).append(
-            (int(node_start[node]), float(node_c[node]))
-        )
-    starts_by_file: dict[int, list[int]] = {}
-    for fid, items in defs_by_file.items():
-        items.sort()
-        starts_by_file[fid] = [s for s, _ in items]
+    spans = chunks if isinstance(chunks, SpanList) else chunk_spans(chunks)
     ids: list[str] = []
-    values = np.zeros(len(chunks), dtype=np.float32)
-    for i, (path, start, end, chunk_id) in enumerate(chunk_spans(chunks)):
+    fids: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for path, start, end, chunk_id in spans:
         ids.append(chunk_id)
-        fid = fid_of.get(path)
-        if fid is None:
-            continue
-        starts = starts_by_file.get(fid, [])
-        lo = bisect.bisect_left(starts, start)
-        hi = bisect.bisect_right(starts, end)
-        inside = [c for _, c in defs_by_file[fid][lo:hi]] if hi > lo else []
-        if inside:
-            values[i] = max(inside)
-        elif module_of_file[fid] >= 0:
-            values[i] = node_c[module_of_file[fid]]
+        fids.append(fid_of.get(path, -1))
+        starts.append(start)
+        ends.append(end)
+    values = np.zeros(len(ids), dtype=np.float32)
+    if not ids:
+        return ids, values
+    fid = np.array(fids, dtype=np.int64)
+    # definitions ordered by (file, start line); a chunk's are a range of that order
+    defs = np.flatnonzero(is_def)
+    bias = 1 << 31
+    dkey = node_file[defs].astype(np.int64) * (1 << 33) + node_start[defs].astype(np.int64) + bias
+    order = np.argsort(dkey, kind="stable")
+    dkey = dkey[order]
+    dc = node_c[defs][order].astype(np.float32)
+    base = fid * (1 << 33) + bias
+    lo = np.searchsorted(dkey, base + np.array(starts, dtype=np.int64), side="left")
+    hi = np.searchsorted(dkey, base + np.array(ends, dtype=np.int64), side="right")
+    inside = (fid >= 0) & (hi > lo)
+    if inside.any() and len(dc):
+        # range maxima with a sparse table: max of two overlapping power-of-two windows
+        table = [dc]
+        while (1 << len(table)) <= len(dc):
+            prev, half = table[-1], 1 << (len(table) - 1)
+            table.append(np.maximum(prev[:-half], prev[half:]))
+        q = np.flatnonzero(inside)
+        length = (hi[q] - lo[q]).astype(np.int64)
+        level = np.floor(np.log2(length)).astype(np.int64)
+        for k in np.unique(level).tolist():
+            sel = q[level == k]
+            t = table[k]
+            values[sel] = np.maximum(t[lo[sel]], t[hi[sel] - (1 << k)])
+    module = np.flatnonzero((fid >= 0) & ~inside)
+    mod = module_of_file[fid[module]]
+    has = mod >= 0
+    values[module[has]] = node_c[mod[has]]
     return ids, values

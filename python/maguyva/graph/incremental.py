@@ -160,6 +160,7 @@ class Memory:
         self.out_dir: Path | None = None
         self.key: tuple = ()
         self.stamp: tuple = ()  # (inode, size, mtime) of the graph.bin written
+        self.spans: list | None = None  # every chunk's (path, start, end, id), in order
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -416,3 +417,24 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
         stats=dict(zip(STAT_KEYS, (int(v) for v in totals), strict=True)), log=_Rows(tuple(cols)),
         log_ptr=log_ptr, log_names=names, file_stats=stats,
     )  # fmt: skip
+
+
+def patched_spans(memory: Memory, chunks: Any, changed: list[str]) -> list | None:
+    """The chunk spans of the remembered build with the changed files' read again: a
+    segment-backed view orders chunks by (segment, path) and a path's chunks by line, so the
+    unchanged files' spans stay where they were. None when that cannot be followed."""
+    from ..chunkstore import segment_of
+
+    spans_of = getattr(chunks, "spans_of", None)
+    if memory.spans is None or not callable(spans_of):
+        return None
+    by_path: dict[str, list] = {}
+    for span in memory.spans:
+        by_path.setdefault(span[0], []).append(span)
+    keys = list(by_path)
+    if keys != sorted(keys, key=lambda p: (segment_of(p), p)):
+        return None
+    for path in changed:
+        by_path[path] = list(spans_of([path]))
+    out = [span for p in sorted(by_path, key=lambda p: (segment_of(p), p)) for span in by_path[p]]
+    return out if len(out) == len(chunks) else None

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ..errors import ModalityUnavailable
 from ..retriever import BuildContext
 from . import incremental, store
-from .build import build_with_log, finish
+from .build import SpanList, build_with_log, finish
 from .schema import CONF_FLOOR
 from .searcher import GraphSearcher
 
@@ -37,7 +37,7 @@ class GraphModality:
         key = (floor, ctx.read_text is not None, str(Path(ctx.root).resolve()))
         out = Path(ctx.out_dir) / self.name
         memory, self._memory = self._memory, incremental.Memory()  # taken: reset on failure
-        patched = None
+        patched = changed = None
         if remember and memory.fits(previous, key):
             changed = _body_changes(ctx.changes)
             if changed is not None:
@@ -53,9 +53,10 @@ class GraphModality:
                 head = {"reuse": note, "reused_files": len(contents) - int(note.split()[0]),
                         "digest_s": 0.0, "resolve_s": round(time.perf_counter() - t0, 3),
                         "mode": "patch"}  # fmt: skip
-                arrays, strings, report, log = finish(
-                    assembled, ctx.chunks, contents, signatures, head
-                )
+                spans = incremental.patched_spans(memory, ctx.chunks, changed or [])
+                chunks = SpanList(spans) if spans is not None else ctx.chunks
+                memory.spans = chunks if spans is not None else None
+                arrays, strings, report, log = finish(assembled, chunks, contents, signatures, head)
             else:
                 memory = incremental.Memory()
                 arrays, strings, report, log = build_with_log(

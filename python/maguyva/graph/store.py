@@ -43,8 +43,12 @@ def pack_strings(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] != len(blob):  # not all ASCII: byte lengths differ from character counts
-        encoded = [v.encode("utf-8", "surrogatepass") for v in values]
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        # only the non-ASCII strings are encoded one by one (their byte lengths)
+        for i in np.flatnonzero(
+            np.fromiter(map(str.isascii, values), dtype=bool, count=len(values)) == 0
+        ).tolist():
+            lengths[i] = len(values[i].encode("utf-8", "surrogatepass"))
+        np.cumsum(lengths, out=offsets[1:])
     return np.frombuffer(blob, dtype=np.uint8), offsets
 
 
