@@ -29,6 +29,20 @@ def _csr(n: int, keys: np.ndarray, order_by: np.ndarray) -> tuple[np.ndarray, np
     return ptr, order
 
 
+def node_columns(nodes: Sequence[Any]) -> dict[str, Any]:
+    """The nodes' fields as columns: kind, file, start, end (arrays), def_kind, name, qname."""
+    n = len(nodes)
+    return {
+        "kind": np.fromiter((int(x.kind) for x in nodes), dtype=np.uint8, count=n),
+        "file": np.fromiter((x.file for x in nodes), dtype=np.int32, count=n),
+        "start": np.fromiter((x.start for x in nodes), dtype=np.int32, count=n),
+        "end": np.fromiter((x.end for x in nodes), dtype=np.int32, count=n),
+        "def_kind": [x.def_kind for x in nodes],
+        "name": [x.name for x in nodes],
+        "qname": [x.qname for x in nodes],
+    }
+
+
 def merge_edges(rows: Columns) -> tuple[np.ndarray, ...]:
     """Merge edge rows by (src, dst, kind), in order of first appearance: (src, dst, kind,
     best conf as float32, line pointers, lines) where an edge's lines are its distinct lines,
@@ -150,13 +164,11 @@ def finish(
     builder.edges = Columns()
     m = len(src)
 
-    node_kind = np.fromiter((int(x.kind) for x in nodes), dtype=np.uint8, count=n)
-    node_file = np.fromiter((x.file for x in nodes), dtype=np.int32, count=n)
-    node_start = np.fromiter((x.start for x in nodes), dtype=np.int32, count=n)
-    node_end = np.fromiter((x.end for x in nodes), dtype=np.int32, count=n)
-    def_kinds = sorted({x.def_kind for x in nodes})
+    cols = getattr(builder, "node_columns", None) or node_columns(nodes)
+    node_kind, node_file, node_start, node_end = (cols[k] for k in ("kind", "file", "start", "end"))
+    def_kinds = sorted(set(cols["def_kind"]))
     kind_index = {k: i for i, k in enumerate(def_kinds)}
-    node_dkind = np.fromiter((kind_index[x.def_kind] for x in nodes), dtype=np.uint8, count=n)
+    node_dkind = np.fromiter(map(kind_index.__getitem__, cols["def_kind"]), dtype=np.uint8, count=n)
     paths = builder.paths
     test_file = np.array([is_test_path(p) for p in paths] + [False], dtype=bool)
     flags = np.where(test_file[node_file], FLAG_TEST, 0).astype(np.uint8)
@@ -218,8 +230,8 @@ def finish(
         "path_c": path_c, "chunk_c": chunk_c,
     }  # fmt: skip
     strings = {
-        "node_name": [x.name for x in nodes],
-        "node_qname": [x.qname for x in nodes],
+        "node_name": cols["name"],
+        "node_qname": cols["qname"],
         "paths": paths,
         "def_kinds": def_kinds,
         "chunk_ids": chunk_ids,

@@ -161,6 +161,7 @@ class Memory:
         self.key: tuple = ()
         self.stamp: tuple = ()  # (inode, size, mtime) of the graph.bin written
         self.spans: list | None = None  # every chunk's (path, start, end, id), in order
+        self.columns: dict[str, Any] | None = None  # the declared nodes' `node_columns`
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -180,6 +181,10 @@ class Memory:
         self.log, self.out_dir, self.key = (arrays, strings, meta), out_dir, key
         st = (out_dir / store.FILE_NAME).stat()
         self.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self.columns is None and self.builder is not None:
+            from .build import node_columns
+
+            self.columns = node_columns(self.builder.nodes[: self.declared_nodes])
         if len(self.decl_file) != len(self.decl[0]) and self.builder is not None:
             nodes = self.builder.nodes
             self.decl_file = np.fromiter(
@@ -273,6 +278,9 @@ def _redeclare(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int
         if n.qname != d.qualified_name or n.name != d.name:
             return False
         n.start, n.end = d.start_line, d.end_line
+        if memory.columns is not None:
+            memory.columns["start"][node] = d.start_line
+            memory.columns["end"][node] = d.end_line
     # the declaration-phase CONTAINS rows of this file's definitions carry their lines
     lo, hi = np.searchsorted(memory.decl_file, [fid, fid + 1])
     if hi - lo != len(defs):
@@ -408,6 +416,13 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
         np.concatenate([dc, ec[keep]]).astype(dt, copy=False)
         for dc, ec, dt in zip(decl, (e_src, e_dst, e_kind, e_conf, e_line), _DTYPES, strict=True)
     ))  # fmt: skip
+    columns = None
+    if memory.columns is not None:
+        from .build import node_columns
+
+        lazy = node_columns(nodes[d:])
+        columns = {k: np.concatenate([v, lazy[k]]) if isinstance(v, np.ndarray) else v + lazy[k]
+                   for k, v in memory.columns.items()}  # fmt: skip
     log_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=log_ptr[1:])
     totals = stats.sum(axis=0).tolist() if len(stats) else [0] * len(STAT_KEYS)
@@ -415,7 +430,7 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
         floor=b.floor, paths=b.paths, languages=b.languages, index=b.index, nodes=nodes,
         edges=edges, ext_nodes=ext_nodes, unit_nodes=unit_nodes, file_nodes=b.file_nodes,
         stats=dict(zip(STAT_KEYS, (int(v) for v in totals), strict=True)), log=_Rows(tuple(cols)),
-        log_ptr=log_ptr, log_names=names, file_stats=stats,
+        log_ptr=log_ptr, log_names=names, file_stats=stats, node_columns=columns,
     )  # fmt: skip
 
 
