@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -172,8 +173,88 @@ def _merge(ordered: list[Candidate], more: list[Candidate]) -> list[Candidate]:
     if len(more) > len(ordered) // 8:
         return _sort(ordered + more)
     for c in more:
-        ordered.insert(bisect.bisect_left(ordered, c[:6], key=lambda x: x[:6]), c)
+        ordered.insert(bisect.bisect_left(ordered, c[:6], key=_key), c)
     return ordered
+
+
+def _key(c: Candidate) -> tuple[bool, int, str, int, int, str]:
+    return c[:6]
+
+
+def _remove(ordered: list[Candidate], e: _Entry, head: bool) -> bool:
+    """Take `e`'s head (or body) candidate out of `ordered` if it is there."""
+    key = (e.lines, e.head_len if head else e.text_len, e.path, e.start, e.end, e.id)
+    i = bisect.bisect_left(ordered, key, key=_key)
+    while i < len(ordered) and ordered[i][:6] == key:
+        if ordered[i][7] is e:
+            del ordered[i]
+            return True
+        i += 1
+    return False
+
+
+class _Have:
+    """The hashes that have a vector: those of the previous generation's rows (`previous`:
+    a mapping by hash) and those found in the cache or embedded by this build."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous, self.got = previous, set()
+
+    def __contains__(self, h: object) -> bool:
+        return h in self.got or h in self.previous
+
+
+class _Candidates:
+    """Chunks lacking a vector, sorted in queue order (`heads`: no vector at all; `bodies`:
+    no full vector), and those chunks by each of their two hashes, kept up to date one entry
+    at a time (an update touches a handful)."""
+
+    def __init__(self, heads: list[Candidate], bodies: list[Candidate]) -> None:
+        self.heads, self.bodies = heads, bodies
+        self.by_hash: dict[str, list[_Entry]] = {}
+        for c in bodies:
+            self._index(c[7])
+
+    def _index(self, e: _Entry) -> None:
+        self.by_hash.setdefault(e.hash, []).append(e)
+        if e.head_hash != e.hash:
+            self.by_hash.setdefault(e.head_hash, []).append(e)
+
+    def _unindex(self, e: _Entry) -> None:
+        for h in {e.hash, e.head_hash}:
+            got = self.by_hash.get(h)
+            if got is not None:
+                got[:] = [x for x in got if x is not e]
+                if not got:
+                    del self.by_hash[h]
+
+    def drop(self, e: _Entry) -> None:
+        """`e` left the repository (its file changed or went away)."""
+        if _remove(self.bodies, e, False):
+            _remove(self.heads, e, True)
+            self._unindex(e)
+
+    def add(self, entries: list[_Entry], have: _Have) -> None:
+        heads, bodies = _candidates(entries, have)  # type: ignore[arg-type]
+        self.heads = _merge(self.heads, heads)
+        self.bodies = _merge(self.bodies, bodies)
+        for c in bodies:
+            self._index(c[7])
+
+    def settle(self, hashes: set[str], have: _Have) -> set[str]:
+        """Hashes that just got a vector: take the chunks they complete out of the lists;
+        return those chunks' paths (their rows change)."""
+        paths: set[str] = set()
+        for h in hashes:
+            for e in list(self.by_hash.get(h, ())):
+                paths.add(e.path)
+                if e.hash in have:
+                    _remove(self.bodies, e, False)
+                    _remove(self.heads, e, True)
+                    self._unindex(e)
+                elif e.head_hash in have:
+                    _remove(self.heads, e, True)
+        return paths
 
 
 def _queue(
@@ -197,52 +278,70 @@ def _queue(
 
 class _State:
     """What this process wrote last (a long-running writer: `maguyva watch`, `mcp --watch`):
-    every eligible chunk's entry by path, each path's rows in the generation, the row of each
-    vector hash and the sorted candidates (chunks still lacking a vector). The next build,
-    when its previous generation is that one (same `hashes.json` file) and `ctx.changes` says
-    which files changed, plans only those files' chunks and copies the other files' rows as
-    they were, in one pass over arrays, instead of planning every chunk."""
+    every eligible chunk's entry by path, each path's rows in that generation, which paths
+    hold each vector hash, and the sorted candidates (chunks still lacking a vector). The next
+    build, when its previous generation is that one (same `hashes.json` file) and
+    `ctx.changes` says which files changed, plans only those files' chunks and copies the
+    other files' rows as they were (runs of rows, as slices) instead of planning every chunk.
+    A build consumes the state (it updates it in place) and leaves a new one when it ends."""
 
     def __init__(
         self,
         key: str,
         sig: tuple[int, int, int],
         by_path: dict[str, list[_Entry]],
-        rows: dict[str, int],
+        path_rows: dict[str, _PathRows],
+        where: dict[str, list[str]],
         n: int,
         rescore: bool,
-        path_rows: dict[str, _PathRows],
-        heads: list[Candidate],
-        bodies: list[Candidate],
+        candidates: _Candidates,
     ) -> None:
-        self.key, self.sig, self.by_path, self.rows, self.n = key, sig, by_path, rows, n
-        self.rescore, self.path_rows, self.heads, self.bodies = rescore, path_rows, heads, bodies
+        self.key, self.sig, self.by_path, self.path_rows = key, sig, by_path, path_rows
+        self.where, self.n, self.rescore, self.candidates = where, n, rescore, candidates
+
+    def row_of(self, h: str) -> int:
+        """A row of the generation holding the vector of hash `h`."""
+        pr = self.path_rows[self.where[h][0]]
+        return pr.first + pr.hashes.index(h)
 
 
 @dataclass(slots=True)
 class _PathRows:
-    """One file's part of a generation: its first row, its rows (chunk id, vector hash), the
-    ids of its partial and pending chunks."""
+    """One file's part of a generation: its first row, its rows' chunk ids and vector hashes,
+    the ids of its partial and pending chunks."""
 
     first: int
-    rows: list[tuple[str, str]]
+    ids: list[str]
+    hashes: list[str]
     partial: list[str]
     pending: list[str]
 
 
-def _path_rows(entries: list[_Entry], have: set[str]) -> _PathRows:
+def _path_rows(entries: list[_Entry], have: _Have) -> _PathRows:
     """Each chunk takes its full vector, else its head's (body pending), else nothing."""
-    rows: list[tuple[str, str]] = []
+    ids: list[str] = []
+    hashes: list[str] = []
     partial, pending = [], []
     for e in entries:
         if e.hash in have:
-            rows.append((e.id, e.hash))
+            ids.append(e.id)
+            hashes.append(e.hash)
         elif e.head_hash in have:
-            rows.append((e.id, e.head_hash))
+            ids.append(e.id)
+            hashes.append(e.head_hash)
             partial.append(e.id)
         else:
             pending.append(e.id)
-    return _PathRows(0, rows, partial, pending)
+    return _PathRows(0, ids, hashes, partial, pending)
+
+
+def _run(runs: list[list[int]], dst: int, src: int, count: int) -> None:
+    """Append rows dst.. <- previous rows src.. to `runs` ([dst, src, count]), extending the
+    last run when contiguous."""
+    if runs and runs[-1][0] + runs[-1][2] == dst and runs[-1][1] + runs[-1][2] == src:
+        runs[-1][2] += count
+    elif count:
+        runs.append([dst, src, count])
 
 
 def _sig(path: Path) -> tuple[int, int, int] | None:
@@ -287,35 +386,28 @@ class _PreviousVectors:
 
 
 def _assemble(
-    src: np.ndarray,
+    n: int,
+    runs: list[list[int]],
     fresh: list[tuple[int, str]],
     identity: ProviderIdentity,
     vectors: dict[str, tuple[np.ndarray, np.ndarray | None]],
     previous: _PreviousVectors,
     float_dtype: type = np.float16,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The code matrix (and float matrix when every row has floats) in row order: row i is
-    the previous generation's row `src[i]` (increasing: the memory maps are read in file
-    order), or, where `src[i] < 0`, the vector of its hash in `fresh` ((row, hash)). Floats
-    are assembled in the stored dtype (float16: previous rows are copied as they are, new
-    ones rounded once, as `astype` of a float32 matrix would)."""
-    n = len(src)
+    """The code matrix (and float matrix when every row has floats) in row order: runs of
+    the previous generation's rows copied as slices ([dst, src, count], increasing src: the
+    memory maps are read in file order), and the rows in `fresh` ((row, hash)) from
+    `vectors`. Floats are assembled in the stored dtype (float16: previous rows are copied as
+    they are, new ones rounded once, as `astype` of a float32 matrix would)."""
     codes = np.zeros((n, identity.width), dtype=np.uint8)
-    have_floats = n > 0 and (previous.floats is not None or not bool((src >= 0).any()))
+    have_floats = n > 0 and (previous.floats is not None or not runs)
     have_floats = have_floats and all(vectors[h][1] is not None for _, h in fresh)
     floats = np.zeros((n, identity.dim), float_dtype) if have_floats else None
-    # Copy runs of consecutive previous rows as slices (an update: a handful of runs).
-    old = src >= 0
-    if n and bool(old.any()):
+    for dst, src, count in runs:
         assert previous.codes is not None
-        starts = np.flatnonzero(old & np.r_[True, (src[1:] != src[:-1] + 1) | ~old[:-1]])
-        ends = np.r_[starts[1:], n]
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            b = a + int(np.argmin(old[a:b])) if not old[a:b].all() else b
-            s = int(src[a])
-            codes[a:b] = previous.codes[s : s + b - a]
-            if floats is not None and previous.floats is not None:
-                floats[a:b] = previous.floats[s : s + b - a]
+        codes[dst : dst + count] = previous.codes[src : src + count]
+        if floats is not None and previous.floats is not None:
+            floats[dst : dst + count] = previous.floats[src : src + count]
     for i, h in fresh:
         code, vec = vectors[h]
         codes[i] = code
@@ -446,7 +538,7 @@ class SemanticModality:
 
     def _incremental(
         self, ctx: BuildContext, provider: EmbeddingProvider
-    ) -> tuple[_State, set[str], dict[str, Planned], _PreviousVectors] | None:
+    ) -> tuple[_State, set[str], dict[str, Any], _PreviousVectors] | None:
         """What this process wrote last, the changed paths, their planned chunks and the
         previous vectors (memory-mapped), from `ctx.changes`; None when a full plan is due."""
         state, changes = self._state, ctx.changes
@@ -478,13 +570,7 @@ class SemanticModality:
         touched = set(changes.touched_paths())
         changed = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
         planned = self.plan(ctx, provider, ctx.chunks.of_paths(sorted(touched)))
-        texts = {p.id: p for p in planned["eligible"]}
-        by_path = {p: e for p, e in state.by_path.items() if p not in changed}
-        for e in planned["entries"]:
-            by_path.setdefault(e.path, []).append(e)
-        state = _State(state.key, state.sig, by_path, state.rows, state.n, state.rescore,
-                       state.path_rows, state.heads, state.bodies)  # fmt: skip
-        return state, changed, texts, _PreviousVectors(state.rows, codes, floats)
+        return state, changed, planned, _PreviousVectors({}, codes, floats)
 
     def build(self, ctx: BuildContext) -> dict[str, Any]:
         started = time.perf_counter()
@@ -500,23 +586,32 @@ class SemanticModality:
         timings: dict[str, float] = {}
         mark = _Clock(started, timings)
         update = self._incremental(ctx, provider)
-        self._state = None  # replaced below when this build completes
-        excluded: dict[str, int] = {}
+        self._state = None  # consumed: replaced below when this build completes
         if update is not None:
-            prev_state, changed, texts, previous = update
-            by_path = prev_state.by_path
+            prev, changed, planned, previous = update
             mode = "incremental"
+            by_path = {p: e for p, e in prev.by_path.items() if p not in changed}
+            candidates, old_rows, where = prev.candidates, prev.path_rows, prev.where
+            for path in changed:
+                for e in prev.by_path.get(path, ()):
+                    candidates.drop(e)
+            have = _Have(where)
+            row_of = prev.row_of
         else:
+            mode, changed = "full", set()
             planned = self.plan(ctx, provider)
-            excluded = planned["excluded"]
-            texts = {p.id: p for p in planned["eligible"]}
             previous = _PreviousVectors.load(ctx.previous_dir, identity)
-            by_path = {}
-            for e in planned["entries"]:
-                by_path.setdefault(e.path, []).append(e)
-            prev_state, changed, mode = None, set(by_path), "full"
+            by_path, old_rows, where = {}, {}, {}
+            candidates = _Candidates([], [])
+            have = _Have(previous.rows)
+            row_of = previous.rows.__getitem__
+        excluded = planned["excluded"]
+        texts = {p.id: p for p in planned["eligible"]}
+        fresh_entries: list[_Entry] = planned["entries"]
+        for e in fresh_entries:
+            by_path.setdefault(e.path, []).append(e)
+            changed.add(e.path)
         paths = sorted(by_path)
-        fresh_entries = [e for p in paths if p in changed for e in by_path[p]]
         mark("plan")
 
         with EmbeddingCache(ctx.cache_dir / "embeddings", identity) as cache:
@@ -525,27 +620,19 @@ class SemanticModality:
             # asked by the build that wrote the previous generation (a hash it did not find
             # is embedded when its turn comes).
             wanted = {e.hash for e in fresh_entries} | {e.head_hash for e in fresh_entries}
-            have = set(previous.rows)
-            reused_fresh = wanted & have
+            reused = {h for h in wanted if h in have}
             vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(
-                sorted(wanted - have)
+                sorted(wanted - reused)
             )
-            have |= set(vectors)
+            have.got |= set(vectors)
+            affected = candidates.settle(set(vectors), have) | changed
+            candidates.add(fresh_entries, have)
             from_cache = sum(1 for e in fresh_entries if e.hash in have or e.head_hash in have)
-            if prev_state is not None:
-                from_cache += sum(len(r.rows) for p, r in prev_state.path_rows.items()
-                                  if p not in changed)  # fmt: skip
+            from_cache += sum(len(r.ids) for p, r in old_rows.items() if p not in changed)
             mark("cache")
-            heads, bodies = _candidates(fresh_entries, have)
-            if prev_state is None:
-                heads, bodies = _sort(heads), _sort(bodies)
-            else:  # the previous lists are sorted: insert the changed files' few candidates
-                heads = _merge([c for c in prev_state.heads if c[2] not in changed
-                                and c[6] not in have and c[7].hash not in have], heads)  # fmt: skip
-                bodies = _merge([c for c in prev_state.bodies
-                                 if c[2] not in changed and c[6] not in have], bodies)  # fmt: skip
-            phases = _phases(ctx.config, len(bodies))
-            queue = _queue(heads, bodies, have, phases, None if cap is None else max(0, int(cap)))
+            phases = _phases(ctx.config, len(candidates.bodies))
+            queue = _queue(candidates.heads, candidates.bodies, have, phases,  # type: ignore[arg-type]
+                           None if cap is None else max(0, int(cap)))  # fmt: skip
             mark("queue")
             error, embedded_new, tokens = None, 0, 0
             embed_started = time.perf_counter()
@@ -567,51 +654,43 @@ class SemanticModality:
                 for i, h in enumerate(hashes):
                     floats = None if result.floats is None else result.floats[i]
                     vectors[h] = (result.codes[i], floats)
-                    have.add(h)
+                    have.got.add(h)
+                affected |= candidates.settle(set(hashes), have)
                 embedded_new += len(group)
                 tokens += result.tokens
                 ctx.progress("embed", embedded_new, len(queue))
             embed_seconds = time.perf_counter() - embed_started
             mark("embed")
 
-        # A file's rows change when it changed or one of its chunks got a vector in this build.
-        got = set(vectors)
-        affected = set(changed)
-        for c in prev_state.bodies if prev_state is not None else ():
-            if c[7].hash in got or c[7].head_hash in got:
-                affected.add(c[2])
-        heads = [c for c in heads if c[6] not in have and c[7].hash not in have]
-        bodies = [c for c in bodies if c[6] not in have]
-        old_rows = prev_state.path_rows if prev_state is not None else {}
+        # A file's rows change when it changed or one of its chunks got a vector now.
         path_rows: dict[str, _PathRows] = {}
-        parts: list[np.ndarray] = []
+        runs: list[list[int]] = []
         fresh: list[tuple[int, str]] = []
         n = 0
         for path in paths:
             kept = old_rows.get(path) if path not in affected else None
             if kept is not None:
-                pr = _PathRows(n, kept.rows, kept.partial, kept.pending)
-                parts.append(np.arange(kept.first, kept.first + len(kept.rows), dtype=np.int64))
+                pr = _PathRows(n, kept.ids, kept.hashes, kept.partial, kept.pending)
+                _run(runs, n, kept.first, len(kept.ids))
             else:
                 pr = _path_rows(by_path[path], have)
                 pr.first = n
-                src = np.empty(len(pr.rows), dtype=np.int64)
-                for i, (_, h) in enumerate(pr.rows):
-                    src[i] = -1 if h in vectors else previous.rows[h]
+                for i, h in enumerate(pr.hashes):
                     if h in vectors:
                         fresh.append((n + i, h))
-                parts.append(src)
+                    else:
+                        _run(runs, n + i, row_of(h), 1)
             path_rows[path] = pr
-            n += len(pr.rows)
+            n += len(pr.ids)
         if n == 0 and error is not None:
             raise ModalityUnavailable(f"no chunk could be embedded: {error}")
-        src_rows = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        codes, floats = _assemble(src_rows, fresh, identity, vectors, previous,
+        codes, floats = _assemble(n, runs, fresh, identity, vectors, previous,
                                   np.float32 if identity.centred else np.float16)  # fmt: skip
-        ids = [i for path in paths for i, _ in path_rows[path].rows]
-        row_hashes = [h for path in paths for _, h in path_rows[path].rows]
-        pending = [i for path in paths for i in path_rows[path].pending]
-        partial = [i for path in paths for i in path_rows[path].partial]
+        ordered = [path_rows[p] for p in paths]
+        ids = list(chain.from_iterable(pr.ids for pr in ordered))
+        row_hashes = list(chain.from_iterable(pr.hashes for pr in ordered))
+        pending = list(chain.from_iterable(pr.pending for pr in ordered))
+        partial = list(chain.from_iterable(pr.partial for pr in ordered))
         mark("assemble")
         centre = None
         if identity.centred and floats is not None and n:
@@ -624,7 +703,11 @@ class SemanticModality:
         (out / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
         (out / "hashes.json").write_text(json.dumps(row_hashes), encoding="utf-8")
         mark("write")
-        reused = len(reused_fresh) + (len(previous.rows) if prev_state is not None else 0)
+        if mode == "incremental":
+            reused_rows = len(reused) + sum(len(r.ids) for p, r in old_rows.items()
+                                            if p not in changed)  # fmt: skip
+        else:
+            reused_rows = len(reused)
         report = {
             "provider": identity.to_dict(),
             "format": FORMAT_VERSION,
@@ -633,7 +716,7 @@ class SemanticModality:
             "chunks": len(ctx.chunks),
             "embedded": n,
             "from_cache": min(from_cache, n),
-            "reused_rows": reused,
+            "reused_rows": reused_rows,
             "new": embedded_new,
             "pending": len(pending),
             "partial": len(partial),
@@ -649,9 +732,23 @@ class SemanticModality:
         (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         sig = _sig(out / "hashes.json")
         if sig is not None and not provider.remote and not identity.centred:
-            rows_of = {h: i for i, h in enumerate(row_hashes)}
-            self._state = _State(identity.cache_key, sig, by_path, rows_of, n,
-                                 floats is not None, path_rows, heads, bodies)  # fmt: skip
+            # which paths hold each hash: updated for the files whose rows changed
+            if mode == "full":
+                where = {}
+                affected = set(paths)
+            for path in affected:
+                old = old_rows.get(path)
+                for h in old.hashes if old is not None else ():
+                    holders = where.get(h)
+                    if holders is not None:
+                        holders[:] = [x for x in holders if x != path]
+                        if not holders:
+                            del where[h]
+                new = path_rows.get(path)
+                for h in new.hashes if new is not None else ():
+                    where.setdefault(h, []).append(path)
+            self._state = _State(identity.cache_key, sig, by_path, path_rows, where, n,
+                                 floats is not None, candidates)  # fmt: skip
         return report
 
     # -- open ----------------------------------------------------------------------------------
