@@ -4,11 +4,14 @@ confidences, centrality), and fall back to a full resolution when declarations c
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from maguyva.changes import ChangeSet
 from maguyva.graph import MODALITY
@@ -162,3 +165,60 @@ def test_memory_is_not_used_for_another_generation(repo, tmp_path):
                       ["app/service.py"], {"graph_remember": False})  # fmt: skip
     assert off.get("mode") is None
     _assert_same(tmp_path / "g2", tmp_path / "g3")
+
+
+PY_FILES = ["app/service.py", "app/store.py", "app/util.py", "app/views.py", "app/cycle_a.py",
+            "app/legacy.py", "tests/test_service.py"]  # fmt: skip
+CALLEES = ["Store", "handle", "app.util.normalize", "normalize", "clean", "nowhere_at_all",
+           "os.path.join", "self.get"]  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["call", "shift", "touch", "declare", "selfref"]),
+            st.integers(0, len(PY_FILES) - 1),
+            st.integers(0, len(CALLEES) - 1),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+def test_random_edit_sequences_through_a_remembering_writer_equal_from_scratch(
+    tmp_path_factory, edits
+):
+    """Random sequences of body edits (calls and references added, every line moved), touches
+    and declaration changes, one remembering writer: every generation equals a from-scratch
+    build, array for array; body-only steps are patches."""
+    base = tmp_path_factory.mktemp("prop")
+    root = base / "repo"
+    shutil.copytree(FIXTURES / "python", root)
+    writer = GraphModality()
+    _build_with(writer, root, base / "g0")
+    previous = base / "g0"
+    for i, (op, f, c) in enumerate(edits, start=1):
+        path = root / PY_FILES[f]
+        text = path.read_text()
+        if op == "call":
+            path.write_text(text + f"\n{CALLEES[c]}({i})\n")
+        elif op == "shift":
+            path.write_text(f"# moved {i}\n\n" + text)
+        elif op == "selfref":  # a function's reference to itself: logged, not an edge
+            path = root / PY_FILES[0]
+            path.write_text(
+                path.read_text().replace(
+                    "    s = Store()", "    s = Store()\n    handle.__doc__", 1
+                )
+            )
+            f = 0
+        elif op == "touch":
+            os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+        else:
+            path.write_text(text + f"\n\ndef declared_{i}():\n    return {CALLEES[c]}()\n")
+        report = _build_with(writer, root, base / f"g{i}", previous, [PY_FILES[f]])
+        assert report.get("mode") == (None if op == "declare" else "patch"), (op, report["reuse"])
+        _build_with(GraphModality(), root, base / f"s{i}")
+        _assert_same(base / f"g{i}", base / f"s{i}")
+        previous = base / f"g{i}"
