@@ -127,25 +127,18 @@ def _phases(config: dict[str, Any], missing: int) -> str:
     return mode
 
 
-@dataclass(slots=True)
-class _Entry:
-    """What the build keeps of an eligible chunk between updates (no text): its place in row
-    order, the hashes of its full and head texts and their lengths (the queue's order)."""
+_Entry = tuple[str, int, int, str, bool, str, str, int, int]
+"""What the build keeps of an eligible chunk between updates (no text): path, start and end
+line, chunk id, whether it is a line window, the hashes of its full and head texts and their
+lengths (the queue's order). A plain tuple of atoms, so the cyclic collector stops tracking it
+(and the candidates holding it): a writer keeps one per chunk, and a full collection would
+otherwise walk them all (a tuple subclass, even a NamedTuple, stays tracked)."""
+PATH, START, END, ID, LINES, HASH, HEAD_HASH, TEXT_LEN, HEAD_LEN = range(9)
 
-    path: str
-    start: int
-    end: int
-    id: str
-    lines: bool
-    hash: str
-    head_hash: str
-    text_len: int
-    head_len: int
 
-    @classmethod
-    def of(cls, chunk: Chunk, p: Planned) -> _Entry:
-        return cls(chunk.path, chunk.start_line, chunk.end_line, p.id, p.lines, p.hash,
-                   p.head_hash, len(p.text), len(p.head))  # fmt: skip
+def _entry(chunk: Chunk, p: Planned) -> _Entry:
+    return (chunk.path, chunk.start_line, chunk.end_line, p.id, p.lines, p.hash, p.head_hash,
+            len(p.text), len(p.head))  # fmt: skip
 
 
 Candidate = tuple[bool, int, str, int, int, str, str, _Entry]
@@ -157,10 +150,10 @@ a budget covers the most chunks), then row order: a from-scratch build's stable 
 
 def _candidates(entries: list[_Entry], have: set[str]) -> tuple[list[Candidate], list[Candidate]]:
     """Heads of chunks with no vector at all, and full texts of chunks without theirs."""
-    heads = [(e.lines, e.head_len, e.path, e.start, e.end, e.id, e.head_hash, e)
-             for e in entries if e.hash not in have and e.head_hash not in have]  # fmt: skip
-    bodies = [(e.lines, e.text_len, e.path, e.start, e.end, e.id, e.hash, e)
-              for e in entries if e.hash not in have]  # fmt: skip
+    heads = [(e[LINES], e[HEAD_LEN], e[PATH], e[START], e[END], e[ID], e[HEAD_HASH], e)
+             for e in entries if e[HASH] not in have and e[HEAD_HASH] not in have]  # fmt: skip
+    bodies = [(e[LINES], e[TEXT_LEN], e[PATH], e[START], e[END], e[ID], e[HASH], e)
+              for e in entries if e[HASH] not in have]  # fmt: skip
     return heads, bodies
 
 
@@ -183,7 +176,7 @@ def _key(c: Candidate) -> tuple[bool, int, str, int, int, str]:
 
 def _remove(ordered: list[Candidate], e: _Entry, head: bool) -> bool:
     """Take `e`'s head (or body) candidate out of `ordered` if it is there."""
-    key = (e.lines, e.head_len if head else e.text_len, e.path, e.start, e.end, e.id)
+    key = (e[LINES], e[HEAD_LEN] if head else e[TEXT_LEN], e[PATH], e[START], e[END], e[ID])
     i = bisect.bisect_left(ordered, key, key=_key)
     while i < len(ordered) and ordered[i][:6] == key:
         if ordered[i][7] is e:
@@ -211,22 +204,22 @@ class _Candidates:
 
     def __init__(self, heads: list[Candidate], bodies: list[Candidate]) -> None:
         self.heads, self.bodies = heads, bodies
-        self.by_hash: dict[str, list[_Entry]] = {}
+        self.by_hash: dict[str, tuple[_Entry, ...]] = {}  # tuples: untracked by the collector
         for c in bodies:
             self._index(c[7])
 
     def _index(self, e: _Entry) -> None:
-        self.by_hash.setdefault(e.hash, []).append(e)
-        if e.head_hash != e.hash:
-            self.by_hash.setdefault(e.head_hash, []).append(e)
+        self.by_hash[e[HASH]] = (*self.by_hash.get(e[HASH], ()), e)
+        if e[HEAD_HASH] != e[HASH]:
+            self.by_hash[e[HEAD_HASH]] = (*self.by_hash.get(e[HEAD_HASH], ()), e)
 
     def _unindex(self, e: _Entry) -> None:
-        for h in {e.hash, e.head_hash}:
-            got = self.by_hash.get(h)
-            if got is not None:
-                got[:] = [x for x in got if x is not e]
-                if not got:
-                    del self.by_hash[h]
+        for h in {e[HASH], e[HEAD_HASH]}:
+            got = tuple(x for x in self.by_hash.get(h, ()) if x is not e)
+            if got:
+                self.by_hash[h] = got
+            else:
+                self.by_hash.pop(h, None)
 
     def drop(self, e: _Entry) -> None:
         """`e` left the repository (its file changed or went away)."""
@@ -246,13 +239,13 @@ class _Candidates:
         return those chunks' paths (their rows change)."""
         paths: set[str] = set()
         for h in hashes:
-            for e in list(self.by_hash.get(h, ())):
-                paths.add(e.path)
-                if e.hash in have:
+            for e in self.by_hash.get(h, ()):
+                paths.add(e[PATH])
+                if e[HASH] in have:
                     _remove(self.bodies, e, False)
                     _remove(self.heads, e, True)
                     self._unindex(e)
-                elif e.head_hash in have:
+                elif e[HEAD_HASH] in have:
                     _remove(self.heads, e, True)
         return paths
 
@@ -291,7 +284,7 @@ class _State:
         sig: tuple[int, int, int],
         by_path: dict[str, list[_Entry]],
         path_rows: dict[str, _PathRows],
-        where: dict[str, list[str]],
+        where: dict[str, tuple[str, ...]],
         n: int,
         rescore: bool,
         candidates: _Candidates,
@@ -323,15 +316,15 @@ def _path_rows(entries: list[_Entry], have: _Have) -> _PathRows:
     hashes: list[str] = []
     partial, pending = [], []
     for e in entries:
-        if e.hash in have:
-            ids.append(e.id)
-            hashes.append(e.hash)
-        elif e.head_hash in have:
-            ids.append(e.id)
-            hashes.append(e.head_hash)
-            partial.append(e.id)
+        if e[HASH] in have:
+            ids.append(e[ID])
+            hashes.append(e[HASH])
+        elif e[HEAD_HASH] in have:
+            ids.append(e[ID])
+            hashes.append(e[HEAD_HASH])
+            partial.append(e[ID])
         else:
-            pending.append(e.id)
+            pending.append(e[ID])
     return _PathRows(0, ids, hashes, partial, pending)
 
 
@@ -446,13 +439,13 @@ def _text_of(
     """The text to embed for a queued chunk: planned in this build, or (a pending chunk of an
     unchanged file, in an update) read back from the generation's chunks."""
     h, e, head = item
-    p = texts.get(e.id)
+    p = texts.get(e[ID])
     if p is None:
-        for chunk in ctx.chunks.of_paths([e.path]):  # type: ignore[attr-defined]
+        for chunk in ctx.chunks.of_paths([e[PATH]]):  # type: ignore[attr-defined]
             texts.setdefault(chunk.id, _planned(chunk, identity))
-        p = texts.get(e.id)
+        p = texts.get(e[ID])
     if p is None or (p.head_hash if head else p.hash) != h:
-        raise CorruptIndexError(f"semantic: chunk {e.id} of {e.path} is not what was planned")
+        raise CorruptIndexError(f"semantic: chunk {e[ID]} of {e[PATH]} is not what was planned")
     return p.head if head else p.text
 
 
@@ -488,7 +481,7 @@ class SemanticModality:
                     continue
             planned = _planned(chunk, identity)
             keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned,
-                          _Entry.of(chunk, planned)))  # fmt: skip
+                          _entry(chunk, planned)))  # fmt: skip
         keyed.sort(key=lambda e: e[0])
         eligible = [p for _, p, _ in keyed]
         return {"eligible": eligible, "entries": [e for _, _, e in keyed], "excluded": excluded}
@@ -609,8 +602,8 @@ class SemanticModality:
         texts = {p.id: p for p in planned["eligible"]}
         fresh_entries: list[_Entry] = planned["entries"]
         for e in fresh_entries:
-            by_path.setdefault(e.path, []).append(e)
-            changed.add(e.path)
+            by_path.setdefault(e[PATH], []).append(e)
+            changed.add(e[PATH])
         paths = sorted(by_path)
         mark("plan")
 
@@ -619,7 +612,7 @@ class SemanticModality:
             # An update asks the cache only for the changed files' hashes: the others were
             # asked by the build that wrote the previous generation (a hash it did not find
             # is embedded when its turn comes).
-            wanted = {e.hash for e in fresh_entries} | {e.head_hash for e in fresh_entries}
+            wanted = {e[HASH] for e in fresh_entries} | {e[HEAD_HASH] for e in fresh_entries}
             reused = {h for h in wanted if h in have}
             vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(
                 sorted(wanted - reused)
@@ -627,7 +620,7 @@ class SemanticModality:
             have.got |= set(vectors)
             affected = candidates.settle(set(vectors), have) | changed
             candidates.add(fresh_entries, have)
-            from_cache = sum(1 for e in fresh_entries if e.hash in have or e.head_hash in have)
+            from_cache = sum(1 for e in fresh_entries if e[HASH] in have or e[HEAD_HASH] in have)
             from_cache += sum(len(r.ids) for p, r in old_rows.items() if p not in changed)
             mark("cache")
             phases = _phases(ctx.config, len(candidates.bodies))
@@ -739,14 +732,14 @@ class SemanticModality:
             for path in affected:
                 old = old_rows.get(path)
                 for h in old.hashes if old is not None else ():
-                    holders = where.get(h)
-                    if holders is not None:
-                        holders[:] = [x for x in holders if x != path]
-                        if not holders:
-                            del where[h]
+                    holders = tuple(x for x in where.get(h, ()) if x != path)
+                    if holders:
+                        where[h] = holders
+                    else:
+                        where.pop(h, None)
                 new = path_rows.get(path)
                 for h in new.hashes if new is not None else ():
-                    where.setdefault(h, []).append(path)
+                    where[h] = (*where.get(h, ()), path)
             self._state = _State(identity.cache_key, sig, by_path, path_rows, where, n,
                                  floats is not None, candidates)  # fmt: skip
         return report
