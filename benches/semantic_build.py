@@ -7,6 +7,14 @@ the previous default (window 256, fixed batches of 16 texts). Run:
     .venv/bin/pip download requests==2.32.3 --no-binary :all: --no-deps -d /tmp/reqdl
     tar xzf /tmp/reqdl/requests-2.32.3.tar.gz -C /tmp
     .venv/bin/python benches/semantic_build.py /tmp/requests-2.32.3
+
+`update` mode: a long-running writer (an `Indexer` kept up, as `maguyva watch` and `mcp
+--watch` run it) on an existing index; each run appends a function to TARGET and updates with
+the path as a hint; prints the semantic modality's wall time and phases per run (its report's
+`mode` and `timings_ms`) with the load average, then the medians (docs/semantic.md):
+
+    .venv/bin/python benches/semantic_build.py update /tmp/dm7/stdall json/decoder.py \
+        [--runs 7] [--modalities text,structural,semantic]
 """
 
 from __future__ import annotations
@@ -29,7 +37,53 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+def update(argv: list[str]) -> None:
+    import argparse
+    import os
+    import statistics
+
+    from maguyva.indexer import Indexer
+
+    parser = argparse.ArgumentParser(prog="semantic_build.py update")
+    parser.add_argument("root", type=Path)
+    parser.add_argument("target")
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--modalities", default="text,structural,semantic")
+    args = parser.parse_args(argv)
+    config = {"modalities": args.modalities.split(","), "semantic_phases": "heads",
+              "semantic_max_chunks": 2}  # fmt: skip
+    target = args.root / args.target
+    original = target.read_text()
+    writer = Indexer(args.root, config=config)
+    writer.update()
+    try:
+        target.write_text(original + "\n\ndef maguyva_bench_warm():\n    return 0\n")
+        wall = time.perf_counter()
+        writer.update(hints=[args.target])  # the first update of a writer plans every chunk
+        print(json.dumps({"first_update_s": round(time.perf_counter() - wall, 3)}), flush=True)
+        rows = []
+        for n in range(args.runs):
+            target.write_text(original + f"\n\ndef maguyva_bench_{n}(x):\n    return x + {n}\n")
+            load = os.getloadavg()[0]
+            cpu = time.process_time()
+            summary = writer.update(hints=[args.target])
+            report = summary.modalities["semantic"]["report"]
+            row = {"load": round(load, 2), "semantic_ms": round(summary.timings_s["semantic"] * 1000, 1),
+                   "update_cpu_ms": round((time.process_time() - cpu) * 1000, 1),
+                   "mode": report["mode"], "new": report["new"], **report["timings_ms"]}  # fmt: skip
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        target.write_text(original)
+        writer.update(hints=[args.target])
+    keys = [k for k in rows[0] if isinstance(rows[0][k], float | int) and k != "new"]
+    print(json.dumps({"median": {k: statistics.median(r[k] for r in rows) for k in keys}}))
+
+
 def main() -> None:
+    if sys.argv[1] == "update":
+        update(sys.argv[2:])
+        return
     src = Path(sys.argv[1])
     original = local.MiniLMProvider.__init__
     for name, extra in CONFIGS.items():
