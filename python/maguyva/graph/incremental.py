@@ -162,6 +162,8 @@ class Memory:
         self.stamp: tuple = ()  # (inode, size, mtime) of the graph.bin written
         self.spans: list | None = None  # every chunk's (path, start, end, id), in order
         self.columns: dict[str, Any] | None = None  # the declared nodes' `node_columns`
+        # PageRank and cycles with the edges they were computed from (build._same_input)
+        self.global_cache: dict[str, Any] = {}
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -431,6 +433,7 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
         edges=edges, ext_nodes=ext_nodes, unit_nodes=unit_nodes, file_nodes=b.file_nodes,
         stats=dict(zip(STAT_KEYS, (int(v) for v in totals), strict=True)), log=_Rows(tuple(cols)),
         log_ptr=log_ptr, log_names=names, file_stats=stats, node_columns=columns,
+        global_cache=memory.global_cache,
     )  # fmt: skip
 
 
