@@ -222,3 +222,26 @@ def test_random_edit_sequences_through_a_remembering_writer_equal_from_scratch(
         _build_with(GraphModality(), root, base / f"s{i}")
         _assert_same(base / f"g{i}", base / f"s{i}")
         previous = base / f"g{i}"
+
+
+def test_pruned_strongly_connected_components_equal_rustworkx_on_all_nodes():
+    """`centrality.strongly_connected` prunes nodes that cannot be in a cycle before asking
+    rustworkx: the components must be those of the whole graph, in order of smallest node."""
+    import rustworkx as rx
+
+    from maguyva.graph.centrality import strongly_connected
+
+    def reference(n, src, dst):
+        g = rx.PyDiGraph(multigraph=False)
+        g.add_nodes_from(range(n))
+        g.extend_from_edge_list(list(zip(src.tolist(), dst.tolist(), strict=True)))
+        return sorted(sorted(c) for c in rx.strongly_connected_components(g) if len(c) > 1)
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n, m = int(rng.integers(1, 60)), int(rng.integers(0, 150))
+        src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+        assert strongly_connected(n, src, dst) == reference(n, src, dst)
+    # a chain of 150 nodes into a 50-node cycle: more layers than the pruning passes
+    src, dst = np.r_[np.arange(199), 199], np.r_[np.arange(1, 200), 150]
+    assert strongly_connected(200, src, dst) == reference(200, src, dst) == [list(range(150, 200))]

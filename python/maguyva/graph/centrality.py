@@ -57,8 +57,37 @@ def percentile_scale(raw: np.ndarray, population: np.ndarray) -> np.ndarray:
 
 
 def strongly_connected(n: int, src: np.ndarray, dst: np.ndarray) -> list[list[int]]:
-    """Components of more than one node (mutual recursion, import cycles), each once."""
+    """Components of more than one node (mutual recursion, import cycles), each once, in
+    order of their smallest node. A node without an edge from and an edge to another node
+    still in the graph is in no such component: those are pruned first (a few numpy passes),
+    and the components are found among the rest (a few percent of a repository's nodes)."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    other = src != dst
+    src, dst = src[other], dst[other]
+    alive = np.ones(n, dtype=bool)
+    for _ in range(32):  # each pass peels one layer of sources and sinks; the rest is exact
+        live = alive[src] & alive[dst]
+        src, dst = src[live], dst[live]
+        now = alive & (np.bincount(src, minlength=n) > 0) & (np.bincount(dst, minlength=n) > 0)
+        if np.array_equal(now, alive):
+            break
+        alive = now
+    nodes = np.flatnonzero(alive)
+    if len(nodes) < 2:
+        return []
+    local = np.full(n, -1, dtype=np.int64)
+    local[nodes] = np.arange(len(nodes))
+    live = alive[src] & alive[dst]
     graph = rx.PyDiGraph(multigraph=False)
-    graph.add_nodes_from(range(n))
-    graph.extend_from_edge_list(list(zip(src.tolist(), dst.tolist(), strict=True)))
-    return [sorted(c) for c in rx.strongly_connected_components(graph) if len(c) > 1]
+    graph.add_nodes_from(range(len(nodes)))
+    graph.extend_from_edge_list(
+        list(zip(local[src[live]].tolist(), local[dst[live]].tolist(), strict=True))
+    )
+    comps = [
+        sorted(nodes[list(c)].tolist())
+        for c in rx.strongly_connected_components(graph)
+        if len(c) > 1
+    ]
+    comps.sort(key=lambda c: c[0])
+    return comps
