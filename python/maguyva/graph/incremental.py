@@ -162,6 +162,7 @@ class Memory:
         self.stamp: tuple = ()  # (inode, size, mtime) of the graph.bin written
         self.spans: list | None = None  # every chunk's (path, start, end, id), in order
         self.columns: dict[str, Any] | None = None  # the declared nodes' `node_columns`
+        self.packed: dict[str, tuple[np.ndarray, np.ndarray]] | None = None  # their names
         # PageRank and cycles with the edges they were computed from (build._same_input)
         self.global_cache: dict[str, Any] = {}
 
@@ -425,6 +426,13 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
         lazy = node_columns(nodes[d:])
         columns = {k: np.concatenate([v, lazy[k]]) if isinstance(v, np.ndarray) else v + lazy[k]
                    for k, v in memory.columns.items()}  # fmt: skip
+        # the declared nodes' names do not change in a patch: packed once, the rest appended
+        if memory.packed is None:
+            memory.packed = {k: store.pack_strings(memory.columns[k]) for k in ("name", "qname")}
+        for k, (blob, off) in memory.packed.items():
+            more_blob, more_off = store.pack_strings(lazy[k])
+            columns[k] = store.Packed(np.concatenate([blob, more_blob]),
+                                      np.concatenate([off, more_off[1:] + off[-1]]))  # fmt: skip
     log_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=log_ptr[1:])
     totals = stats.sum(axis=0).tolist() if len(stats) else [0] * len(STAT_KEYS)

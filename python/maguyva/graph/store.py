@@ -23,7 +23,7 @@ import json
 import os
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,6 +52,16 @@ def pack_strings(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(blob, dtype=np.uint8), offsets
 
 
+class Packed(NamedTuple):
+    """A string list already packed (`pack_strings`'s blob and offsets): `write` takes it as is."""
+
+    blob: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:  # type: ignore[override]
+        return len(self.offsets) - 1
+
+
 class StringTable:
     """Lazy view of a packed string list."""
 
@@ -75,14 +85,15 @@ class StringTable:
 def write(
     directory: Path,
     arrays: dict[str, np.ndarray],
-    strings: dict[str, list[str]],
+    strings: dict[str, Any],
     meta: dict[str, Any],
     file_name: str = FILE_NAME,
 ) -> int:
     """Write a graph file (`graph.bin`, or the edge log) atomically; return its size."""
     sections: dict[str, np.ndarray] = dict(arrays)
     for name, values in strings.items():
-        sections[f"{name}.blob"], sections[f"{name}.off"] = pack_strings(values)
+        packed = values if isinstance(values, Packed) else pack_strings(values)
+        sections[f"{name}.blob"], sections[f"{name}.off"] = packed
     table = []
     offset = 0
     for name, arr in sections.items():
