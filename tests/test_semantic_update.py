@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from maguyva import semantic
+from maguyva.chunkstore import ChunkStore
+from maguyva.embed import EmbeddingCache, content_hash
 from maguyva.indexer import Indexer
 from maguyva.store import IndexDir
 
@@ -32,6 +34,21 @@ def _files(gen: Path) -> dict[str, object]:
         "phases": meta["phases"],
         "embedded": meta["embedded"],
     }
+
+
+def _cache_from_elsewhere(root: Path, cfg: dict) -> None:
+    """Put the vectors of the first 3 pending chunks into the index's cache, as another
+    process would: a full plan uses them, so an update must see them too."""
+    index = IndexDir(root / ".maguyva")
+    gen = index.current().path
+    chosen = json.loads((gen / "semantic/meta.json").read_text())["pending_ids"][:3]
+    if not chosen:
+        return
+    store = ChunkStore.open(gen)
+    provider = semantic.MODALITY._provider(cfg)
+    texts = [semantic.embed_text(store.get(i), provider.identity) for i in chosen]
+    with EmbeddingCache(index.cache_dir / "embeddings", provider.identity) as cache:
+        cache.put_many([content_hash(t) for t in texts], provider.embed(texts, "document"))
 
 
 def _edits(root: Path) -> list[tuple[str, ...]]:
@@ -76,16 +93,14 @@ def test_update_equals_full_plan(tmp_path: Path, config: dict) -> None:
         shutil.copytree(STDLIB_JSON, root / "json", ignore=shutil.ignore_patterns("__pycache__"))
     cfg = {"modalities": ["text", "semantic"], **config}
     writers = [Indexer(root, config=cfg) for root in roots]
-    states: list[object] = [None, None]
     modes, pending = [], []
     for step, edit in enumerate([None, *_edits(roots[0])]):
         reports = []
         for n, (root, writer) in enumerate(zip(roots, writers, strict=True)):
             hints = _apply(root, edit) if edit is not None else None
-            # writer a keeps what it wrote (an update); writer b always plans every chunk
-            semantic.MODALITY._state = states[0] if n == 0 else None
+            if n == 1:  # writer a updates from what it wrote; writer b plans every chunk
+                semantic.MODALITY._states.pop(str(root), None)
             summary = writer.update(hints=hints) if step else writer.update()
-            states[n] = semantic.MODALITY._state
             reports.append(summary.modalities["semantic"]["report"])
         modes.append(reports[0]["mode"])
         assert reports[1]["mode"] == "full"
@@ -93,7 +108,13 @@ def test_update_equals_full_plan(tmp_path: Path, config: dict) -> None:
         assert a == b, f"step {step} ({edit and edit[:2]}): update differs from a full plan"
         assert reports[0]["new"] == reports[1]["new"]
         assert reports[0]["pending"] == reports[1]["pending"]
+        if step > 3:  # nobody else wrote to the cache: only the changed file's hashes asked
+            asked = [r["cache_asked"] for r in reports]
+            assert asked[0] < asked[1] or not pending[-1], asked
         pending.append(len(a["pending_ids"]) + len(a["partial_ids"]))
+        if step == 2:  # vectors reach the cache from elsewhere (distributed embedding workers)
+            for root in roots:
+                _cache_from_elsewhere(root, cfg)
     assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
     if "semantic_max_chunks" in config:
         assert min(pending) > 0, "the cap should leave chunks pending or partial"

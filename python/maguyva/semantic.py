@@ -18,8 +18,10 @@ from __future__ import annotations
 import bisect
 import json
 import logging
+import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
@@ -291,6 +293,7 @@ class _State:
     ) -> None:
         self.key, self.sig, self.by_path, self.path_rows = key, sig, by_path, path_rows
         self.where, self.n, self.rescore, self.candidates = where, n, rescore, candidates
+        self.cache_sig: tuple[tuple[str, int, int], ...] = ()
 
     def row_of(self, h: str) -> int:
         """A row of the generation holding the vector of hash `h`."""
@@ -335,6 +338,16 @@ def _run(runs: list[list[int]], dst: int, src: int, count: int) -> None:
         runs[-1][2] += count
     elif count:
         runs.append([dst, src, count])
+
+
+def _cache_sig(directory: Path) -> tuple[tuple[str, int, int], ...]:
+    """The embedding cache's files as they are (name, size, mtime): equal after this
+    process's last build means nobody else has added vectors since."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda d: d.name)
+        return tuple((d.name, d.stat().st_size, d.stat().st_mtime_ns) for d in entries)
+    except OSError:
+        return ()
 
 
 def _sig(path: Path) -> tuple[int, int, int] | None:
@@ -421,6 +434,9 @@ class _Clock:
         self.last = now
 
 
+KEEP_STATES = 4
+"""Repositories whose last build a process remembers (one writer per repository; a process
+serving several keeps each one's state)."""
 LOCAL_PROVIDER_KEYS = ("embedding_max_length", "embedding_batch_size", "embedding_threads")
 
 
@@ -457,7 +473,7 @@ class SemanticModality:
     def __init__(self, provider_factory: ProviderFactory = make_provider) -> None:
         self.provider_factory = provider_factory
         self._kept: tuple[str, EmbeddingProvider] | None = None
-        self._state: _State | None = None
+        self._states: OrderedDict[str, _State] = OrderedDict()  # by repository root
         self._lock = threading.Lock()
 
     # -- build ---------------------------------------------------------------------------------
@@ -530,11 +546,11 @@ class SemanticModality:
             return self._kept[1]
 
     def _incremental(
-        self, ctx: BuildContext, provider: EmbeddingProvider
+        self, ctx: BuildContext, provider: EmbeddingProvider, state: _State | None
     ) -> tuple[_State, set[str], dict[str, Any], _PreviousVectors] | None:
         """What this process wrote last, the changed paths, their planned chunks and the
         previous vectors (memory-mapped), from `ctx.changes`; None when a full plan is due."""
-        state, changes = self._state, ctx.changes
+        changes = ctx.changes
         if (
             state is None
             or changes is None
@@ -578,8 +594,10 @@ class SemanticModality:
         budget = ctx.config.get("semantic_time_budget_s")
         timings: dict[str, float] = {}
         mark = _Clock(started, timings)
-        update = self._incremental(ctx, provider)
-        self._state = None  # consumed: replaced below when this build completes
+        slot = str(ctx.root)
+        with self._lock:  # consumed (updated in place): put back when this build completes
+            state = self._states.pop(slot, None)
+        update = self._incremental(ctx, provider, state)
         if update is not None:
             prev, changed, planned, previous = update
             mode = "incremental"
@@ -607,6 +625,10 @@ class SemanticModality:
         paths = sorted(by_path)
         mark("plan")
 
+        # before opening it (opening may touch its files)
+        cache_changed = update is not None and (
+            _cache_sig(ctx.cache_dir / "embeddings") != prev.cache_sig
+        )
         with EmbeddingCache(ctx.cache_dir / "embeddings", identity) as cache:
             # Vectors of the generation being replaced first (no cache read), then the cache.
             # An update asks the cache only for the changed files' hashes: the others were
@@ -614,9 +636,13 @@ class SemanticModality:
             # is embedded when its turn comes).
             wanted = {e[HASH] for e in fresh_entries} | {e[HEAD_HASH] for e in fresh_entries}
             reused = {h for h in wanted if h in have}
-            vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(
-                sorted(wanted - reused)
-            )
+            ask = wanted - reused
+            if cache_changed:
+                # someone else wrote to the cache (e.g. distributed embedding workers): ask
+                # for every vector-less chunk's hashes, as a full plan does
+                ask |= {h for h in candidates.by_hash if h not in have}
+            vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(sorted(ask))
+            asked = len(ask)
             have.got |= set(vectors)
             affected = candidates.settle(set(vectors), have) | changed
             candidates.add(fresh_entries, have)
@@ -710,6 +736,7 @@ class SemanticModality:
             "embedded": n,
             "from_cache": min(from_cache, n),
             "reused_rows": reused_rows,
+            "cache_asked": asked,
             "new": embedded_new,
             "pending": len(pending),
             "partial": len(partial),
@@ -740,8 +767,13 @@ class SemanticModality:
                 new = path_rows.get(path)
                 for h in new.hashes if new is not None else ():
                     where[h] = (*where.get(h, ()), path)
-            self._state = _State(identity.cache_key, sig, by_path, path_rows, where, n,
-                                 floats is not None, candidates)  # fmt: skip
+            state = _State(identity.cache_key, sig, by_path, path_rows, where, n,
+                           floats is not None, candidates)  # fmt: skip
+            state.cache_sig = _cache_sig(ctx.cache_dir / "embeddings")
+            with self._lock:
+                self._states[slot] = state
+                while len(self._states) > KEEP_STATES:
+                    self._states.popitem(last=False)
         return report
 
     # -- open ----------------------------------------------------------------------------------
