@@ -167,6 +167,22 @@ def test_memory_is_not_used_for_another_generation(repo, tmp_path):
     _assert_same(tmp_path / "g2", tmp_path / "g3")
 
 
+def test_a_from_scratch_build_does_not_remember(repo, tmp_path):
+    """Only updates keep the builder (a from-scratch build's peak memory stays as it was)."""
+    writer = GraphModality()
+    files = walk_repository(repo).files
+    extraction, chunks, _ = extract_repository(repo, files, {"jobs": 1})
+    ctx = BuildContext(repo, tmp_path / "g1", files, chunks, extraction, {}, tmp_path,
+                       changes=ChangeSet(reason="first build"))  # fmt: skip
+    writer.build(ctx)
+    svc = repo / "app" / "service.py"
+    svc.write_text(svc.read_text().replace("return s.get(req)", "return s._load(req)"))
+    report = _build_with(writer, repo, tmp_path / "g2", tmp_path / "g1", ["app/service.py"])
+    assert report.get("mode") is None and report["reused_files"] == report["files"] - 1
+    report = _build_with(writer, repo, tmp_path / "g3", tmp_path / "g2", ["app/service.py"])
+    assert report.get("mode") == "patch"  # the update remembered
+
+
 PY_FILES = ["app/service.py", "app/store.py", "app/util.py", "app/views.py", "app/cycle_a.py",
             "app/legacy.py", "tests/test_service.py"]  # fmt: skip
 CALLEES = ["Store", "handle", "app.util.normalize", "normalize", "clean", "nowhere_at_all",

@@ -33,7 +33,11 @@ class GraphModality:
         previous = Path(ctx.previous_dir) / self.name if ctx.previous_dir else None
         config = ctx.config or {}
         floor = float(config.get("graph_edge_floor", CONF_FLOOR))
-        remember = bool(config.get("graph_remember", True))
+        # kept after an update (a change set without a reason), not after a from-scratch build:
+        # that one's peak memory (docs/scale.md) stays what it was, and a one-shot run exits
+        remember = bool(config.get("graph_remember", True)) and (
+            ctx.changes is not None and not getattr(ctx.changes, "reason", "")
+        )
         key = (floor, ctx.read_text is not None, str(Path(ctx.root).resolve()))
         out = Path(ctx.out_dir) / self.name
         memory, self._memory = self._memory, incremental.Memory()  # taken: reset on failure
