@@ -186,7 +186,7 @@ def test_collected_generation_leaves_at_once_and_its_trash_is_cleaned(tmp_path):
     write_repo(tmp_path, 2)
     build(tmp_path)
     assert first.number not in index.generations() and not first.path.exists()
-    store._background().submit(lambda: None).result()  # the deletions queued before are done
+    store.trash_pool().submit(lambda: None).result()  # the deletions queued before are done
     assert not list(index.path.glob(f"{store.TRASH}*"))
     left = index.path / f"{store.TRASH}gen-000001-999-1"
     (left / "chunks").mkdir(parents=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from .errors import (
 )
 from .intent import FIND_SIMILAR, Classification, classify, salient_terms
 from .model import Hit, ModalityContribution, Response, Result
+from .pools import shared_pool
 from .registry import load_modality
 from .retriever import RetrieverQuery
 from .routing import Plan, plan_query
@@ -38,18 +38,6 @@ MAX_LIMIT = 1000
 SNIPPET_LINES = 12
 
 _QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {"text", "intent", "target", "terms"}
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _pool() -> ThreadPoolExecutor:
-    """One persistent pool for modality searches (four modalities at most run at once)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maguyva-modality")
-        return _POOL
 
 
 class Engine:
@@ -212,7 +200,8 @@ class Engine:
         if len(searchers) == 1:
             outcomes = [run_one(next(iter(searchers)))]
         else:
-            outcomes = list(_pool().map(run_one, list(searchers)))
+            # Four modalities at most run at once.
+            outcomes = list(shared_pool("modality", 4).map(run_one, list(searchers)))
         lists: dict[str, list[Hit]] = {}
         for name, hits, elapsed in outcomes:
             timings[name] = round(elapsed, 4)

@@ -32,7 +32,6 @@ import fcntl
 import json
 import os
 import shutil
-import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -49,6 +48,7 @@ from .errors import (
     IndexVersionError,
     MaguyvaError,
 )
+from .pools import shared_pool
 
 FORMAT_VERSION = 3
 """On-disk format history:
@@ -131,28 +131,9 @@ def write_sealed_atomic(path: Path, kind: str, payload: bytes, version: int = 1)
     FILES.fsync_dir(path.parent)
 
 
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="maguyva-fsync")
-        return _POOL
-
-
-_TRASH_POOL: ThreadPoolExecutor | None = None
-
-
-def _background() -> ThreadPoolExecutor:
-    """One thread deleting collected generations (joined at interpreter exit)."""
-    global _TRASH_POOL
-    with _POOL_LOCK:
-        if _TRASH_POOL is None:
-            _TRASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="maguyva-trash")
-        return _TRASH_POOL
+def trash_pool() -> ThreadPoolExecutor:
+    """The one thread deleting collected generations (joined at interpreter exit)."""
+    return shared_pool("trash", 1)
 
 
 def fsync_all(files: list[Path], directories: list[Path]) -> None:
@@ -166,7 +147,7 @@ def fsync_all(files: list[Path], directories: list[Path]) -> None:
         for fn, path in ops:
             fn(path)
         return
-    futures = [_pool().submit(fn, path) for fn, path in ops]
+    futures = [shared_pool("fsync", 8).submit(fn, path) for fn, path in ops]
     error: BaseException | None = None
     for future in futures:
         try:
@@ -543,7 +524,7 @@ class IndexDir:
             if background and (self.path / name).is_dir():
                 trash = self.path / f"{TRASH}{name}-{os.getpid()}-{time.monotonic_ns()}"
                 FILES.replace(self.path / name, trash)
-                _background().submit(shutil.rmtree, trash, True)
+                trash_pool().submit(shutil.rmtree, trash, True)
             else:
                 FILES.remove_tree(self.path / name)
             lease_path.unlink(missing_ok=True)

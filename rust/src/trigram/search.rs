@@ -699,6 +699,31 @@ mod tests {
         dir
     }
 
+    /// An index over `docs` written as files `f000.txt`, ...: (root, index dir, the index).
+    fn index_docs(
+        tag: &str,
+        docs: &[String],
+        opts: &BuildOptions,
+    ) -> (std::path::PathBuf, std::path::PathBuf, TextIndex) {
+        let root = scratch_dir(&format!("{tag}root"));
+        let out = scratch_dir(&format!("{tag}out"));
+        let inputs: Vec<BuildInput> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let path = format!("f{i:03}.txt");
+                std::fs::write(root.join(&path), text).expect("write");
+                BuildInput {
+                    path,
+                    chunks: Vec::new(),
+                }
+            })
+            .collect();
+        build(&root, &inputs, &out, opts).expect("build");
+        let index = TextIndex::open(&out).expect("open");
+        (root, out, index)
+    }
+
     fn spec(pattern: &str, case: Case) -> SearchSpec {
         SearchSpec {
             pattern: pattern.to_string(),
@@ -753,20 +778,8 @@ mod tests {
             needles in proptest::collection::vec("[abcAB_ ]{3,7}", 1..8),
             zstd in any::<bool>(),
         ) {
-            let root = scratch_dir("root");
-            let out = scratch_dir("out");
-            let inputs: Vec<BuildInput> = docs
-                .iter()
-                .enumerate()
-                .map(|(i, text)| {
-                    let path = format!("f{i:03}.txt");
-                    std::fs::write(root.join(&path), text).expect("write");
-                    BuildInput { path, chunks: Vec::new() }
-                })
-                .collect();
             let opts = BuildOptions { zstd_level: if zstd { 1 } else { 0 }, ..BuildOptions::default() };
-            build(&root, &inputs, &out, &opts).expect("build");
-            let index = TextIndex::open(&out).expect("open");
+            let (root, out, index) = index_docs("", &docs, &opts);
             for needle in &needles {
                 for case in [Case::Sensitive, Case::Insensitive] {
                     let want: Vec<u32> = docs
@@ -809,19 +822,7 @@ mod tests {
             whole_word in any::<bool>(),
             insensitive in any::<bool>(),
         ) {
-            let root = scratch_dir("sroot");
-            let out = scratch_dir("sout");
-            let inputs: Vec<BuildInput> = docs
-                .iter()
-                .enumerate()
-                .map(|(i, text)| {
-                    let path = format!("f{i:03}.txt");
-                    std::fs::write(root.join(&path), text).expect("write");
-                    BuildInput { path, chunks: Vec::new() }
-                })
-                .collect();
-            build(&root, &inputs, &out, &BuildOptions::default()).expect("build");
-            let index = TextIndex::open(&out).expect("open");
+            let (root, out, index) = index_docs("s", &docs, &BuildOptions::default());
             let lit = regex::escape(&needle);
             let (pattern, regex) = match kind {
                 0 => (needle.clone(), false),
