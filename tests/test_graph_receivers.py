@@ -5,16 +5,13 @@ and a candidate without evidence gets a low confidence. Real files, real extract
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
+from graph_support import build_graph
 
 from maguyva.graph import MODALITY, GraphSearcher
 from maguyva.graph.receivers import scan
 from maguyva.graph.schema import CONF_CANDIDATE, CONF_CANDIDATE_WEAK, CONF_NAMED, CONF_TYPED
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
 
 REPO = {
     "shop/a.py": """
@@ -99,16 +96,10 @@ REPO = {
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory) -> GraphSearcher:
-    root = tmp_path_factory.mktemp("shop")
-    for rel, text in REPO.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text).lstrip())
-    (root / "shop" / "__init__.py").write_text("")
-    files = walk_repository(root).files
-    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
-    out = Path(tmp_path_factory.mktemp("gen"))
-    MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
-    return MODALITY.open(out, {})
+    repo = {**REPO, "shop/__init__.py": ""}
+    return MODALITY.open(
+        build_graph(tmp_path_factory.mktemp("shop"), repo, tmp_path_factory.mktemp("gen")), {}
+    )
 
 
 def callees(s: GraphSearcher, name: str) -> dict[str, float]:

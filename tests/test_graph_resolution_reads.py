@@ -9,13 +9,13 @@ construction, asserted exactly (file -> lines, callee -> confidence)."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
+from graph_support import build_graph
 
 from maguyva.extract import grammars
 from maguyva.extract.extractor import extract
-from maguyva.graph import MODALITY, GraphSearcher
+from maguyva.graph import GraphSearcher
 from maguyva.graph.resolve import REFERENCE_FACTOR
 from maguyva.graph.schema import (
     CONF_CANDIDATE,
@@ -24,9 +24,6 @@ from maguyva.graph.schema import (
     CONF_QUALIFIED,
     CONF_TYPED,
 )
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
 
 REPO = {
     "pkg/proc.py": """
@@ -232,15 +229,8 @@ REPO = {
 
 @pytest.fixture(scope="module")
 def graph(tmp_path_factory) -> GraphSearcher:
-    root = tmp_path_factory.mktemp("reads")
-    for rel, text in REPO.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text).lstrip())
-    (root / "pkg" / "__init__.py").write_text("")
-    files = walk_repository(root).files
-    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
-    out = Path(tmp_path_factory.mktemp("gen"))
-    MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
+    repo = {**REPO, "pkg/__init__.py": ""}
+    out = build_graph(tmp_path_factory.mktemp("reads"), repo, tmp_path_factory.mktemp("gen"))
     return GraphSearcher.open(out, {"config": {"graph_min_confidence": 0.0}})
 
 

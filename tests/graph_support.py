@@ -1,0 +1,23 @@
+"""Building a graph from a small repository written by a test (shared by the graph tests)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from maguyva.graph import MODALITY
+from maguyva.retriever import BuildContext
+from maguyva.structural import extract_repository
+from maguyva.walk import walk_repository
+
+
+def build_graph(root: Path, repo: dict[str, str], out: Path) -> Path:
+    """Write `repo` (path -> source, dedented) under `root`, extract it with one process and
+    build the graph modality into `out`; returns `out` for `MODALITY.open`/`GraphSearcher.open`."""
+    for rel, text in repo.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+    files = walk_repository(root).files
+    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
+    MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
+    return out
