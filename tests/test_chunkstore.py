@@ -117,3 +117,43 @@ def test_a_delta_generation_reads_as_a_from_scratch_one(tmp_path: Path) -> None:
     assert damaged.by_path(kept) == want.by_path(kept)
     with pytest.raises(CorruptIndexError):
         damaged.by_path("json/decoder.py")
+
+
+def test_decoded_files_are_bounded_and_answers_unchanged(generation: Path, monkeypatch) -> None:
+    """Touching every file keeps at most `DECODED_PATHS` files' chunks decoded (the kernel's
+    query process held all 1.2 million chunks, 10 GB); answers after eviction are unchanged."""
+    import maguyva.chunkstore as chunkstore
+
+    monkeypatch.setattr(chunkstore, "DECODED_PATHS", 5)
+    full = ChunkStore.open(generation)
+    lazy = SegmentedChunkStore(generation, inherit=False)
+    for _ in range(2):
+        for path in full.paths():
+            assert lazy.by_path(path) == full.by_path(path)
+            assert len(lazy._rows) <= 5
+    assert len(lazy) == len(full)
+
+
+def test_a_segment_in_another_record_layout_is_decoded_whole(generation: Path, tmp_path) -> None:
+    """Records whose `path` is not where the range table expects it (keys in another order)
+    are still read correctly: the segment falls back to a whole decode."""
+    import json
+
+    from maguyva.sealed import read_sealed
+    from maguyva.store import write_sealed
+
+    copy = tmp_path / "gen"
+    shutil.copytree(generation, copy)
+    n = segment_of("json/decoder.py")
+    segment = copy / "chunks" / f"{n:02d}.jsonl"
+    records = [json.loads(line) for line in read_sealed(segment, "chunks").splitlines()]
+    payload = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode()
+    segment.unlink()
+    write_sealed(segment, "chunks", payload)
+    want = ChunkStore.open(generation)
+    lazy = SegmentedChunkStore(copy, inherit=False)
+    assert lazy.by_path("json/decoder.py") == want.by_path("json/decoder.py") != []
+    assert lazy._segment(n).whole is not None
+    other = SegmentedChunkStore(generation, inherit=False)
+    assert other.by_path("json/decoder.py") == want.by_path("json/decoder.py")
+    assert other._segment(n).whole is None

@@ -8,10 +8,13 @@ every retriever's hit the same key, so that agreement between retrievers is fuse
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import os
+import re
 import threading
 import zlib
+from collections import OrderedDict
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -191,20 +194,138 @@ def _identity(path: Path) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+_PATH_AT_LINE_START = re.compile(rb'\{"id": "[^"\\\n]*", "path": ("(?:[^"\\\n]|\\.)*")')
+"""A chunk record's path, read without decoding the record (records are `asdict` dumps: `id`
+first, then `path`)."""
+
+DECODED_PATHS = 4096
+"""Per store, how many files' decoded chunks are kept (least recently used dropped): a query
+that touches 40,000 files of the kernel must not keep 1.2 million chunk objects (10 GB)."""
+
+
+class _SegmentRows:
+    """One verified chunk segment as a path -> byte range table over its file: a path's rows
+    are read (`pread`) and decoded only when asked for. The file descriptor stays open so a
+    later generation that hard-links the same file, or a collected generation, reads the same
+    inode. A segment whose records do not follow the expected layout is decoded whole."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = path
+        self.fd: int | None = None
+        self.start = 0
+        self.ranges: dict[str, tuple[int, int, int]] = {}  # path -> (offset, length, count)
+        self.whole: ChunkStore | None = None
+        if not path.exists():
+            self.whole = ChunkStore([])
+            return
+        payload = read_sealed(path, "chunks")
+        if not self._index(payload):
+            self.ranges = {}
+            self.whole = ChunkStore(decode_chunk_lines(payload, path))
+            return
+        self.fd = os.open(path, os.O_RDONLY)
+        self.start = os.fstat(self.fd).st_size - len(payload)
+
+    def _index(self, payload: bytes) -> bool:
+        """Fill `ranges` from the records' paths; False when a record is not where expected or
+        a path's rows are not contiguous."""
+        lines = payload.count(b"\n") + (0 if payload.endswith(b"\n") or not payload else 1)
+        found = 0
+        last: bytes | None = None
+        names: set[str] = set()
+        begin = 0
+        count = 0
+
+        def close(end: int) -> bool:
+            try:
+                name = json.loads(last) if last is not None else None
+            except ValueError:
+                return False
+            if name is None or name in names:
+                return name is None
+            names.add(name)
+            self.ranges[name] = (begin, end - begin, count)
+            return True
+
+        at = 0
+        size = len(payload)
+        while at < size:
+            m = _PATH_AT_LINE_START.match(payload, at)
+            if m is None:
+                return False
+            found += 1
+            raw = m.group(1)
+            if raw != last:
+                if not close(at):
+                    return False
+                last, begin, count = raw, at, 0
+            count += 1
+            nl = payload.find(b"\n", m.end())
+            at = size if nl < 0 else nl + 1
+        if not close(len(payload)):
+            return False
+        return found == lines
+
+    def __del__(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+
+    def paths(self) -> list[str]:
+        return self.whole.paths() if self.whole is not None else list(self.ranges)
+
+    def count(self, path: str) -> int:
+        if self.whole is not None:
+            return len(self.whole.by_path(path))
+        entry = self.ranges.get(path)
+        return entry[2] if entry else 0
+
+    def rows(self, path: str) -> ChunkStore | None:
+        """`path`'s chunks as a store (None when the segment has none)."""
+        if self.whole is not None:
+            return self.whole if self.whole.by_path(path) else None
+        entry = self.ranges.get(path)
+        if entry is None:
+            return None
+        assert self.fd is not None
+        data = os.pread(self.fd, entry[1], self.start + entry[0])
+        if len(data) != entry[1]:
+            raise CorruptIndexError(f"{self.file}: truncated after it was verified")
+        return ChunkStore(decode_chunk_lines(data, self.file))
+
+    def find(self, chunk_id: str) -> Chunk | None:
+        """The chunk with id `chunk_id`, by a scan of the raw records."""
+        if self.whole is not None:
+            return self.whole.get(chunk_id)
+        assert self.fd is not None
+        size = os.fstat(self.fd).st_size - self.start
+        payload = os.pread(self.fd, size, self.start)
+        at = payload.find(b'{"id": ' + json.dumps(chunk_id).encode() + b",")
+        while at > 0 and payload[at - 1 : at] != b"\n":
+            at = payload.find(b'{"id": ' + json.dumps(chunk_id).encode() + b",", at + 1)
+        if at < 0:
+            return None
+        end = payload.find(b"\n", at)
+        chunks = decode_chunk_lines(payload[at : end if end >= 0 else len(payload)], self.file)
+        return chunks[0] if chunks else None
+
+
 class SegmentedChunkStore:
-    """`ChunkStore`'s interface over the indexer's 64 segment files, each decoded (and its
-    checksum verified) on first use and kept, plus the generation's delta (`files-delta.json`):
-    a file re-extracted since the segments were written is read from its delta file, only its
-    own rows. Thread-safe. `get` without a path, `paths` and `len` need every segment; the
-    engine passes the path it already knows. Segments and delta files decoded by the previous
-    store of the same index directory are reused when the file is the same (a hard link)."""
+    """`ChunkStore`'s interface over the indexer's 64 segment files, each verified (checksum)
+    on first use and kept as a path -> byte range table, plus the generation's delta
+    (`files-delta.json`): a file re-extracted since the segments were written is read from its
+    delta file, only its own rows. A file's chunks are decoded when asked for and the last
+    `DECODED_PATHS` files' are kept, so memory stays bounded however many files queries touch.
+    Thread-safe. `get` without a path scans every segment; the engine passes the path it
+    already knows. Segment tables and delta files read by the previous store of the same index
+    directory are reused when the file is the same (a hard link)."""
 
     def __init__(self, gen_dir: Path, inherit: bool = True) -> None:
         self.gen_dir = Path(gen_dir)
         delta = read_delta(self.gen_dir)
         self._overrides: dict[str, list[int] | None] = dict(delta["index"]) if delta else {}
-        self._segments: dict[int, ChunkStore] = {}
-        self._rows: dict[str, ChunkStore] = {}  # overridden path -> its rows
+        self._segments: dict[int, _SegmentRows] = {}
+        self._rows: OrderedDict[str, ChunkStore | None] = OrderedDict()  # path -> its rows
         self._lock = threading.Lock()
         self._decoded: dict[tuple[int, ...], Any] = {}
         self._inherited: dict[tuple[int, ...], Any] = {}
@@ -226,15 +347,14 @@ class SegmentedChunkStore:
             self._decoded[key] = got
         return got
 
-    def _segment(self, n: int) -> ChunkStore:
+    def _segment(self, n: int) -> _SegmentRows:
         with self._lock:
-            store = self._segments.get(n)
-            if store is None:
+            rows = self._segments.get(n)
+            if rows is None:
                 path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
-                key = _identity(path)
-                store = self._reuse(key, lambda: ChunkStore(decode_chunks(path) if key else []))
-                self._segments[n] = store
-            return store
+                rows = self._reuse(_identity(path), lambda: _SegmentRows(path))
+                self._segments[n] = rows
+            return rows
 
     def _delta_payload(self, number: int) -> bytes:
         """A delta chunk file's payload, verified once per file (and per process)."""
@@ -244,32 +364,40 @@ class SegmentedChunkStore:
             raise CorruptIndexError(f"{path}: missing")
         return self._reuse((*key, -1), lambda: read_sealed(path, "chunks"))
 
+    def _delta_rows(self, path: str, entry: list[int]) -> ChunkStore:
+        where = self.gen_dir / delta_file(entry[5], "chunks")
+        try:
+            payload = self._delta_payload(entry[5])
+            rows = payload[entry[0] : entry[0] + entry[1]]
+        except (TypeError, IndexError) as exc:
+            raise CorruptIndexError(f"{where}: bad delta entry for {path}") from exc
+        return ChunkStore(decode_chunk_lines(rows, where))
+
     def _store(self, path: str) -> ChunkStore | None:
-        """The store holding `path`'s current rows (None: the file left the index)."""
-        if path not in self._overrides:
-            return self._segment(segment_of(path))
-        entry = self._overrides[path]
-        if entry is None:
-            return None
+        """The store holding `path`'s current rows (None: the file has none or left the index)."""
         with self._lock:
-            store = self._rows.get(path)
-        if store is None:
-            where = self.gen_dir / delta_file(entry[5], "chunks")
-            try:
-                payload = self._delta_payload(entry[5])
-                rows = payload[entry[0] : entry[0] + entry[1]]
-            except (TypeError, IndexError) as exc:
-                raise CorruptIndexError(f"{where}: bad delta entry for {path}") from exc
-            store = ChunkStore(decode_chunk_lines(rows, where))
-            with self._lock:
-                self._rows[path] = store
+            if path in self._rows:
+                self._rows.move_to_end(path)
+                return self._rows[path]
+        if path in self._overrides:
+            entry = self._overrides[path]
+            store = self._delta_rows(path, entry) if entry is not None else None
+        else:
+            store = self._segment(segment_of(path)).rows(path)
+        with self._lock:
+            self._rows[path] = store
+            while len(self._rows) > DECODED_PATHS:
+                self._rows.popitem(last=False)
         return store
 
-    def _all(self) -> list[ChunkStore]:
+    def _all(self) -> list[_SegmentRows]:
         return [self._segment(n) for n in range(SEGMENTS)]
 
     def __len__(self) -> int:
-        return sum(len(self.by_path(p)) for p in self.paths())
+        base = sum(
+            rows.count(p) for rows in self._all() for p in rows.paths() if p not in self._overrides
+        )
+        return base + sum(e[2] for e in self._overrides.values() if e is not None)
 
     def get(self, chunk_id: str, path: str | None = None) -> Chunk | None:
         if path is not None:
@@ -279,8 +407,8 @@ class SegmentedChunkStore:
         for p, entry in self._overrides.items():
             if entry is not None and (chunk := self.get(chunk_id, p)) is not None:
                 return chunk
-        for store in self._all():
-            chunk = store.get(chunk_id)
+        for rows in self._all():
+            chunk = rows.find(chunk_id)
             if chunk is not None and chunk.path not in self._overrides:
                 return chunk
         return None
@@ -290,7 +418,7 @@ class SegmentedChunkStore:
         return store.by_path(path) if store is not None else []
 
     def paths(self) -> list[str]:
-        base = (p for store in self._all() for p in store.paths() if p not in self._overrides)
+        base = (p for rows in self._all() for p in rows.paths() if p not in self._overrides)
         return sorted([*base, *(p for p, e in self._overrides.items() if e is not None)])
 
     def enclosing(self, path: str, line: int) -> Chunk | None:
