@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernel_index import QUERIES  # noqa: E402
+from kernel_index import QUERIES
 
-from maguyva.api import Index  # noqa: E402
+from maguyva.api import Index
 
 COMMON = ['"return"', '"include"', "spin_lock_irqsave", "mutex_lock"]
 
