@@ -9,7 +9,6 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from maguyva import semantic
@@ -22,13 +21,11 @@ STDLIB_JSON = Path(json.__file__).parent
 
 
 def _files(gen: Path) -> dict[str, object]:
+    """The generation's rows in logical order (whatever its segments), and what is pending."""
     d = gen / "semantic"
     meta = json.loads((d / "meta.json").read_text())
     return {
-        "ids": (d / "ids.json").read_text(),
-        "hashes": (d / "hashes.json").read_text(),
-        "codes": np.load(d / "codes.npy").tobytes(),
-        "floats": np.load(d / "floats.npy").tobytes() if meta["rescore"] else None,
+        **semantic.read_rows(d),
         "pending_ids": meta["pending_ids"],
         "partial_ids": meta["partial_ids"],
         "phases": meta["phases"],

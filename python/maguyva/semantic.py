@@ -2,15 +2,24 @@
 
 Build: embed `chunk.header + "\\n" + chunk.text` for every chunk with the configured provider
 (through the content-addressed cache, so unchanged chunks are never re-embedded), pack the sign
-bits, and write `semantic/` in the generation: `codes.npy` (uint8, n x dim/8), `floats.npy`
-(float16, for rescoring, when the provider gives floats), `ids.json` (chunk ids, row order),
-`centre.npy` (for providers whose codes are centred) and `meta.json` (provider identity and the
-build report). Chunks left out by the cap, the time budget or a provider failure are listed as
-pending and embedded by the next build; text and structural search never wait for them.
+bits, and write `semantic/` in the generation as segments (format 2): a base (`codes.npy`
+uint8 n x dim/8, `floats.npy` float16 for rescoring when the provider gives floats, `ids.json`
+chunk ids in row order, `hashes.json` the content hash of each row's embedded text,
+`paths.json` each file's rows) and, after small updates of a long-running writer, delta
+segments (`delta-NNNNNN.codes.npy`, ...) holding only the changed files' rows, with the rows
+they replace tombstoned in `meta.json` (`segments`). Unchanged segments are hard-linked from
+the previous generation; past `FOLD_RATIO` the deltas are folded into a new base, past
+`MAX_DELTAS` compacted into one. `centre.npy` (providers whose codes are centred: always one
+base) and `meta.json` (provider identity, build report, segments). Chunks left out by the
+cap, the time budget or a provider failure are listed as pending and embedded by the next
+build; text and structural search never wait for them.
 
-Search: embed the query (input_type "query"), take the exact Hamming top candidates from the
-memory-mapped codes in Rust, rescore them with float vectors when present. The model is loaded
-on the first search, never when the index is opened (an exact-match query never pays for it).
+Search: embed the query (input_type "query"), take the exact Hamming top candidates of every
+segment from the memory-mapped codes in Rust (tombstoned rows left out), merge them in a
+from-scratch build's row order (file, then position: ties break as they would in one base),
+rescore them with float vectors when present. The answers equal a from-scratch build's
+(tests/test_semantic_segments.py). The model is loaded on the first search, never when the
+index is opened (an exact-match query never pays for it), once per process.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import bisect
 import json
 import logging
 import os
+import shutil
 import threading
 import time
 from collections import OrderedDict
@@ -46,6 +56,7 @@ from .embed import (
 from .errors import (
     ConfigError,
     CorruptIndexError,
+    IndexVersionError,
     MaguyvaError,
     ModalityUnavailable,
     ModelMismatchError,
@@ -56,10 +67,23 @@ from .retriever import BuildContext, RetrieverQuery
 
 log = logging.getLogger("maguyva.semantic")
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """1: codes.npy + floats.npy (float16) + ids.json + meta.json; later additions that older
 readers ignore: hashes.json (content hash of each row's embedded text, for reuse by the next
-build), meta `partial_ids` (rows holding a head vector, body pending)."""
+build), meta `partial_ids` (rows holding a head vector, body pending).
+2: segments (meta `segments`: [{name, rows, deleted, floats}], the base first): the base's
+files are named as in format 1, a delta's `delta-NNNNNN.codes.npy` ...; every segment has a
+path table (`paths.json`: [path, first row, rows]) and may have tombstoned rows. A format-1
+reader would miss the deltas and the tombstones, so it refuses format 2 (unknown format);
+format 1 is read as one base segment without tombstones."""
+READ_FORMATS = (1, 2)
+BASE = "base"
+MAX_DELTAS = 8
+"""Delta segments kept; one more and they are compacted into the new delta."""
+FOLD_RATIO = 0.05
+FOLD_MIN_ROWS = 512
+"""The deltas are folded into a new base when their live rows plus the base's tombstones
+exceed FOLD_RATIO of the base's rows (and FOLD_MIN_ROWS)."""
 RESCORE_DEPTH = 100
 """Hamming candidates rescored with float vectors (measured: top-100 rescoring recovers the
 float ranking's MRR on the standard-library set; see docs/semantic.md)."""
@@ -273,12 +297,13 @@ def _queue(
 
 class _State:
     """What this process wrote last (a long-running writer: `maguyva watch`, `mcp --watch`):
-    every eligible chunk's entry by path, each path's rows in that generation, which paths
-    hold each vector hash, and the sorted candidates (chunks still lacking a vector). The next
-    build, when its previous generation is that one (same `hashes.json` file) and
-    `ctx.changes` says which files changed, plans only those files' chunks and copies the
-    other files' rows as they were (runs of rows, as slices) instead of planning every chunk.
-    A build consumes the state (it updates it in place) and leaves a new one when it ends."""
+    every eligible chunk's entry by path, where each path's rows are in that generation
+    (segment and first row), which paths hold each vector hash, the generation's segments
+    and the sorted candidates (chunks still lacking a vector). The next build, when its
+    previous generation is that one (same `meta.json` file) and `ctx.changes` says which files
+    changed, plans only those files' chunks and writes only their rows (a delta segment; the
+    other segments are hard-linked) instead of planning every chunk. A build consumes the
+    state (it updates it in place) and leaves a new one when it ends."""
 
     def __init__(
         self,
@@ -287,25 +312,29 @@ class _State:
         by_path: dict[str, list[_Entry]],
         path_rows: dict[str, _PathRows],
         where: dict[str, tuple[str, ...]],
-        n: int,
+        segments: list[dict[str, Any]],
         rescore: bool,
         candidates: _Candidates,
     ) -> None:
         self.key, self.sig, self.by_path, self.path_rows = key, sig, by_path, path_rows
-        self.where, self.n, self.rescore, self.candidates = where, n, rescore, candidates
+        self.where, self.segments, self.rescore = where, segments, rescore
+        self.candidates = candidates
         self.cache_sig: tuple[tuple[str, int, int], ...] = ()
+        self.next = 1  # number of the next delta segment
 
-    def row_of(self, h: str) -> int:
-        """A row of the generation holding the vector of hash `h`."""
+    def row_of(self, h: str) -> tuple[str, int]:
+        """A row (segment, row) of the generation holding the vector of hash `h`."""
         pr = self.path_rows[self.where[h][0]]
-        return pr.first + pr.hashes.index(h)
+        return pr.seg, pr.first + pr.hashes.index(h)
 
 
 @dataclass(slots=True)
 class _PathRows:
-    """One file's part of a generation: its first row, its rows' chunk ids and vector hashes,
-    the ids of its partial and pending chunks."""
+    """One file's part of a generation: the segment holding its rows and its first row there,
+    its rows' chunk ids and vector hashes, the ids of its partial and pending chunks. `seg`
+    is "" while the rows are not placed yet (a changed file's, during a build)."""
 
+    seg: str
     first: int
     ids: list[str]
     hashes: list[str]
@@ -328,16 +357,24 @@ def _path_rows(entries: list[_Entry], have: _Have) -> _PathRows:
             partial.append(e[ID])
         else:
             pending.append(e[ID])
-    return _PathRows(0, ids, hashes, partial, pending)
+    return _PathRows("", 0, ids, hashes, partial, pending)
 
 
-def _run(runs: list[list[int]], dst: int, src: int, count: int) -> None:
-    """Append rows dst.. <- previous rows src.. to `runs` ([dst, src, count]), extending the
+_Run = list  # [dst, segment, src, count]: rows dst.. <- the previous generation's rows src..
+
+
+def _run(runs: list[_Run], dst: int, seg: str, src: int, count: int) -> None:
+    """Append rows dst.. <- previous rows src.. of segment `seg` to `runs`, extending the
     last run when contiguous."""
-    if runs and runs[-1][0] + runs[-1][2] == dst and runs[-1][1] + runs[-1][2] == src:
-        runs[-1][2] += count
+    if (
+        runs
+        and runs[-1][1] == seg
+        and runs[-1][0] + runs[-1][3] == dst
+        and (runs[-1][2] + runs[-1][3] == src)
+    ):
+        runs[-1][3] += count
     elif count:
-        runs.append([dst, src, count])
+        runs.append([dst, seg, src, count])
 
 
 def _cache_sig(directory: Path) -> tuple[tuple[str, int, int], ...]:
@@ -358,68 +395,174 @@ def _sig(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def seg_file(seg: str, name: str) -> str:
+    """A segment's file name: the base's are `codes.npy`, `ids.json`, ... (as in format 1),
+    a delta's `delta-000003.codes.npy`, ..."""
+    return name if seg == BASE else f"{seg}.{name}"
+
+
+SEGMENT_FILES = ("codes.npy", "floats.npy", "ids.json", "hashes.json", "paths.json")
+
+
+def segments_of(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The segments a semantic `meta.json` lists ([{name, rows, deleted}]); format 1 has one,
+    the base, without tombstones."""
+    if meta.get("format") == 1:
+        return [{"name": BASE, "rows": int(meta.get("embedded", 0)), "deleted": [],
+                 "floats": bool(meta.get("rescore"))}]  # fmt: skip
+    segments = meta.get("segments")
+    if not isinstance(segments, list) or not segments or segments[0].get("name") != BASE:
+        raise CorruptIndexError("semantic meta.json: no segment list starting with the base")
+    return segments
+
+
+def check_format(d: Path, meta: dict[str, Any]) -> None:
+    """Refuse a semantic part this code cannot read, clearly."""
+    fmt = meta.get("format")
+    if isinstance(fmt, int) and fmt > FORMAT_VERSION:
+        raise IndexVersionError(
+            f"{d}: semantic format {fmt} was written by a newer Maguyva (this one reads "
+            f"{', '.join(map(str, READ_FORMATS))}); upgrade Maguyva or rebuild the index"
+        )
+    if fmt not in READ_FORMATS:
+        raise CorruptIndexError(f"{d}: unknown semantic format {fmt!r}")
+
+
+_READ_CACHE: OrderedDict[tuple[str, int, int, int, int], Any] = OrderedDict()
+_READ_CACHE_SIZE = 16
+_read_lock = threading.Lock()
+
+
+def _read_json(path: Path) -> Any:
+    """A segment's JSON file, decoded once per file (segment files are immutable and shared
+    by hard links between generations: a reader reopening a new generation decodes only the
+    new delta's, not the base's ids again)."""
+    st = os.stat(path)
+    key = (path.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _read_lock:
+        if key in _READ_CACHE:
+            _READ_CACHE.move_to_end(key)
+            return _READ_CACHE[key]
+    value = json.loads(path.read_bytes())
+    with _read_lock:
+        _READ_CACHE[key] = value
+        while len(_READ_CACHE) > _READ_CACHE_SIZE:
+            _READ_CACHE.popitem(last=False)
+    return value
+
+
 class _PreviousVectors:
-    """The codes and floats of the generation being replaced, by content hash: an incremental
-    build copies their rows instead of reading every vector back from the cache."""
+    """The codes and floats of the generation being replaced (every segment, memory-mapped)
+    and, for a full plan, its live rows by content hash: a build copies their rows instead of
+    reading every vector back from the cache."""
 
     def __init__(
-        self, rows: dict[str, int], codes: np.ndarray | None, floats: np.ndarray | None
+        self,
+        rows: dict[str, tuple[str, int]],
+        sources: dict[str, tuple[np.ndarray, np.ndarray | None]],
     ) -> None:
-        self.rows, self.codes, self.floats = rows, codes, floats
+        self.rows, self.sources = rows, sources
 
     @classmethod
     def load(cls, previous_dir: Path | None, identity: ProviderIdentity) -> _PreviousVectors:
-        empty = cls({}, None, None)
+        empty = cls({}, {})
         d = Path(previous_dir) / "semantic" if previous_dir else None
         if d is None or identity.centred or not (d / "hashes.json").exists():
             return empty
         try:
             meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
             built = ProviderIdentity.from_dict(meta["provider"])
-            if built.cache_key != identity.cache_key or meta.get("format") != FORMAT_VERSION:
+            if built.cache_key != identity.cache_key or meta.get("format") not in READ_FORMATS:
                 return empty
-            hashes = json.loads((d / "hashes.json").read_text(encoding="utf-8"))
-            codes = np.load(d / "codes.npy", mmap_mode="r")
-            floats = np.load(d / "floats.npy", mmap_mode="r") if meta.get("rescore") else None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            rows: dict[str, tuple[str, int]] = {}
+            sources = _open_sources(d, segments_of(meta), identity, bool(meta.get("rescore")))
+            for s in segments_of(meta):
+                hashes = _read_json(d / seg_file(s["name"], "hashes.json"))
+                if len(hashes) != int(s["rows"]):
+                    return empty
+                deleted = set(s["deleted"])
+                for i, h in enumerate(hashes):
+                    if i not in deleted:
+                        rows[h] = (s["name"], i)
+        except (OSError, ValueError, KeyError, TypeError, MaguyvaError) as exc:
             log.info("semantic: previous generation not reused: %s", exc)
             return empty
-        if codes.shape != (len(hashes), identity.width) or (
-            floats is not None and floats.shape != (len(hashes), identity.dim)
+        return cls(rows, sources)
+
+
+def _open_sources(
+    d: Path, segments: list[dict[str, Any]], identity: ProviderIdentity, rescore: bool
+) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Each segment's codes and floats, memory-mapped; ValueError when a shape is wrong."""
+    sources: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    for s in segments:
+        name, rows = s["name"], int(s["rows"])
+        codes = np.load(d / seg_file(name, "codes.npy"), mmap_mode="r")
+        floats = np.load(d / seg_file(name, "floats.npy"), mmap_mode="r") if rescore else None
+        if codes.shape != (rows, identity.width) or (
+            floats is not None and floats.shape != (rows, identity.dim)
         ):
-            return empty
-        return cls({h: i for i, h in enumerate(hashes)}, codes, floats)
+            raise ValueError(f"segment {name!r}: shape {codes.shape}, expected {rows} rows")
+        sources[name] = (codes, floats)
+    return sources
 
 
 def _assemble(
     n: int,
-    runs: list[list[int]],
+    runs: list[_Run],
     fresh: list[tuple[int, str]],
     identity: ProviderIdentity,
     vectors: dict[str, tuple[np.ndarray, np.ndarray | None]],
-    previous: _PreviousVectors,
+    sources: dict[str, tuple[np.ndarray, np.ndarray | None]],
     float_dtype: type = np.float16,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The code matrix (and float matrix when every row has floats) in row order: runs of
-    the previous generation's rows copied as slices ([dst, src, count], increasing src: the
-    memory maps are read in file order), and the rows in `fresh` ((row, hash)) from
-    `vectors`. Floats are assembled in the stored dtype (float16: previous rows are copied as
-    they are, new ones rounded once, as `astype` of a float32 matrix would)."""
+    """The code matrix (and float matrix when every row has floats) of one segment in row
+    order: runs of the previous generation's rows copied as slices ([dst, segment, src,
+    count]), and the rows in `fresh` ((row, hash)) from `vectors`. Floats are assembled in the
+    stored dtype (float16: previous rows are copied as they are, new ones rounded once, as
+    `astype` of a float32 matrix would)."""
     codes = np.zeros((n, identity.width), dtype=np.uint8)
-    have_floats = n > 0 and (previous.floats is not None or not runs)
+    have_floats = n > 0 and all(sources[r[1]][1] is not None for r in runs)
     have_floats = have_floats and all(vectors[h][1] is not None for _, h in fresh)
     floats = np.zeros((n, identity.dim), float_dtype) if have_floats else None
-    for dst, src, count in runs:
-        assert previous.codes is not None
-        codes[dst : dst + count] = previous.codes[src : src + count]
-        if floats is not None and previous.floats is not None:
-            floats[dst : dst + count] = previous.floats[src : src + count]
+    for dst, seg, src, count in sorted(runs, key=lambda r: (r[1], r[2])):  # file order
+        prev_codes, prev_floats = sources[seg]
+        codes[dst : dst + count] = prev_codes[src : src + count]
+        if floats is not None and prev_floats is not None:
+            floats[dst : dst + count] = prev_floats[src : src + count]
     for i, h in fresh:
         code, vec = vectors[h]
         codes[i] = code
         if floats is not None and vec is not None:
             floats[i] = vec
     return codes, floats
+
+
+def _write_segment(
+    out: Path,
+    seg: str,
+    codes: np.ndarray,
+    floats: np.ndarray | None,
+    ordered: list[tuple[str, _PathRows]],
+) -> None:
+    """A segment's files: codes, floats, chunk ids, vector hashes and the path table
+    ([path, first row, rows], in path order: what orders rows across segments)."""
+    np.save(out / seg_file(seg, "codes.npy"), codes)
+    if floats is not None:
+        np.save(out / seg_file(seg, "floats.npy"), floats.astype(np.float16, copy=False))
+    ids = list(chain.from_iterable(pr.ids for _, pr in ordered))
+    hashes = list(chain.from_iterable(pr.hashes for _, pr in ordered))
+    table = [[p, pr.first, len(pr.ids)] for p, pr in ordered if pr.ids]
+    for name, value in (("ids.json", ids), ("hashes.json", hashes), ("paths.json", table)):
+        (out / seg_file(seg, name)).write_text(json.dumps(value), encoding="utf-8")
+
+
+def _link(src: Path, dst: Path) -> None:
+    """Share an immutable segment file with the previous generation (copy if links fail)."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
 
 
 class _Clock:
@@ -549,7 +692,7 @@ class SemanticModality:
         self, ctx: BuildContext, provider: EmbeddingProvider, state: _State | None
     ) -> tuple[_State, set[str], dict[str, Any], _PreviousVectors] | None:
         """What this process wrote last, the changed paths, their planned chunks and the
-        previous vectors (memory-mapped), from `ctx.changes`; None when a full plan is due."""
+        previous segments (memory-mapped), from `ctx.changes`; None when a full plan is due."""
         changes = ctx.changes
         if (
             state is None
@@ -563,23 +706,17 @@ class SemanticModality:
         ):
             return None
         d = Path(ctx.previous_dir) / self.name
-        if _sig(d / "hashes.json") != state.sig:
+        if _sig(d / "meta.json") != state.sig:
             return None
         try:
-            codes = np.load(d / "codes.npy", mmap_mode="r")
-            floats = np.load(d / "floats.npy", mmap_mode="r") if state.rescore else None
+            sources = _open_sources(d, state.segments, provider.identity, state.rescore)
         except (OSError, ValueError) as exc:
             log.info("semantic: previous generation not reused: %s", exc)
-            return None
-        identity = provider.identity
-        if codes.shape != (state.n, identity.width) or (
-            floats is not None and floats.shape != (state.n, identity.dim)
-        ):
             return None
         touched = set(changes.touched_paths())
         changed = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
         planned = self.plan(ctx, provider, ctx.chunks.of_paths(sorted(touched)))
-        return state, changed, planned, _PreviousVectors({}, codes, floats)
+        return state, changed, planned, _PreviousVectors({}, sources)
 
     def build(self, ctx: BuildContext) -> dict[str, Any]:
         started = time.perf_counter()
@@ -598,6 +735,7 @@ class SemanticModality:
         with self._lock:  # consumed (updated in place): put back when this build completes
             state = self._states.pop(slot, None)
         update = self._incremental(ctx, provider, state)
+        row_of: Callable[[str], tuple[str, int]]
         if update is not None:
             prev, changed, planned, previous = update
             mode = "incremental"
@@ -681,46 +819,67 @@ class SemanticModality:
             embed_seconds = time.perf_counter() - embed_started
             mark("embed")
 
-        # A file's rows change when it changed or one of its chunks got a vector now.
+        # A file's rows change when it changed or one of its chunks got a vector now: those
+        # files' rows are written (a delta segment), the others stay where they are.
         path_rows: dict[str, _PathRows] = {}
-        runs: list[list[int]] = []
-        fresh: list[tuple[int, str]] = []
-        n = 0
         for path in paths:
             kept = old_rows.get(path) if path not in affected else None
-            if kept is not None:
-                pr = _PathRows(n, kept.ids, kept.hashes, kept.partial, kept.pending)
-                _run(runs, n, kept.first, len(kept.ids))
-            else:
-                pr = _path_rows(by_path[path], have)
-                pr.first = n
-                for i, h in enumerate(pr.hashes):
-                    if h in vectors:
-                        fresh.append((n + i, h))
-                    else:
-                        _run(runs, n + i, row_of(h), 1)
-            path_rows[path] = pr
-            n += len(pr.ids)
+            path_rows[path] = kept if kept is not None else _path_rows(by_path[path], have)
+        n = sum(len(pr.ids) for pr in path_rows.values())
         if n == 0 and error is not None:
             raise ModalityUnavailable(f"no chunk could be embedded: {error}")
-        codes, floats = _assemble(n, runs, fresh, identity, vectors, previous,
-                                  np.float32 if identity.centred else np.float16)  # fmt: skip
+        segments, layout, next_delta, moving = self._layout(
+            prev if update is not None and not identity.centred else None,
+            old_rows, path_rows, paths, by_path,
+        )  # fmt: skip
+        if layout == "delta":
+            written = [p for p in paths if not path_rows[p].seg or p in moving]
+        else:
+            written = paths
+        if layout != "delta" or written:
+            name = BASE if layout != "delta" else f"delta-{next_delta:06d}"
+            next_delta += layout == "delta"
+            runs: list[_Run] = []
+            fresh: list[tuple[int, str]] = []
+            placed: list[tuple[str, _PathRows]] = []
+            rows = 0
+            for path in written:
+                pr = path_rows[path]
+                if pr.seg:  # rows unchanged, moved (a fold or a compaction)
+                    _run(runs, rows, pr.seg, pr.first, len(pr.ids))
+                else:
+                    for i, h in enumerate(pr.hashes):
+                        if h in vectors:
+                            fresh.append((rows + i, h))
+                        else:
+                            _run(runs, rows + i, *row_of(h), 1)
+                placed.append((path, _PathRows(name, rows, pr.ids, pr.hashes, pr.partial,
+                                               pr.pending)))  # fmt: skip
+                rows += len(pr.ids)
+            codes, floats = _assemble(rows, runs, fresh, identity, vectors, previous.sources,
+                                      np.float32 if identity.centred else np.float16)  # fmt: skip
+            mark("assemble")
+            if identity.centred and floats is not None and rows:
+                centre = floats.mean(axis=0).astype(np.float32)
+                codes = binarize(floats, centre)
+                np.save(out / "centre.npy", centre)
+            _write_segment(out, name, codes, floats, placed)
+            path_rows.update(placed)
+            segments.append({"name": name, "rows": rows, "deleted": [],
+                             "floats": floats is not None})  # fmt: skip
+        else:
+            mark("assemble")
+        if layout == "delta":
+            prev_dir = Path(ctx.previous_dir or ".") / self.name
+            for seg in segments[:-1] if written else segments:
+                for file in SEGMENT_FILES:
+                    src = prev_dir / seg_file(seg["name"], file)
+                    if src.exists():
+                        _link(src, out / seg_file(seg["name"], file))
+        rescore = n > 0 and all(seg["floats"] for seg in segments if seg["rows"])
         ordered = [path_rows[p] for p in paths]
-        ids = list(chain.from_iterable(pr.ids for pr in ordered))
-        row_hashes = list(chain.from_iterable(pr.hashes for pr in ordered))
         pending = list(chain.from_iterable(pr.pending for pr in ordered))
         partial = list(chain.from_iterable(pr.partial for pr in ordered))
-        mark("assemble")
-        centre = None
-        if identity.centred and floats is not None and n:
-            centre = floats.mean(axis=0).astype(np.float32)
-            codes = binarize(floats, centre)
-            np.save(out / "centre.npy", centre)
-        np.save(out / "codes.npy", codes)
-        if floats is not None:
-            np.save(out / "floats.npy", floats.astype(np.float16, copy=False))
-        (out / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
-        (out / "hashes.json").write_text(json.dumps(row_hashes), encoding="utf-8")
         mark("write")
         if mode == "incremental":
             reused_rows = len(reused) + sum(len(r.ids) for p, r in old_rows.items()
@@ -731,6 +890,11 @@ class SemanticModality:
             "provider": identity.to_dict(),
             "format": FORMAT_VERSION,
             "mode": mode,
+            "layout": layout,
+            "segments": len(segments),
+            "delta_rows": sum(s["rows"] - len(s["deleted"]) for s in segments[1:]),
+            "tombstones": sum(len(s["deleted"]) for s in segments),
+            "compacted": bool(moving),
             "phases": phases,
             "chunks": len(ctx.chunks),
             "embedded": n,
@@ -748,9 +912,10 @@ class SemanticModality:
             "seconds": round(time.perf_counter() - started, 3),
             "timings_ms": {k: round(v * 1000, 1) for k, v in timings.items()},
         }
-        meta = dict(report, pending_ids=pending, partial_ids=partial, rescore=floats is not None)
+        meta = dict(report, pending_ids=pending, partial_ids=partial, rescore=rescore,
+                    segments=segments, next=next_delta)  # fmt: skip
         (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-        sig = _sig(out / "hashes.json")
+        sig = _sig(out / "meta.json")
         if sig is not None and not provider.remote and not identity.centred:
             # which paths hold each hash: updated for the files whose rows changed
             if mode == "full":
@@ -767,14 +932,60 @@ class SemanticModality:
                 new = path_rows.get(path)
                 for h in new.hashes if new is not None else ():
                     where[h] = (*where.get(h, ()), path)
-            state = _State(identity.cache_key, sig, by_path, path_rows, where, n,
-                           floats is not None, candidates)  # fmt: skip
+            state = _State(identity.cache_key, sig, by_path, path_rows, where, segments,
+                           rescore, candidates)  # fmt: skip
+            state.next = next_delta
             state.cache_sig = _cache_sig(ctx.cache_dir / "embeddings")
             with self._lock:
                 self._states[slot] = state
                 while len(self._states) > KEEP_STATES:
                     self._states.popitem(last=False)
         return report
+
+    @staticmethod
+    def _layout(
+        prev: _State | None,
+        old_rows: dict[str, _PathRows],
+        path_rows: dict[str, _PathRows],
+        paths: list[str],
+        by_path: dict[str, list[_Entry]],
+    ) -> tuple[list[dict[str, Any]], str, int, set[str]]:
+        """How this build writes: "full" (one base; no previous generation of this writer to
+        extend), "fold" (every row into a new base: the deltas and tombstones passed
+        `FOLD_RATIO` of the base) or "delta" (the rows of the files that changed, or got a
+        vector, in a new delta segment; the others stay where they are). Returns the segments
+        kept from the previous generation with their new tombstones (the rows of files that
+        changed or left), the layout, the next delta's number and the files whose unchanged
+        rows move into the new delta (all the deltas', when there would be more than
+        `MAX_DELTAS`: they are compacted into one)."""
+        if prev is None:
+            return [], "full", 1, set()
+        segments = [dict(s, deleted=set(s["deleted"])) for s in prev.segments]
+        by_name = {s["name"]: s for s in segments}
+
+        def bury(old: _PathRows) -> None:
+            by_name[old.seg]["deleted"].update(range(old.first, old.first + len(old.ids)))
+
+        for path, old in old_rows.items():
+            if old.ids and (path not in by_path or path_rows.get(path) is not old):
+                bury(old)
+        live = [s for s in segments[1:] if len(s["deleted"]) < s["rows"]]
+        new_rows = sum(len(path_rows[p].ids) for p in paths if not path_rows[p].seg)
+        moving: set[str] = set()
+        if len(live) + (new_rows > 0) > MAX_DELTAS:
+            for path in paths:
+                pr = path_rows[path]
+                if pr.seg and pr.seg != BASE and pr.ids:
+                    moving.add(path)
+                    bury(pr)
+                    new_rows += len(pr.ids)
+            live = []
+        base = segments[0]
+        delta_rows = sum(s["rows"] - len(s["deleted"]) for s in live) + new_rows
+        if delta_rows + len(base["deleted"]) > max(FOLD_MIN_ROWS, FOLD_RATIO * base["rows"]):
+            return [], "fold", prev.next, set()
+        kept = [base, *live]
+        return [dict(s, deleted=sorted(s["deleted"])) for s in kept], "delta", prev.next, moving
 
     # -- open ----------------------------------------------------------------------------------
 
@@ -792,35 +1003,166 @@ class SemanticModality:
             raise ModalityUnavailable("semantic index not built in this generation") from None
         except ValueError as exc:
             raise CorruptIndexError(f"{d / 'meta.json'}: {exc}") from None
-        if meta.get("format") != FORMAT_VERSION:
-            raise CorruptIndexError(f"{d}: unknown semantic format {meta.get('format')!r}")
+        check_format(d, meta)
         built_with = ProviderIdentity.from_dict(meta["provider"])
         if provider is None:
             root = manifest.get("root")
             config = load_config(Path(root)) if root else {}
             try:
-                provider = self.provider_factory(config)
+                # the default local model is kept by the process (loaded once, not once per
+                # generation a long-running reader reopens)
+                provider = self._provider(config)
             except ProviderError as exc:
                 raise ModalityUnavailable(str(exc)) from None
         built_with.check_same(provider.identity, "search this index")
+        segments = []
         try:
-            codes = np.load(d / "codes.npy", mmap_mode="r")
-            ids = json.loads((d / "ids.json").read_text(encoding="utf-8"))
-            floats = np.load(d / "floats.npy", mmap_mode="r") if meta.get("rescore") else None
+            rescore = bool(meta.get("rescore"))
+            for s in segments_of(meta):
+                name, rows = s["name"], int(s["rows"])
+                codes = np.load(d / seg_file(name, "codes.npy"), mmap_mode="r")
+                ids = _read_json(d / seg_file(name, "ids.json"))
+                floats = None
+                if rescore and rows:
+                    floats = np.load(d / seg_file(name, "floats.npy"), mmap_mode="r")
+                if (
+                    codes.dtype != np.uint8
+                    or codes.ndim != 2
+                    or codes.shape != (len(ids), built_with.width)
+                    or len(ids) != rows
+                ):
+                    raise CorruptIndexError(
+                        f"{d}: segment {name!r}: codes shape {codes.shape} does not match "
+                        f"{len(ids)} ids and {rows} rows"
+                    )
+                if floats is not None and floats.shape != (rows, built_with.dim):
+                    raise CorruptIndexError(f"{d}: segment {name!r}: floats shape {floats.shape}")
+                table = None
+                if len(segments_of(meta)) > 1:
+                    table = _read_json(d / seg_file(name, "paths.json"))
+                segments.append(_Segment(name, codes, floats, ids, s["deleted"], table))
             centre = np.load(d / "centre.npy") if (d / "centre.npy").exists() else None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CorruptIndexError(f"{d}: {exc}") from None
-        if (
-            codes.dtype != np.uint8
-            or codes.ndim != 2
-            or codes.shape != (len(ids), built_with.width)
-        ):
-            raise CorruptIndexError(f"{d}: codes shape {codes.shape} does not match {len(ids)} ids")
-        return SemanticSearcher(Path(gen_dir), provider, codes, ids, floats, centre, meta)
+        return SemanticSearcher(Path(gen_dir), provider, segments, centre, meta)
+
+    def verify(self, directory: Path) -> list[str]:
+        """Problems of a generation's semantic part (fsck): the segment list, every segment's
+        files and shapes, the tombstones (in range, sorted, unique), the path tables (each
+        live file's rows in one segment, the rows of every segment covered once) and the live
+        row count against the build report."""
+        d = Path(directory)
+        try:
+            meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+            check_format(d, meta)
+            identity = ProviderIdentity.from_dict(meta["provider"])
+            segments = segments_of(meta)
+        except (OSError, ValueError, KeyError, TypeError, MaguyvaError) as exc:
+            return [f"{d / 'meta.json'}: {exc}"]
+        problems: list[str] = []
+        live_paths: dict[str, str] = {}
+        live = 0
+        rescore = bool(meta.get("rescore"))
+        names = [s.get("name") for s in segments]
+        if len(set(names)) != len(names):
+            problems.append(f"{d}: segment names repeat: {names}")
+        for s in segments:
+            name = s.get("name")
+            try:
+                rows, deleted = int(s["rows"]), list(s["deleted"])
+                codes = np.load(d / seg_file(name, "codes.npy"), mmap_mode="r")
+                ids = json.loads((d / seg_file(name, "ids.json")).read_bytes())
+                hashes = json.loads((d / seg_file(name, "hashes.json")).read_bytes())
+                floats = None
+                if rescore and rows:
+                    floats = np.load(d / seg_file(name, "floats.npy"), mmap_mode="r")
+                table = None
+                if meta["format"] >= 2:
+                    table = json.loads((d / seg_file(name, "paths.json")).read_bytes())
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                problems.append(f"{d}: segment {name!r}: {exc}")
+                continue
+            if codes.dtype != np.uint8 or codes.shape != (rows, identity.width):
+                problems.append(f"{d}: segment {name!r}: codes {codes.dtype} {codes.shape}, "
+                                f"expected ({rows}, {identity.width}) uint8")  # fmt: skip
+            if floats is not None and floats.shape != (rows, identity.dim):
+                problems.append(f"{d}: segment {name!r}: floats {floats.shape}, expected "
+                                f"({rows}, {identity.dim})")  # fmt: skip
+            if len(ids) != rows or len(hashes) != rows:
+                problems.append(f"{d}: segment {name!r}: {len(ids)} ids, {len(hashes)} hashes, "
+                                f"{rows} rows")  # fmt: skip
+            if deleted != sorted(set(deleted)) or any(not 0 <= r < rows for r in deleted):
+                problems.append(f"{d}: segment {name!r}: tombstones unsorted, repeated or out "
+                                "of range")  # fmt: skip
+            gone = set(deleted)
+            live += rows - len(gone)
+            if table is None:
+                continue
+            at = 0
+            for path, first, count in table:
+                span = set(range(first, first + count))
+                if first != at or count <= 0:
+                    problems.append(f"{d}: segment {name!r}: path table gap or overlap at "
+                                    f"{path!r}")  # fmt: skip
+                    break
+                at = first + count
+                if span <= gone:
+                    continue
+                if span & gone:
+                    problems.append(f"{d}: segment {name!r}: {path!r} partly tombstoned")
+                if path in live_paths:
+                    problems.append(f"{d}: {path!r} live in segments {live_paths[path]!r} and "
+                                    f"{name!r}")  # fmt: skip
+                live_paths[path] = name
+            if at != rows:
+                problems.append(f"{d}: segment {name!r}: path table covers {at} of {rows} rows")
+        if live != int(meta.get("embedded", live)):
+            problems.append(f"{d}: {live} live rows, the build report says {meta['embedded']}")
+        return problems
+
+
+@dataclass(slots=True)
+class _Segment:
+    """One segment as a reader holds it: codes and floats memory-mapped, chunk ids, the
+    tombstoned rows, and (with several segments) the path table ordering rows across them."""
+
+    name: str
+    codes: np.ndarray
+    floats: np.ndarray | None
+    ids: list[str]
+    deleted: list[int]
+    table: list[list[Any]] | None
+    gone: frozenset[int] = frozenset()
+    firsts: list[int] | None = None
+
+    def __post_init__(self) -> None:
+        self.gone = frozenset(self.deleted)
+        if self.table is not None:
+            self.firsts = [int(t[1]) for t in self.table]
+
+    def order(self, row: int) -> tuple[str, int]:
+        """The row's place in the logical order (a from-scratch build's row order): its file
+        and its position among that file's rows."""
+        assert self.table is not None and self.firsts is not None
+        t = self.table[bisect.bisect_right(self.firsts, row) - 1]
+        return t[0], row - int(t[1])
+
+    def topk(self, qcode: np.ndarray, depth: int) -> list[tuple[int, int]]:
+        """(distance, row) of the `depth` nearest live rows, by distance then row."""
+        n = len(self.ids)
+        if n == 0 or depth <= 0:
+            return []
+        rows, dists = _core.hamming_topk(qcode, self.codes, min(n, depth + len(self.gone)))
+        gone = self.gone
+        found = [(d, r) for r, d in zip(rows.tolist(), dists.tolist(), strict=True)
+                 if r not in gone]  # fmt: skip
+        return found[:depth]
 
 
 class SemanticSearcher:
-    """Answers `search(query, k)` over one generation's codes. Thread-safe."""
+    """Answers `search(query, k)` over one generation's segments (a base and deltas, each
+    searched exactly, tombstoned rows left out, merged in a from-scratch build's row order).
+    Thread-safe."""
 
     modality: ClassVar[str] = "semantic"
 
@@ -828,17 +1170,14 @@ class SemanticSearcher:
         self,
         gen_dir: Path,
         provider: EmbeddingProvider,
-        codes: np.ndarray,
-        ids: list[str],
-        floats: np.ndarray | None,
+        segments: list[_Segment],
         centre: np.ndarray | None,
         meta: dict[str, Any],
     ) -> None:
         self.gen_dir = gen_dir
         self.provider = provider
-        self.codes = codes
-        self.ids = ids
-        self.floats = floats
+        self.segments = segments
+        self.live = sum(len(s.ids) - len(s.gone) for s in segments)
         self.centre = centre
         self.meta = meta
         self._chunks: ChunkStore | None = None
@@ -860,9 +1199,21 @@ class SemanticSearcher:
                 self._chunks = ChunkStore.open(self.gen_dir)
             return self._chunks
 
+    def candidates(self, qcode: np.ndarray, depth: int) -> list[tuple[int, Any, int, int]]:
+        """The `depth` nearest live rows over every segment: (distance, order key, segment,
+        row), sorted as a from-scratch build's single segment would be (distance, then row
+        order: file, then position in the file)."""
+        if len(self.segments) == 1:
+            return [(d, r, 0, r) for d, r in self.segments[0].topk(qcode, depth)]
+        merged = []
+        for i, seg in enumerate(self.segments):
+            merged += [(d, seg.order(r), i, r) for d, r in seg.topk(qcode, depth)]
+        merged.sort(key=lambda c: (c[0], c[1]))
+        return merged[:depth]
+
     def search(self, query: RetrieverQuery, k: int) -> list[Hit]:
         text = (query.snippet or query.text or "").strip()
-        if not text or k <= 0 or not self.ids:
+        if not text or k <= 0 or not self.live:
             return []
         result = self.provider.embed([text], "query")
         qfloat = None if result.floats is None else result.floats[0]
@@ -870,21 +1221,30 @@ class SemanticSearcher:
             qcode = binarize(qfloat, self.centre)
         else:
             qcode = np.ascontiguousarray(result.codes[0])
-        rescore = self.floats is not None and qfloat is not None
+        rescore = qfloat is not None and all(
+            s.floats is not None for s in self.segments if len(s.ids)
+        )
         depth = max(k, RESCORE_DEPTH) if rescore else k
-        rows, dists = _core.hamming_topk(qcode, self.codes, depth)
-        order: list[tuple[int, int, float | None]]
-        if rescore and len(rows):
-            assert self.floats is not None and qfloat is not None
-            sims = np.asarray(self.floats[rows], dtype=np.float32) @ qfloat.astype(np.float32)
-            ranked = sorted(range(len(rows)), key=lambda i: (-sims[i], dists[i], rows[i]))
-            order = [(int(rows[i]), int(dists[i]), float(sims[i])) for i in ranked[:k]]
+        found = self.candidates(qcode, depth)
+        order: list[tuple[_Segment, int, int, float | None]]
+        if rescore and found:
+            assert qfloat is not None
+            # one matrix of the candidates' floats in candidate order, as a single segment
+            # gives it (the same product, bit for bit, whatever the segments)
+            if len(self.segments) == 1:
+                block = self.segments[0].floats[[c[3] for c in found]]  # type: ignore[index]
+            else:
+                block = np.stack([self.segments[c[2]].floats[c[3]] for c in found])  # type: ignore[index]
+            values = np.asarray(block, dtype=np.float32) @ qfloat.astype(np.float32)
+            sims = sorted(zip(values.tolist(), found, strict=True),
+                          key=lambda x: (-x[0], x[1][0], x[1][1]))  # fmt: skip
+            order = [(self.segments[c[2]], c[3], c[0], s) for s, c in sims[:k]]
         else:
-            order = [(int(r), int(d), None) for r, d in zip(rows[:k], dists[:k], strict=True)]
+            order = [(self.segments[c[2]], c[3], c[0], None) for c in found[:k]]
         store = self.chunks()
         hits: list[Hit] = []
-        for row, dist, sim in order:
-            chunk = store.get(self.ids[row])
+        for seg, row, dist, sim in order:
+            chunk = store.get(seg.ids[row])
             if chunk is None:
                 continue
             hits.append(
@@ -900,6 +1260,40 @@ class SemanticSearcher:
                 )
             )
         return hits
+
+
+def read_rows(sem_dir: Path) -> dict[str, Any]:
+    """A generation's live rows in logical order (a from-scratch build's row order: by file,
+    then position), whatever its segments: ids, hashes, codes, floats (for tests and tools)."""
+    d = Path(sem_dir)
+    meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+    check_format(d, meta)
+    keyed = []
+    for s in segments_of(meta):
+        name, gone = s["name"], set(s["deleted"])
+        ids = json.loads((d / seg_file(name, "ids.json")).read_bytes())
+        hashes = json.loads((d / seg_file(name, "hashes.json")).read_bytes())
+        codes = np.load(d / seg_file(name, "codes.npy"))
+        floats = (
+            np.load(d / seg_file(name, "floats.npy")) if meta.get("rescore") and len(ids) else None
+        )
+        if meta["format"] >= 2:
+            table = json.loads((d / seg_file(name, "paths.json")).read_bytes())
+            spans = [(p, first, count) for p, first, count in table]
+        else:
+            spans = [("", 0, len(ids))]
+        for path, first, count in spans:
+            for r in range(first, first + count):
+                if r not in gone:
+                    f = None if floats is None else floats[r].tobytes()
+                    keyed.append(((path, r - first), ids[r], hashes[r], codes[r].tobytes(), f))
+    keyed.sort(key=lambda x: x[0])
+    return {
+        "ids": [x[1] for x in keyed],
+        "hashes": [x[2] for x in keyed],
+        "codes": b"".join(x[3] for x in keyed),
+        "floats": b"".join(x[4] for x in keyed) if meta.get("rescore") else None,
+    }
 
 
 MODALITY = SemanticModality()
