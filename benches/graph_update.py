@@ -9,8 +9,9 @@ inserted after `--anchor` (so every line below it moves; no definition or import
 a call in every other run, so that consecutive updates differ in their edges (`--same-edges`:
 the same call every time, PageRank and the cycles are then reused). Prints each update's wall and CPU time, phases and the graph's
 report (`mode: patch` when the remembering writer patched it), then the medians; the file is
-restored at the end. `benches/durability_measure.py ... edit` appends a function instead: a
-declaration change, the graph's full re-resolution path (docs/graph.md).
+restored at the end. `--edit declare`: each run appends another function instead (the previous
+run's goes: a definition added and one removed, a declaration change: the file is declared
+again and the files it reaches resolved again, docs/graph.md).
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ ap.add_argument("--modalities", default="text,structural,graph")
 ap.add_argument("--target", default="json/decoder.py")
 ap.add_argument("--anchor", default="def _decode_uXXXX(s, pos):\n")
 ap.add_argument("--same-edges", action="store_true", help="every edit adds the same edges")
+ap.add_argument("--edit", choices=["body", "declare"], default="body")
 ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON")
 args = ap.parse_args()
 anchor = args.anchor.encode().decode("unicode_escape")
 target = args.root / args.target
 original = target.read_text()
-if anchor not in original:
+if anchor not in original and args.edit == "body":
     sys.exit(f"{args.target}: anchor {anchor!r} not found")
 name = anchor.split("(")[0].split()[-1]
 config = {"modalities": args.modalities.split(",")}
@@ -49,6 +51,13 @@ for item in args.set:
 def edit(n: int) -> None:
     """Even runs add a call and a reference, odd runs the reference only: consecutive updates
     differ in their edges (PageRank and the cycles are computed again), unless --same-edges."""
+    if args.edit == "declare":
+        if args.target.endswith(".py"):
+            text = original + f"\n\ndef maguyva_declared_{n}():\n    return {name}({n})\n"
+        else:
+            text = original + f"\nint maguyva_declared_{n}(void) {{ return {n}; }}\n"
+        target.write_text(text)
+        return
     call = f"{name}({n})" if args.same_edges or n % 2 == 0 else str(n)
     target.write_text(original.replace(anchor, anchor + f"    {name}.__name__ and {call}\n"))
 

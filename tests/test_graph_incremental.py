@@ -120,9 +120,10 @@ def _build_with(modality, root: Path, out: Path, previous=None, modified=(), con
 
 
 def test_a_writer_that_stays_up_patches_body_edits_exactly(repo, tmp_path):
-    """Body-only edits through one modality object are patched in memory (no declaration
-    pass, no replay of the log) and still give a full build's arrays and log, edit after
-    edit; a declaration change falls back to a build."""
+    """Edits through one modality object are patched in memory (no declaration pass, no
+    replay of the log) and still give a full build's arrays and log, edit after edit; a
+    declaration change (an import added, then removed) declares the file again and resolves
+    the files it reaches."""
     writer = GraphModality()
     first = _build_with(writer, repo, tmp_path / "g0")
     assert first.get("mode") is None
@@ -145,7 +146,8 @@ def test_a_writer_that_stays_up_patches_body_edits_exactly(repo, tmp_path):
     for i, (body, declaration) in enumerate(edits, start=1):
         svc.write_text(body)
         report = _build_with(writer, repo, tmp_path / f"g{i}", previous, ["app/service.py"])
-        assert report.get("mode") == (None if declaration else "patch"), (i, report["reuse"])
+        assert report.get("mode") == "patch", (i, report["reuse"])
+        assert ("declaration changes" in report["reuse"]) == declaration, report["reuse"]
         _build_with(GraphModality(), repo, tmp_path / f"s{i}")  # from scratch, no memory
         _assert_same(tmp_path / f"g{i}", tmp_path / f"s{i}")
         previous = tmp_path / f"g{i}"
@@ -186,55 +188,146 @@ def test_a_from_scratch_build_does_not_remember(repo, tmp_path):
 PY_FILES = ["app/service.py", "app/store.py", "app/util.py", "app/views.py", "app/cycle_a.py",
             "app/legacy.py", "tests/test_service.py"]  # fmt: skip
 CALLEES = ["Store", "handle", "app.util.normalize", "normalize", "clean", "nowhere_at_all",
-           "os.path.join", "self.get"]  # fmt: skip
+           "os.path.join", "self.get", "u.ping", "store.extra", "cycle_b.second"]  # fmt: skip
+# names a declaration edit gives: some are called elsewhere (a call starts or stops resolving)
+NAMES = ["nowhere_at_all", "normalize", "ping", "render", "get", "extra", "first", "Store"]
+IMPORTS = ["from app.util import ping", "import os", "from app.store import Store as S",
+           "from . import views", "from app.views import render", "from app import store",
+           "from .util import *", "from app.service import handle as nowhere_at_all"]  # fmt: skip
+BASES = ["Store", "CachedStore", "S", "u.Thing", "object", "Missing"]
+OPS = ["call", "shift", "touch", "selfref", "declare", "remove", "rename", "import", "class",
+       "method", "alias"]  # fmt: skip
+
+
+def _edit(root: Path, op: str, f: int, c: int, i: int) -> str:
+    """Apply edit `op` (parameters `f`, `c`, step `i`) to the fixture; returns the path."""
+    rel = PY_FILES[f]
+    path = root / rel
+    text = path.read_text()
+    name = NAMES[c % len(NAMES)]
+    if op == "call":
+        text += f"\n{CALLEES[c % len(CALLEES)]}({i})\n"
+    elif op == "shift":
+        text = f"# moved {i}\n\n" + text
+    elif op == "selfref":  # a function's reference to itself: logged, not an edge
+        rel, path = PY_FILES[0], root / PY_FILES[0]
+        text = path.read_text().replace("    s = Store()", "    s = Store()\n    handle.__doc__", 1)
+    elif op == "touch":
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+        return rel
+    elif op == "declare":
+        text += f"\n\ndef declared_{i}():\n    return {CALLEES[c % len(CALLEES)]}()\n"
+    elif op == "remove":  # the last top-level definition goes
+        cut = max(text.rfind("\ndef "), text.rfind("\nclass "))
+        text = text[: cut + 1] if cut >= 0 else text + f"\n\ndef {name}():\n    pass\n"
+    elif op == "rename":  # the first top-level function gets another name
+        at = text.find("\ndef ") + 5 if not text.startswith("def ") else 4
+        if at >= 4:
+            end = text.index("(", at)
+            text = text[:at] + name + text[end:]
+    elif op == "import":
+        text = IMPORTS[c % len(IMPORTS)] + "\n" + text
+    elif op == "class":
+        base = BASES[c % len(BASES)]
+        text += (f"\n\nclass {name.capitalize()}{i}({base}):\n    def {name}(self, key):\n"
+                 f"        return self.get(key) or key.{NAMES[(c + 1) % len(NAMES)]}()\n")  # fmt: skip
+    elif op == "method":  # a method added to `Store` (candidates by method name change)
+        rel, path = "app/store.py", root / "app/store.py"
+        text = path.read_text().replace(
+            "class Store:\n", f"class Store:\n    def {name}(self):\n        return {i}\n\n", 1
+        )
+    else:  # an alias variable
+        text += f"\n{name} = {CALLEES[c % len(CALLEES)].replace('self.', 'u.')}\n"
+    path.write_text(text)
+    return rel
+
+
+# files reached only through a re-export, an alias or a subclass set (not by a changed name)
+REACH_FILES = {
+    "app/reexport.py": "from .util import normalize as nz\nfrom .store import Store as Box\n"
+                       "from . import util\n\nlate = util.pong\n",
+    "app/client.py": "from app.reexport import nz, Box, late\n\n\ndef use(x):\n"
+                     "    return nz(x) + late(x)\n\n\nclass Sub(Box):\n"
+                     "    def run(self, thing):\n        return thing.get(1)\n",
+    "app/views.py": "def render(page):\n    return page\n\n\ndef home(extra):\n"
+                    "    return render(extra.get('home'))\n",
+    "tests/test_service.py": "from app.service import clean\n\n\ndef test_clean(thing):\n"
+                             "    assert clean(' x ') == thing.get('x')\n",
+}  # fmt: skip
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        # a renamed function reaches `client.py` only through `reexport.py`'s `as nz`
+        ("app/util.py", "def normalize(", "def normalise("),
+        # an alias variable's target removed: `late = util.pong` reaches `client.py`
+        ("app/util.py", "def pong(n):\n    return ping(n)\n", ""),
+        # a subclass of Store in service.py: test_service.py imports service, so its candidate
+        # `thing.get` gains evidence; views.py's receiver `extra` names the class `Extra`
+        ("app/service.py", "def clean(", "class Extra(Store):\n    pass\n\n\ndef clean("),
+    ],
+)
+def test_declaration_changes_reach_the_files_whose_names_resolve_differently(tmp_path, step):
+    """Each of these declaration changes alters another file's edges without that file
+    naming anything that changed: the patch must find it (equal to a from-scratch build),
+    and the change must matter (the graph differs from the previous one)."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "python", root)
+    _write(root, REACH_FILES)
+    writer = GraphModality()
+    _build_with(writer, root, tmp_path / "g0")
+    _build_with(writer, root, tmp_path / "g1", tmp_path / "g0", [])  # remembers
+    rel, old, new = step
+    path = root / rel
+    assert old in path.read_text()
+    path.write_text(path.read_text().replace(old, new, 1))
+    report = _build_with(writer, root, tmp_path / "g2", tmp_path / "g1", [rel])
+    assert report.get("mode") == "patch" and "declaration changes" in report["reuse"]
+    _build_with(GraphModality(), root, tmp_path / "s2")
+    _assert_same(tmp_path / "g2", tmp_path / "s2")
+    before, after = _arrays(tmp_path / "g1"), _arrays(tmp_path / "s2")
+    assert not np.array_equal(before["edge_conf"], after["edge_conf"]) or not np.array_equal(
+        before["edge_dst"], after["edge_dst"]
+    )
 
 
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["call", "shift", "touch", "declare", "selfref"]),
+            st.sampled_from(OPS),
             st.integers(0, len(PY_FILES) - 1),
-            st.integers(0, len(CALLEES) - 1),
+            st.integers(0, 63),
         ),
         min_size=1,
-        max_size=5,
+        max_size=6,
     )
 )
-@settings(max_examples=8, deadline=None,
+@settings(max_examples=12, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
 def test_random_edit_sequences_through_a_remembering_writer_equal_from_scratch(
     tmp_path_factory, edits
 ):
     """Random sequences of body edits (calls and references added, every line moved), touches
-    and declaration changes, one remembering writer: every generation equals a from-scratch
-    build, array for array; body-only steps are patches."""
+    and declaration changes (definitions added, removed, renamed; imports, classes with
+    bases, methods, aliases added), one remembering writer: every generation equals a
+    from-scratch build, array for array, and every step is a patch."""
     base = tmp_path_factory.mktemp("prop")
     root = base / "repo"
     shutil.copytree(FIXTURES / "python", root)
+    _write(root, REACH_FILES)
     writer = GraphModality()
     _build_with(writer, root, base / "g0")
     previous = base / "g0"
     for i, (op, f, c) in enumerate(edits, start=1):
-        path = root / PY_FILES[f]
-        text = path.read_text()
-        if op == "call":
-            path.write_text(text + f"\n{CALLEES[c]}({i})\n")
-        elif op == "shift":
-            path.write_text(f"# moved {i}\n\n" + text)
-        elif op == "selfref":  # a function's reference to itself: logged, not an edge
-            path = root / PY_FILES[0]
-            path.write_text(
-                path.read_text().replace(
-                    "    s = Store()", "    s = Store()\n    handle.__doc__", 1
-                )
-            )
-            f = 0
-        elif op == "touch":
-            os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
-        else:
-            path.write_text(text + f"\n\ndef declared_{i}():\n    return {CALLEES[c]}()\n")
-        report = _build_with(writer, root, base / f"g{i}", previous, [PY_FILES[f]])
-        assert report.get("mode") == (None if op == "declare" else "patch"), (op, report["reuse"])
+        rel = _edit(root, op, f, c, i)
+        report = _build_with(writer, root, base / f"g{i}", previous, [rel])
+        assert report.get("mode") == "patch", (op, report["reuse"])
         _build_with(GraphModality(), root, base / f"s{i}")
         _assert_same(base / f"g{i}", base / f"s{i}")
         previous = base / f"g{i}"

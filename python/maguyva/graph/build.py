@@ -138,9 +138,21 @@ def build_with_log(
     contents: list[bytes] = []
     signatures: list[bytes] = []
 
+    if keep is not None:
+        keep.tokens = []  # which files use which words: a declaration change's reach
+
     def digests(fid: int, ex: FileExtraction) -> None:
         contents.append(incremental.content_digest(ex, by_path.get(builder.paths[fid])))
-        signatures.append(incremental.declaration_signature(ex, family_of(ex.language)))
+        family = family_of(ex.language)
+        signatures.append(incremental.declaration_signature(ex, family))
+        if keep is not None:
+            text = None
+            if family == "py" and read_text is not None:
+                try:
+                    text = read_text(builder.paths[fid])
+                except OSError:
+                    text = None
+            keep.set_tokens(fid, incremental.file_tokens(ex, family, text))
 
     builder.declare(digests)
     declared = (len(builder.nodes), len(builder.edges))

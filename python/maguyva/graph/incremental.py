@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from ..errors import MaguyvaError
 from ..extract_types import FileExtraction
 from ..model import SourceFile
 from . import store
+from .receivers import scan
 from .resolve import (
     CALLS,
     CONTAINS,
@@ -34,7 +36,10 @@ from .resolve import (
     GraphBuilder,
     Node,
     Reuse,
+    _class_words,
     _decorated,
+    _receiver_word,
+    _split_cached,
     alias_of,
     instance_of,
 )
@@ -147,14 +152,20 @@ def write(
 
 class Memory:
     """What a writer that stays up keeps of the graph it built last, so that the next update
-    whose changes are file bodies only is a patch instead of a build: the resolved
-    `GraphBuilder` (declarations, scopes and memos: never released), the declaration-phase
-    edge rows, the packed edge log and the generation directory they were written to."""
+    is a patch instead of a build: the resolved `GraphBuilder` (declarations, scopes and
+    memos: never released), the declaration-phase edge rows, the packed edge log, the
+    generation directory they were written to, and which files use which words (to find the
+    files a declaration change can reach).
+
+    Node numbers: the kept builder's nodes keep their numbers across patches (a definition
+    removed stays a dead node, one added is appended); `order` lists the graph's nodes (the
+    numbering a from-scratch build gives: each file's node, then its definitions) by their
+    builder number, `canon` is its inverse (-1 for dead and lazily made nodes)."""
 
     def __init__(self) -> None:
         self.builder: GraphBuilder | None = None
         self.declared_nodes = 0
-        self.decl: tuple[np.ndarray, ...] = ()
+        self.decl: tuple[np.ndarray, ...] = ()  # declaration-phase rows, graph numbering
         self.decl_file = np.zeros(0, dtype=np.int32)  # the file of each row's source node
         self.log: tuple | None = None  # pack()'s (arrays, strings, meta)
         self.out_dir: Path | None = None
@@ -165,6 +176,14 @@ class Memory:
         self.packed: dict[str, tuple[np.ndarray, np.ndarray]] | None = None  # their names
         # PageRank and cycles with the edges they were computed from (build._same_input)
         self.global_cache: dict[str, Any] = {}
+        self.order: np.ndarray | None = None  # graph number -> builder number (declared)
+        self.canon: np.ndarray | None = None  # builder number -> graph number, or -1
+        self.fstart: np.ndarray | None = None  # graph number of each file's node
+        self.ndefs: np.ndarray | None = None  # number of definitions of each file
+        self.tokens: list[np.ndarray] | None = None  # each file's word hashes (`file_tokens`)
+        self.tok_hash = np.zeros(0, dtype=np.int64)  # every (hash, file), sorted by hash
+        self.tok_file = np.zeros(0, dtype=np.int32)
+        self.tok_changed: set[int] = set()  # files whose words changed since that index
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -188,21 +207,136 @@ class Memory:
             from .build import node_columns
 
             self.columns = node_columns(self.builder.nodes[: self.declared_nodes])
-        if len(self.decl_file) != len(self.decl[0]) and self.builder is not None:
-            nodes = self.builder.nodes
-            self.decl_file = np.fromiter(
-                (nodes[x].file for x in self.decl[0].tolist()), dtype=np.int32,
-                count=len(self.decl[0]),
-            )  # fmt: skip
+        if len(self.decl_file) != len(self.decl[0]) and self.columns is not None:
+            self.decl_file = self.columns["file"][self.decl[0]].astype(np.int32)
+
+    # -- numbering ------------------------------------------------------------------------
+
+    def numbering(self) -> None:
+        """Start keeping the builder's and the graph's numbering apart (both the same so far)."""
+        b = self.builder
+        if self.order is not None or b is None:
+            return
+        d = self.declared_nodes
+        self.order = np.arange(d, dtype=np.int64)
+        self.canon = np.full(len(b.nodes), -1, dtype=np.int64)
+        self.canon[:d] = self.order
+        self.fstart = np.array(b.file_nodes, dtype=np.int64)
+        self.ndefs = np.diff(np.r_[self.fstart, d]) - 1
+        files = np.repeat(np.arange(len(self.fstart), dtype=np.int64), self.ndefs + 1)
+        b.okey = (files * _RANK + (self.order - self.fstart[files])).tolist()
+
+    def defs_of(self, fid: int) -> list[int]:
+        """Builder numbers of file `fid`'s definitions, in the graph's order."""
+        b = self.builder
+        assert b is not None
+        if self.order is None:
+            end = b.file_nodes[fid + 1] if fid + 1 < len(b.file_nodes) else self.declared_nodes
+            return list(range(b.file_nodes[fid] + 1, end))
+        assert self.fstart is not None and self.ndefs is not None
+        at = int(self.fstart[fid]) + 1
+        return self.order[at : at + int(self.ndefs[fid])].tolist()
+
+    def graph_number(self, ids: np.ndarray) -> np.ndarray:
+        """Builder numbers -> graph numbers (-1: a dead or lazily made node)."""
+        if self.order is None:
+            return ids
+        assert self.canon is not None
+        if len(self.canon) < len(self.builder.nodes):  # type: ignore[union-attr]
+            grow = len(self.builder.nodes) - len(self.canon)  # type: ignore[union-attr]
+            self.canon = np.r_[self.canon, np.full(grow, -1, dtype=np.int64)]
+        return self.canon[ids]
+
+    # -- words ----------------------------------------------------------------------------
+
+    def set_tokens(self, fid: int, tokens: np.ndarray) -> None:
+        assert self.tokens is not None
+        if fid == len(self.tokens):
+            self.tokens.append(tokens)
+        else:
+            self.tokens[fid] = tokens
+            self.tok_changed.add(fid)
+
+    def files_using(self, words: set[str]) -> set[int]:
+        """The files whose words (`file_tokens`) include one of `words`."""
+        assert self.tokens is not None
+        if len(self.tok_changed) > 256 or (len(self.tok_hash) == 0 and self.tokens):
+            lens = np.fromiter(map(len, self.tokens), dtype=np.int64, count=len(self.tokens))
+            allh = np.concatenate(self.tokens) if self.tokens else np.zeros(0, dtype=np.int64)
+            allf = np.repeat(np.arange(len(self.tokens), dtype=np.int32), lens)
+            order = np.argsort(allh, kind="stable")
+            self.tok_hash, self.tok_file = allh[order], allf[order]
+            self.tok_changed = set()
+        hs = np.unique(np.array([_hash(w) for w in words], dtype=np.int64))
+        lo = np.searchsorted(self.tok_hash, hs, side="left")
+        hi = np.searchsorted(self.tok_hash, hs, side="right")
+        out: set[int] = set()
+        for a, z in zip(lo.tolist(), hi.tolist(), strict=True):
+            if z > a:
+                out.update(self.tok_file[a:z].tolist())
+        out -= self.tok_changed
+        out.update(f for f in self.tok_changed if np.isin(self.tokens[f], hs).any())
+        return out
+
+
+_RANK = 1 << 24  # okey: file * _RANK + rank of the node in its file (0: the file's node)
+_HASH_MASK = (1 << 63) - 1
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _hash(word: str) -> int:
+    return hash(word) & _HASH_MASK
+
+
+def file_tokens(ex: FileExtraction, family: str, text: str | None = None) -> np.ndarray:
+    """The words through which file `ex`'s resolution can depend on another file's
+    declarations: every identifier of its calls, references, imports, bases, aliases and
+    instances (and, for Python with source text, the receiver type names `receivers.scan`
+    finds), plus each call receiver's own name (`\\0w` + word, and `\\0s` + each suffix of 4+
+    letters: what `_names_class` compares with class names). As sorted unique hashes."""
+    words: set[str] = set()
+    find = _WORD.findall
+    recv: set[str] = set()
+    for c in ex.calls:
+        words.update(find(c.callee))
+        parts = _split_cached(c.callee)
+        if len(parts) > 1:
+            w = _receiver_word(parts[:-1])
+            if w:
+                recv.add(w)
+    for r in ex.references:
+        words.update(find(r.name))
+    for i in ex.imports:
+        words.update(find(i.module))
+        if i.name:
+            words.update(find(i.name))
+        if i.alias:
+            words.add(i.alias)
+    for d in ex.definitions:
+        for base in d.bases:
+            words.update(find(base))
+        for rhs in (alias_of(d, family), instance_of(d, family)):
+            if rhs:
+                words.update(find(rhs))
+    if text and family == "py":
+        for names in scan(text).values():
+            for n in names:
+                words.update(find(n))
+    for w in recv:
+        words.add("\0w" + w)
+        words.update("\0s" + w[i:] for i in range(len(w) - 3))
+    return np.unique(np.fromiter(map(_hash, words), dtype=np.int64, count=len(words)))
 
 
 def patch(
     memory: Memory, extraction, changed: list[str], sources: list[SourceFile] | None
 ) -> tuple[Any, list[bytes], list[bytes], str] | None:
-    """Apply body-only edits of `changed` to the remembered build: re-declare those files'
-    line numbers, imports and bodies in the kept builder, resolve them again, and assemble
-    what a full build would hold (`build.finish`'s input). None when a declaration changed
-    (or anything else a patch cannot follow): the caller builds normally."""
+    """Apply the edits of `changed` to the remembered build and assemble what a full build
+    would hold (`build.finish`'s input). A body-only edit re-declares the file's lines,
+    imports and body in the kept builder and resolves that file again. A declaration change
+    (a definition or import added, removed, renamed) declares the file again and resolves
+    it and every file whose names could now resolve differently (`_reach`). None when
+    anything else changed (a file added or removed, another language): the caller builds."""
     b = memory.builder
     assert b is not None and memory.log is not None
     arrays, _strings, _meta = memory.log
@@ -211,6 +345,7 @@ def patch(
     contents = [bytes(c) for c in arrays["content"].reshape(-1, 16)]
     signatures = [bytes(c) for c in arrays["signature"].reshape(-1, 16)]
     work: list[tuple[int, FileExtraction]] = []
+    declared: list[tuple[int, FileExtraction]] = []
     for path in changed:
         fid = fid_of.get(path)
         ex = extraction.get(path)
@@ -221,47 +356,84 @@ def patch(
         if not isinstance(ex, FileExtraction) or ex.language != b.languages[fid]:
             return None
         sig = declaration_signature(ex, b.scopes[fid].family)
-        if sig != signatures[fid]:
-            return None
         content = content_digest(ex, by_path.get(path))
-        if content != contents[fid]:
+        if sig != signatures[fid]:
+            if memory.tokens is None:
+                return None
+            signatures[fid] = sig
+            contents[fid] = content
+            declared.append((fid, ex))
+        elif content != contents[fid]:
             contents[fid] = content
             work.append((fid, ex))
-    work.sort(key=lambda w: w[0])
+    if memory.tokens is not None:
+        for fid, ex in work + declared:
+            text = _text(b, fid) if b.scopes[fid].family == "py" else None
+            memory.set_tokens(fid, file_tokens(ex, b.scopes[fid].family, text))
+    decl = [c.copy() for c in memory.decl]
+    old_log = tuple(arrays[k] for k in ("src", "target", "kind", "conf", "line"))
+    reach: set[int] = set()
+    if declared:
+        got = _declaration_patch(memory, decl, declared)
+        if got is None:
+            return None
+        reach, old_log = got
+    reach -= {fid for fid, _ in work}
+    todo = sorted([(fid, ex) for fid, ex in work] + [(fid, None) for fid in reach],
+                  key=lambda w: w[0])  # fmt: skip
     stats = arrays["stats"].reshape(-1, len(STAT_KEYS)).copy()
     new_rows: dict[int, tuple[np.ndarray, ...]] = {}
-    decl = [c.copy() for c in memory.decl]
     names_now = list(b.log_names)
-    for fid, ex in work:
-        if not _redeclare(b, memory, decl, fid, ex):
-            return None
+    for fid, ex in todo:
+        if ex is not None:
+            if not _redeclare(b, memory, decl, fid, ex):
+                return None
+        elif b.bodies[fid] is None:
+            other = extraction.get(b.paths[fid])
+            if not isinstance(other, FileExtraction):
+                return None
+            b.bodies[fid] = Body.of(other)
         before = [b.stats[k] for k in STAT_KEYS]
         lo = len(b.log)
         edges, b.edges = b.edges, type(b.edges)()
-        b._resolve_file(fid, [n for n in b.bases if b.nodes[n].file == fid])
+        b._resolve_file(fid, [n for n in memory.defs_of(fid) if n in b.bases])
         b.edges = edges
         b.bodies[fid] = None
         log = b.log
-        new_rows[fid] = tuple(
-            np.array(col[lo:], dtype=dt)
-            for col, dt in zip(
-                (log.src, log.dst, log.kind, log.conf, log.line), _DTYPES, strict=True
-            )
-        )
+        rows = [np.array(col[lo:], dtype=dt) for col, dt in
+                zip((log.src, log.dst, log.kind, log.conf, log.line), _DTYPES, strict=True)]  # fmt: skip
+        if memory.order is not None:
+            rows[0] = memory.graph_number(rows[0].astype(np.int64)).astype(np.int32)
+            t = rows[1].astype(np.int64)
+            pos = t >= 0
+            t[pos] = memory.graph_number(t[pos])
+            if (rows[0] < 0).any() or (t[pos] < 0).any():
+                return None  # an edge to a dead node: cannot happen, but never write one
+            rows[1] = t.astype(np.int32)
+        new_rows[fid] = tuple(rows)
         for col in (log.src, log.dst, log.kind, log.conf, log.line):
             del col[lo:]
         stats[fid] = [b.stats[k] - v for k, v in zip(STAT_KEYS, before, strict=True)]
         for k, v in zip(STAT_KEYS, before, strict=True):
             b.stats[k] = v
         names_now = list(b.log_names)
-    assembled = _assemble(b, memory, decl, new_rows, names_now, stats)
+    assembled = _assemble(b, memory, decl, new_rows, names_now, stats, old_log)
+    if assembled is None:
+        return None
     memory.decl = tuple(decl)
-    return (
-        assembled,
-        contents,
-        signatures,
-        (f"{len(work)} changed files resolved, {len(b.paths) - len(work)} kept in memory"),
-    )
+    note = f"{len(todo)} changed files resolved, {len(b.paths) - len(todo)} kept in memory"
+    if declared:
+        note += f" ({len(declared)} with declaration changes, {len(reach)} reached)"
+    return assembled, contents, signatures, note
+
+
+def _text(b: GraphBuilder, fid: int) -> str | None:
+    if b.types.read_text is None:
+        return None
+    try:
+        return b.types.read_text(b.paths[fid])
+    except OSError:
+        return None
 
 
 _DTYPES = (np.int32, np.int32, np.uint8, np.float64, np.int32)
@@ -271,19 +443,19 @@ def _redeclare(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int
                ex: FileExtraction) -> bool:  # fmt: skip
     """Refresh what `_declare_file` took from file `fid` beyond its declaration signature
     (lines of definitions and imports, the body) in the kept builder."""
-    fnode = b.file_nodes[fid]
-    end = b.file_nodes[fid + 1] if fid + 1 < len(b.file_nodes) else memory.declared_nodes
+    ids = memory.defs_of(fid)
     defs = sorted(ex.definitions, key=lambda d: (d.start_line, -d.end_line))
-    if len(defs) != end - fnode - 1:
+    if len(defs) != len(ids):
         return False
-    for node, d in zip(range(fnode + 1, end), defs, strict=True):
+    at = (int(memory.fstart[fid]) if memory.fstart is not None else b.file_nodes[fid]) + 1
+    for k, (node, d) in enumerate(zip(ids, defs, strict=True)):
         n = b.nodes[node]
         if n.qname != d.qualified_name or n.name != d.name:
             return False
         n.start, n.end = d.start_line, d.end_line
         if memory.columns is not None:
-            memory.columns["start"][node] = d.start_line
-            memory.columns["end"][node] = d.end_line
+            memory.columns["start"][at + k] = d.start_line
+            memory.columns["end"][at + k] = d.end_line
     # the declaration-phase CONTAINS rows of this file's definitions carry their lines
     lo, hi = np.searchsorted(memory.decl_file, [fid, fid + 1])
     if hi - lo != len(defs):
@@ -303,9 +475,295 @@ def _redeclare(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int
     scope.stars = stars
     b.bodies[fid] = Body.of(ex)
     b.types._lines = None
-    for node in range(fnode, end):
+    for node in ids:
         b.types._memo.pop(node, None)
+    b.types._memo.pop(b.file_nodes[fid], None)
     return True
+
+
+# -- declaration changes ------------------------------------------------------------------
+
+
+def _view(b: GraphBuilder, node: int) -> tuple:
+    """Everything another file's resolution can read of a definition node."""
+    n = b.nodes[node]
+    scope = b.scopes[n.file]
+    return (n.name, n.qname, n.def_kind, b.parent.get(node), tuple(b.bases.get(node, ())),
+            b.owner_name.get(node), node in b.props, tuple(b.alts.get(node, ())),
+            b.aliases.get(node), b.instances.get(node), scope.top.get(n.name) == node,
+            scope.defs.get(n.qname) == node, tuple(sorted(b.children.get(node, {}).items())),
+            node in b.methods.get(n.name, ()))  # fmt: skip
+
+
+def _import_view(scope) -> tuple[dict[str, tuple], list]:
+    last = {k: (v[-1][1].module, v[-1][1].name, v[-1][1].alias, v[-1][1].level)
+            for k, v in scope.imports.items()}  # fmt: skip
+    return last, [u for u, _ in scope.stars]
+
+
+def _direct_subclasses(b: GraphBuilder) -> dict[int, list[int]]:
+    if b._subclasses is None:
+        b.subclasses_of(-1)
+    assert b._subclasses is not None
+    return b._subclasses
+
+
+def _declaration_patch(memory: Memory, decl: list[np.ndarray],
+                       declared: list[tuple[int, FileExtraction]]):  # fmt: skip
+    """Declare files `declared` again in the kept builder (definitions that did not change
+    keep their nodes; removed ones die, added ones are appended), renumber the graph, and
+    return (the files to resolve again, the previous edge log in the new numbering), or None."""
+    b = memory.builder
+    assert b is not None and memory.log is not None
+    memory.numbering()
+    assert memory.order is not None and memory.fstart is not None and memory.ndefs is not None
+    old_sub = {k: list(v) for k, v in _direct_subclasses(b).items()}
+    old_touched = dict(b._touched)
+    old_order = memory.order
+    names: set[str] = set()
+    for fid, ex in declared:
+        if not _declare_again(b, memory, decl, fid, ex, names):
+            return None
+    # every memo may have read a changed declaration: resolution starts afresh (lazily)
+    b._memo.clear()
+    b._trans.clear()
+    b._unique_top.clear()
+    b._subclasses = None
+    b.types._lines = None
+    new_sub = _direct_subclasses(b)
+    reach = {fid for fid, _ in declared}
+    _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
+    _close_names(b, names)
+    reach |= memory.files_using(names)
+    for fid in reach:
+        b._touched.pop(fid, None)
+    # the previous edge log in the new numbering (rows of files not reached keep their edges)
+    canon = memory.graph_number(old_order)
+    arrays = memory.log[0]
+    src = canon[arrays["src"].astype(np.int64)]
+    target = arrays["target"].astype(np.int64)
+    pos = target >= 0
+    target[pos] = canon[target[pos]]
+    ptr = arrays["ptr"]
+    bad = np.flatnonzero((src < 0) | (pos & (target < 0)))
+    if len(bad):
+        owners = set((np.searchsorted(ptr, bad, side="right") - 1).tolist())
+        if not owners <= reach:
+            return None  # a kept file's edge to a removed definition: the reach is wrong
+    cols = (src.astype(np.int32), target.astype(np.int32), arrays["kind"], arrays["conf"],
+            arrays["line"])  # fmt: skip
+    return reach, cols
+
+
+def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int,
+                   ex: FileExtraction, names: set[str]) -> bool:  # fmt: skip
+    """Declare file `fid` again from `ex`; add to `names` every name whose meaning to
+    another file may have changed."""
+    assert memory.order is not None and memory.fstart is not None and memory.ndefs is not None
+    assert b.okey is not None
+    old_ids = memory.defs_of(fid)
+    old_views = {o: _view(b, o) for o in old_ids}
+    scope = b.scopes[fid]
+    old_imports, old_stars = _import_view(scope)
+    old_lists = {}
+    for o in old_ids:
+        nm = b.nodes[o].name
+        if nm not in old_lists:
+            mine = set(old_ids)
+            old_lists[nm] = ([x for x in b.by_name.get(nm, ()) if x in mine],
+                             [x for x in b.methods.get(nm, ()) if x in mine])  # fmt: skip
+    # forget the file's declarations
+    gone = set(old_ids)
+    for o in old_ids:
+        nm = b.nodes[o].name
+        for table in (b.by_name, b.methods):
+            lst = table.get(nm)
+            if lst is not None and o in lst:
+                lst.remove(o)
+                if not lst:
+                    del table[nm]
+        for table in (b.children, b.parent, b.bases, b.owner_name, b.alts, b.aliases,
+                      b.instances, b.types._memo):  # fmt: skip
+            table.pop(o, None)  # type: ignore[attr-defined]
+        b.props.discard(o)
+    b.types._memo.pop(b.file_nodes[fid], None)
+    # the definitions now: a definition whose qualified name is still there keeps its node
+    defs = sorted(ex.definitions, key=lambda d: (d.start_line, -d.end_line))
+    pool: dict[str, list[int]] = {}
+    for o in old_ids:
+        pool.setdefault(b.nodes[o].qname, []).append(o)
+    ids: list[int] = []
+    for rank, d in enumerate(defs, start=1):
+        got = pool.get(d.qualified_name)
+        if got:
+            node = got.pop(0)
+            n = b.nodes[node]
+            n.name, n.start, n.end, n.def_kind = d.name, d.start_line, d.end_line, d.kind
+        else:
+            node = b._node(Node(NodeKind.DEFINITION, d.name, d.qualified_name, fid,
+                                d.start_line, d.end_line, d.kind))  # fmt: skip
+        ids.append(node)
+        while len(b.okey) <= node:
+            b.okey.append(0)
+        b.okey[node] = fid * _RANK + rank
+    edges, b.edges = b.edges, type(b.edges)()
+    stars: list[tuple[int, str, int, int]] = []
+    b._declare_file(fid, b.paths[fid], ex, stars, ids)
+    rows = b.edges
+    b.edges = edges
+    scope = b.scopes[fid]
+    for _, module, level, line in stars:
+        scope.stars.append((b.index.resolve(fid, module, level)[0], line))
+    b.bodies[fid] = Body.of(ex)
+    # what changed for other files
+    new_ids = set(ids)
+    for node in gone | new_ids:
+        if node not in gone or node not in new_ids or old_views[node] != _view(b, node):
+            names.add(b.nodes[node].name)
+    for nm, (by_name, methods) in old_lists.items():
+        if ([x for x in b.by_name.get(nm, ()) if x in new_ids],
+                [x for x in b.methods.get(nm, ()) if x in new_ids]) != (by_name, methods):  # fmt: skip
+            names.add(nm)
+    new_imports, new_stars = _import_view(scope)
+    for local in old_imports.keys() | new_imports.keys():
+        if old_imports.get(local) != new_imports.get(local):
+            names.add(local)
+    if old_stars != new_stars:
+        exported = _exported(b, set(old_stars) | set(new_stars))
+        if exported is None:
+            return False
+        names |= exported
+    if scope.family == "js" and [b.nodes[o].name for o in old_ids if old_views[o][10]] != [
+        b.nodes[n].name for n in ids if scope.top.get(b.nodes[n].name) == n
+    ]:
+        names.add("default")  # `import X from './m'` takes a module's only top-level definition
+    # the graph's numbering: this file's segment replaced, the later files' moved
+    a = int(memory.fstart[fid]) + 1
+    old_n = int(memory.ndefs[fid])
+    prev_order = memory.order
+    new_arr = np.array(ids, dtype=np.int64)
+    memory.order = np.concatenate([prev_order[:a], new_arr, prev_order[a + old_n :]])
+    memory.fstart[fid + 1 :] += len(ids) - old_n
+    memory.ndefs[fid] = len(ids)
+    canon = np.full(len(b.nodes), -1, dtype=np.int64)  # builder numbers -> graph numbers
+    canon[memory.order] = np.arange(len(memory.order))
+    memory.canon = canon
+    memory.declared_nodes = len(memory.order)
+    old_map = canon[prev_order]  # graph numbers before -> after (-1: a removed definition)
+    # columns of the declared nodes, in the graph's order
+    from .build import node_columns
+
+    cols = memory.columns
+    if cols is not None:
+        new_cols = node_columns([b.nodes[i] for i in ids])
+        for k, v in cols.items():
+            if isinstance(v, np.ndarray):
+                cols[k] = np.concatenate([v[:a], new_cols[k], v[a + old_n :]])
+            else:
+                v[a : a + old_n] = new_cols[k]
+        if memory.packed is not None:
+            for k, (blob, off) in list(memory.packed.items()):
+                nb, no = store.pack_strings(new_cols[k])
+                lo_b, hi_b = int(off[a]), int(off[a + old_n])
+                memory.packed[k] = (
+                    np.concatenate([blob[:lo_b], nb, blob[hi_b:]]),
+                    np.concatenate(
+                        [off[:a], no[:-1] + lo_b, off[a + old_n :] - hi_b + lo_b + no[-1]]
+                    ),
+                )
+    # declaration rows: this file's made again, every row renumbered
+    lo, hi = (int(x) for x in np.searchsorted(memory.decl_file, [fid, fid + 1]))
+    mine = [np.array(c, dtype=dt) for c, dt in
+            zip((rows.src, rows.dst, rows.kind, rows.conf, rows.line), _DTYPES, strict=True)]  # fmt: skip
+    mine[0] = canon[mine[0].astype(np.int64)].astype(np.int32)
+    mine[1] = canon[mine[1].astype(np.int64)].astype(np.int32)
+    for i in range(5):
+        c = decl[i]
+        if i < 2:
+            c = old_map[c.astype(np.int64)].astype(np.int32)
+        decl[i] = np.concatenate([c[:lo], mine[i], c[hi:]])
+    memory.decl_file = np.concatenate([memory.decl_file[:lo],
+                                       np.full(len(mine[0]), fid, dtype=np.int32),
+                                       memory.decl_file[hi:]])  # fmt: skip
+    return True
+
+
+def _exported(b: GraphBuilder, units: set) -> set[str] | None:
+    """Every name `lookup_in_unit` can find in `units` (through their star imports too)."""
+    out: set[str] = set()
+    todo = [u for u in units if u is not None]
+    seen = set(todo)
+    while todo:
+        unit = todo.pop()
+        for f in b.index.units.get(unit, []):
+            out.update(b.scopes[f].top)
+            out.update(b.scopes[f].imports)
+            for star, _ in b.scopes[f].stars:
+                if star is not None and star not in seen:
+                    seen.add(star)
+                    todo.append(star)
+        if len(out) > 200_000:
+            return None
+    return out
+
+
+def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
+                 old_touched: dict, names: set[str], reach: set[int]) -> None:  # fmt: skip
+    """Classes whose bases resolve differently: their subclasses' (inclusive) names and
+    members may now mean something else (a method found through another base), their files
+    are read again, and so are the files whose candidate evidence (`_evidence`,
+    `_names_class`) reads the changed subclass sets."""
+    old_e = {(c, p) for p, cs in old_sub.items() for c in cs}
+    new_e = {(c, p) for p, cs in new_sub.items() for c in cs}
+    changed = old_e ^ new_e
+    if not changed:
+        return
+    down: set[int] = set()
+    todo = [c for c, _ in changed]
+    while todo:
+        x = todo.pop()
+        if x in down:
+            continue
+        down.add(x)
+        todo.extend(old_sub.get(x, ()))
+        todo.extend(new_sub.get(x, ()))
+    units = set()
+    words: set[str] = set()
+    for x in down:
+        n = b.nodes[x]
+        names.add(n.name)
+        names.update(b.children.get(x, {}))
+        reach.add(n.file)
+        units.add(b.index.unit_of_file[n.file])
+        for w in _class_words(n.name):
+            words.update("\0w" + w[i:] for i in range(len(w) - 2))
+            if len(w) >= 4:
+                words.add("\0s" + w)
+    reach.update(f for f, t in old_touched.items() if not t.isdisjoint(units))
+    reach |= memory.files_using(words)
+
+
+def _close_names(b: GraphBuilder, names: set[str]) -> None:
+    """Names that take their meaning from a changed name: an import's local name (a
+    re-export, `from .x import f as g`), an alias variable (`g = x.f`), an instance
+    (`inst = Cls()`)."""
+    follows: dict[str, set[str]] = {}
+    find = _WORD.findall
+    for scope in b.scopes:
+        for local, specs in scope.imports.items():
+            imp = specs[-1][1]
+            for w in find(imp.module) + ([imp.name] if imp.name else []):
+                follows.setdefault(w, set()).add(local)
+    for table in (b.aliases, b.instances):
+        for node, rhs in table.items():
+            for w in find(rhs):
+                follows.setdefault(w, set()).add(b.nodes[node].name)
+    todo = list(names)
+    while todo:
+        for nxt in follows.get(todo.pop(), ()):
+            if nxt not in names:
+                names.add(nxt)
+                todo.append(nxt)
 
 
 class _Rows:
@@ -329,7 +787,7 @@ class _Assembled:
 
 def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
               new_rows: dict[int, tuple[np.ndarray, ...]], names_now: list[str],
-              stats: np.ndarray) -> _Assembled:  # fmt: skip
+              stats: np.ndarray, old_cols: tuple[np.ndarray, ...]) -> _Assembled:  # fmt: skip
     """What a full build holds after `resolve_all`, from the remembered log with the rows of
     the changed files replaced: the log's external / module names numbered in order of first
     appearance (as `emit` and `replay` number them), their nodes after the declared ones, and
@@ -345,7 +803,6 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
             cid_of[t] = len(tags)
             tags.append(t)
     now_cid = np.array([cid_of[t] for t in names_now] or [0], dtype=np.int64)
-    old_cols = tuple(arrays[k] for k in ("src", "target", "kind", "conf", "line"))
     pieces: list[tuple[np.ndarray, ...]] = []
     cids: list[np.ndarray] = []
     lengths = np.diff(ptr).copy()
@@ -382,7 +839,13 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
     dst = cols[1].astype(np.int64)
     dst[neg] = d + idx
     # the nodes made on first use, and a module node's CONTAINS edges to its files
-    nodes = list(b.nodes[:d])
+    file_nodes = memory.fstart.tolist() if memory.fstart is not None else b.file_nodes
+    if memory.columns is not None:
+        nodes: list = [None] * d  # only counted: the declared nodes' columns are kept
+    elif memory.order is not None:
+        nodes = [b.nodes[i] for i in memory.order.tolist()]
+    else:
+        nodes = list(b.nodes[:d])
     ext_nodes: dict[str, int] = {}
     unit_nodes: dict[str, int] = {}
     ins_at: list[int] = []
@@ -399,7 +862,7 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
             for f in files:
                 ins_at.append(int(first_row[k]))
                 ins_src.append(d + k)
-                ins_dst.append(b.file_nodes[f])
+                ins_dst.append(file_nodes[f])
         else:
             nodes.append(Node(NodeKind.EXTERNAL, name.rsplit(".", 1)[-1], name))
             ext_nodes[name] = d + k
@@ -438,7 +901,7 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
     totals = stats.sum(axis=0).tolist() if len(stats) else [0] * len(STAT_KEYS)
     return _Assembled(
         floor=b.floor, paths=b.paths, languages=b.languages, index=b.index, nodes=nodes,
-        edges=edges, ext_nodes=ext_nodes, unit_nodes=unit_nodes, file_nodes=b.file_nodes,
+        edges=edges, ext_nodes=ext_nodes, unit_nodes=unit_nodes, file_nodes=file_nodes,
         stats=dict(zip(STAT_KEYS, (int(v) for v in totals), strict=True)), log=_Rows(tuple(cols)),
         log_ptr=log_ptr, log_names=names, file_stats=stats, node_columns=columns,
         global_cache=memory.global_cache,

@@ -16,6 +16,7 @@ builtin) becomes an external node; nothing is silently dropped.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import functools
 import re
@@ -221,6 +222,9 @@ class GraphBuilder:
         self._cand_sets: dict[tuple, list] = {}  # per file: ranked candidates of a method name
         self._caller_free: set[str] | None = None
         self._unique_top: dict[str, int | None] = {}
+        # a node's place in the graph's numbering when a kept builder's differs (see
+        # `incremental.patch`: definitions added or removed keep the other nodes' numbers)
+        self.okey: list[int] | None = None
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         # the edge log (see incremental.py): columns of every `emit`, a pointer per file;
         # a target is a node id, or -1 - i for log_names[i] ("u:<unit>" or "x:<external>")
@@ -358,31 +362,46 @@ class GraphBuilder:
             self.scopes[fid].stars.append((unit_key, line))
 
     def _declare_file(
-        self, fid: int, path: str, ex: FileExtraction, stars: list[tuple[int, str, int, int]]
+        self,
+        fid: int,
+        path: str,
+        ex: FileExtraction,
+        stars: list[tuple[int, str, int, int]],
+        ids: list[int] | None = None,
     ) -> None:
-        fnode = self._node(Node(NodeKind.FILE, path.rsplit("/", 1)[-1], path, fid, 1, 0))
-        self.file_nodes.append(fnode)
+        """Declare file `fid`'s definitions and imports. `ids`: the file is declared again in
+        a kept builder (`incremental.patch`), its definitions' nodes already made (their
+        numbers, in order of (start, -end)); lists of nodes stay in the order of `okey`."""
         unit = self.index.unit_of_file[fid]
         scope = FileScope(fid, unit, unit.split(":", 1)[0])
-        self.scopes.append(scope)
+        if ids is None:
+            fnode = self._node(Node(NodeKind.FILE, path.rsplit("/", 1)[-1], path, fid, 1, 0))
+            self.file_nodes.append(fnode)
+            self.scopes.append(scope)
+        else:
+            fnode = self.file_nodes[fid]
+            self.scopes[fid] = scope
         defs = sorted(ex.definitions, key=lambda d: (d.start_line, -d.end_line))
         decorated = _decorated(ex, scope.family)
-        for d in defs:
-            node = self._node(
-                Node(
-                    NodeKind.DEFINITION,
-                    d.name,
-                    d.qualified_name,
-                    fid,
-                    d.start_line,
-                    d.end_line,
-                    d.kind,
+        for i, d in enumerate(defs):
+            if ids is None:
+                node = self._node(
+                    Node(
+                        NodeKind.DEFINITION,
+                        d.name,
+                        d.qualified_name,
+                        fid,
+                        d.start_line,
+                        d.end_line,
+                        d.kind,
+                    )
                 )
-            )
+            else:
+                node = ids[i]
             first = scope.defs.setdefault(d.qualified_name, node)
             if first != node:  # redefined (if/else, try/except, a getter and its setter)
                 self.alts.setdefault(first, []).append(node)
-            self.by_name.setdefault(d.name, []).append(node)
+            self._add_ordered(self.by_name.setdefault(d.name, []), node)
             if d.bases:
                 self.bases[node] = list(d.bases)
             rhs = alias_of(d, scope.family)
@@ -411,7 +430,7 @@ class GraphBuilder:
             if (self._is_method(d, parent) or (owner and parent is None)) and (
                 node not in self.methods.get(d.name, ())
             ):  # a redefinition (a property's setter) is one candidate, not two
-                self.methods.setdefault(d.name, []).append(node)
+                self._add_ordered(self.methods.setdefault(d.name, []), node)
         for imp in ex.imports:
             if imp.name == "*" and not imp.alias:
                 stars.append((fid, imp.module, imp.level, imp.line))  # resolved in `declare`
@@ -420,6 +439,15 @@ class GraphBuilder:
             if local:
                 scope.imports.setdefault(local, []).append((imp.line, imp))
         scope.imports = {k: sorted(v, key=lambda x: x[0]) for k, v in scope.imports.items()}
+
+    def _add_ordered(self, nodes: list[int], node: int) -> None:
+        """Append `node`; in a kept builder whose numbering is no longer the graph's
+        (`okey`: a node's (file, rank) as one number), insert it where the graph's order puts it."""
+        okey = self.okey
+        if okey is None or not nodes or okey[nodes[-1]] < okey[node]:
+            nodes.append(node)
+        else:
+            bisect.insort(nodes, node, key=okey.__getitem__)
 
     def _is_method(self, d: Definition, parent: int | None) -> bool:
         if d.kind == "method":
@@ -962,7 +990,7 @@ class GraphBuilder:
         """`cls` and its transitive subclasses in the repository (bounded)."""
         if self._subclasses is None:
             direct: dict[int, list[int]] = {}
-            for node in sorted(self.bases):
+            for node in sorted(self.bases, key=self.okey.__getitem__ if self.okey else None):
                 for base in self.resolved_bases(node):
                     direct.setdefault(base, []).append(node)
             self._subclasses = direct
