@@ -29,6 +29,12 @@ const MAX_SET: usize = 32;
 /// Classes up to this many characters are expanded (16: a hex digit, `[0-9a-f]`).
 const MAX_CLASS: usize = 16;
 const MAX_NODES: usize = 4096;
+/// Enumerate a class's members (to fold them) only up to this many code points: `(?i)[0-9a-f]`
+/// has 22, 16 once folded.
+const MAX_CLASS_ENUM: usize = 64;
+/// A window of three single-byte positions in a concatenation becomes an OR of trigrams when
+/// it has at most this many (`[0-9a-f][0-9a-f]-`: 256).
+const MAX_WINDOW: usize = 256;
 
 impl Query {
     pub fn and(self, other: Query) -> Query {
@@ -217,7 +223,9 @@ fn alternate(x: Info, y: Info) -> Info {
     }
 }
 
-fn class(c: &Class) -> Info {
+/// The folded strings a class matches, or `None` when it has more than [`MAX_CLASS`] of them
+/// (counted after folding: `(?i)[0-9a-f]` is 16 strings).
+fn class_set(c: &Class) -> Option<Set> {
     let mut set = Set::new();
     match c {
         Class::Unicode(u) => {
@@ -226,8 +234,8 @@ fn class(c: &Class) -> Info {
                 .iter()
                 .map(|r| u64::from(r.end()) - u64::from(r.start()) + 1)
                 .sum();
-            if total as usize > MAX_CLASS {
-                return any();
+            if total as usize > MAX_CLASS_ENUM {
+                return None;
             }
             for r in u.ranges() {
                 for ch in r.start()..=r.end() {
@@ -242,8 +250,8 @@ fn class(c: &Class) -> Info {
                 .iter()
                 .map(|r| usize::from(r.end()) - usize::from(r.start()) + 1)
                 .sum();
-            if total > MAX_CLASS {
-                return any();
+            if total > MAX_CLASS_ENUM {
+                return None;
             }
             for r in b.ranges() {
                 for byte in r.start()..=r.end() {
@@ -252,7 +260,120 @@ fn class(c: &Class) -> Info {
             }
         }
     }
-    exact(set)
+    (set.len() <= MAX_CLASS).then_some(set)
+}
+
+fn class(c: &Class) -> Info {
+    class_set(c).map_or_else(any, exact)
+}
+
+/// One position of a concatenation seen as a sequence of bytes: the folded bytes it may hold,
+/// or `Gap` (something of unknown length or a non-byte class: no window spans it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pos {
+    Bytes(Vec<u8>),
+    Gap,
+}
+
+/// The single-byte set of `hir` when it matches exactly one byte from a small class.
+fn one_byte(hir: &Hir) -> Option<Vec<u8>> {
+    match hir.kind() {
+        HirKind::Literal(lit) if lit.0.len() == 1 => Some(vec![ngram::fold(lit.0[0])]),
+        HirKind::Class(c) => {
+            let set = class_set(c)?;
+            set.iter()
+                .map(|s| (s.len() == 1).then(|| s[0]))
+                .collect::<Option<Vec<u8>>>()
+        }
+        HirKind::Capture(cap) => one_byte(&cap.sub),
+        _ => None,
+    }
+}
+
+/// Append the positions of `hir` to `out` (see [`Pos`]). Zero-width assertions add nothing
+/// (the bytes around them are still adjacent); `x{n,m}` of a one-byte `x` is `n` copies when
+/// `n == m <= 4`, else its first and last `min(n, 2)` copies around a gap (every match starts
+/// and ends with them).
+fn positions(hir: &Hir, out: &mut Vec<Pos>) {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => {}
+        HirKind::Literal(lit) => {
+            out.extend(lit.0.iter().map(|&b| Pos::Bytes(vec![ngram::fold(b)])))
+        }
+        HirKind::Class(_) => out.push(one_byte(hir).map_or(Pos::Gap, Pos::Bytes)),
+        HirKind::Capture(cap) => positions(&cap.sub, out),
+        HirKind::Concat(subs) => subs.iter().for_each(|s| positions(s, out)),
+        HirKind::Repetition(rep) => match one_byte(&rep.sub) {
+            Some(set) if rep.max == Some(rep.min) && rep.min <= 4 => {
+                out.extend((0..rep.min).map(|_| Pos::Bytes(set.clone())));
+            }
+            Some(set) if rep.min >= 1 => {
+                let edge = rep.min.min(2);
+                out.extend((0..edge).map(|_| Pos::Bytes(set.clone())));
+                out.push(Pos::Gap);
+                out.extend((0..edge).map(|_| Pos::Bytes(set.clone())));
+            }
+            _ => out.push(Pos::Gap),
+        },
+        HirKind::Alternation(_) => out.push(Pos::Gap),
+    }
+}
+
+/// Trigrams across runs of small classes (codesearch's cross products, bounded): every window
+/// of three byte positions with more than [`MAX_EXACT`] and at most [`MAX_WINDOW`] folded
+/// trigrams becomes an OR of them, and the windows are ANDed. `[0-9a-f]{8}-[0-9a-f]{4}`: the
+/// exact sets give up inside the hex runs (16^2 > 32 strings), which leaves one junction
+/// (`h-h`); the windows add `hh-` and `-hh`. Smaller windows are left to the exact sets
+/// (which see whole literals, with the follow-mask chain), literal runs to `Lit`.
+fn windows(subs: &[Hir]) -> Query {
+    let mut pos = Vec::new();
+    for s in subs {
+        positions(s, &mut pos);
+    }
+    let mut q = Query::All;
+    for w in pos.windows(3) {
+        let (Pos::Bytes(a), Pos::Bytes(b), Pos::Bytes(c)) = (&w[0], &w[1], &w[2]) else {
+            continue;
+        };
+        let n = a.len() * b.len() * c.len();
+        if n <= MAX_EXACT || n > MAX_WINDOW {
+            continue;
+        }
+        let mut alts: Set = Set::new();
+        for &x in a {
+            for &y in b {
+                for &z in c {
+                    alts.insert(vec![x, y, z]);
+                }
+            }
+        }
+        q = q.and(
+            alts.iter()
+                .fold(Query::None, |q, s| q.or(Query::literal(s))),
+        );
+    }
+    q
+}
+
+/// `q` with identical AND operands dropped (a window may repeat a junction's OR).
+fn dedup(q: Query) -> Query {
+    match q {
+        Query::And(parts) => {
+            let mut out: Vec<Query> = Vec::with_capacity(parts.len());
+            for p in parts.into_iter().map(dedup) {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+            if out.len() == 1 {
+                out.pop().unwrap_or(Query::All)
+            } else {
+                Query::And(out)
+            }
+        }
+        Query::Or(parts) => Query::Or(parts.into_iter().map(dedup).collect()),
+        q => q,
+    }
 }
 
 fn info(hir: &Hir) -> Info {
@@ -280,11 +401,15 @@ fn info(hir: &Hir) -> Info {
                 }
             }
         }
-        HirKind::Concat(subs) => subs
-            .iter()
-            .map(info)
-            .reduce(concat)
-            .unwrap_or_else(|| exact(set_of(b""))),
+        HirKind::Concat(subs) => {
+            let mut info = subs
+                .iter()
+                .map(info)
+                .reduce(concat)
+                .unwrap_or_else(|| exact(set_of(b"")));
+            info.query = info.query.and(windows(subs));
+            info
+        }
         HirKind::Alternation(subs) => subs
             .iter()
             .map(info)
@@ -295,7 +420,7 @@ fn info(hir: &Hir) -> Info {
 
 /// The trigram query every match of `hir` satisfies (in case-folded trigram space).
 pub fn plan(hir: &Hir) -> Query {
-    let q = inexact(info(hir)).query;
+    let q = dedup(inexact(info(hir)).query);
     if q.nodes() > MAX_NODES {
         Query::All
     } else {
@@ -346,13 +471,90 @@ mod tests {
         assert_eq!(q("ab[cd]"), Query::Or(vec![tri("abc"), tri("abd")]));
     }
 
+    fn ors(q: &Query) -> Vec<usize> {
+        match q {
+            Query::And(v) => v.iter().flat_map(ors).collect(),
+            Query::Or(v) => vec![v.len()],
+            _ => vec![],
+        }
+    }
+
     #[test]
     fn hex_digit_class_expands() {
-        // 16 characters: the trigrams across the dash are a filter, not "everything".
+        // 16 characters: the trigrams across the dash (`hh-`, `h-h`, `-hh`, 256 each) are a
+        // filter, not "everything"; case-insensitive folds to the same 16.
         let plan = q("[0-9a-f]{8}-[0-9a-f]{4}");
-        assert!(matches!(&plan, Query::Or(v) if v.len() == 256), "{plan:?}");
+        assert_eq!(ors(&plan), vec![256, 256, 256], "{plan:?}");
+        assert_eq!(q("(?i)[0-9a-f]{8}-[0-9a-f]{4}"), plan);
+        assert_eq!(q("[0-9a-f]{2,}-[0-9a-f]{2,9}"), plan);
+        // One hex digit before the dash may be all there is: no `hh-`.
+        assert_eq!(ors(&q("[0-9a-f]+-[0-9a-f]{2,}")), vec![256, 256]);
         assert_eq!(q("[a-z]-[a-z]"), Query::All);
     }
+
+    #[test]
+    fn windows_across_captures_and_fixed_repeats() {
+        // `x[0-9]{2}y` keeps its exact strings (100 > 32: the windows `x00`.. and `00y`..).
+        let plan = q("x([0-9]{2})y");
+        assert_eq!(ors(&plan), vec![100, 100], "{plan:?}");
+        // A gap (an unbounded class) cuts the windows.
+        assert_eq!(q("[0-9]{2}\\w+[0-9]{2}"), Query::All);
+    }
+
+    /// Whether the folded `doc` satisfies `q`, reading `Lit(s)` as "contains `s`": the
+    /// strongest reading the planner promises, so a dropped alternative shows.
+    fn holds(q: &Query, doc: &[u8]) -> bool {
+        match q {
+            Query::All => true,
+            Query::None => false,
+            Query::Tri(t) => doc.windows(3).any(|w| ngram::pack(w[0], w[1], w[2]) == *t),
+            Query::Lit(s) => doc.windows(s.len()).any(|w| w == s.as_slice()),
+            Query::And(v) => v.iter().all(|p| holds(p, doc)),
+            Query::Or(v) => v.iter().any(|p| holds(p, doc)),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Every string a pattern matches satisfies its plan (soundness of the class
+        /// expansion and the windows, including every alternative of every window).
+        #[test]
+        fn plan_holds_for_matching_text(
+            which in 0usize..PATTERNS.len(),
+            seed in "[0-9a-fA-F\\-x_ ]{0,40}",
+        ) {
+            let pattern = PATTERNS[which];
+            let gen = proptest::string::string_regex(GENERATORS[which]).expect("generator");
+            let mut runner = proptest::test_runner::TestRunner::deterministic();
+            let re = regex::bytes::Regex::new(pattern).expect("pattern");
+            let plan = q(pattern);
+            for _ in 0..32 {
+                let text = proptest::strategy::ValueTree::current(
+                    &proptest::strategy::Strategy::new_tree(&gen, &mut runner).expect("tree"),
+                );
+                let doc = format!("{seed}{text}{seed}");
+                proptest::prop_assert!(re.is_match(doc.as_bytes()), "{doc:?}");
+                proptest::prop_assert!(holds(&plan, &fold(doc.as_bytes())), "{pattern} {doc:?}");
+            }
+        }
+    }
+
+    const PATTERNS: [&str; 5] = [
+        "[0-9a-f]{8}-[0-9a-f]{4}",
+        "(?i)[0-9a-f]{8}-[0-9a-f]{4}",
+        "x([0-9]{2})y",
+        "[0-9a-f]+-[0-9a-f]{2,}",
+        "(?i)[ab][0-9a-f]{2}[:-][0-9]k",
+    ];
+    /// Strings each pattern matches (ASCII only, so that the generator stays simple).
+    const GENERATORS: [&str; 5] = [
+        "[0-9a-f]{8}-[0-9a-f]{4}",
+        "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}",
+        "x[0-9]{2}y",
+        "[0-9a-f]{1,6}-[0-9a-f]{2,6}",
+        "[abAB][0-9a-fA-F]{2}[:-][0-9][kK]",
+    ];
 
     #[test]
     fn dot_star_is_all() {

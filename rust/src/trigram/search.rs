@@ -23,6 +23,8 @@ pub const MAX_LINE_TEXT: usize = 1024;
 const SMALL_CANDIDATES: usize = 16;
 /// Below this many, a literal's planning stops once a list removes under 5% of them.
 const FEW_CANDIDATES: usize = 64;
+/// An OR of more parts than this collects its documents in a bitmap.
+const OR_BITMAP_PARTS: usize = 16;
 /// Files-only and few-lines questions (`count_all: false`, at most this many lines per file)
 /// stop decoding a file once its lines are found.
 const STREAMING_MAX_LINES: usize = 32;
@@ -233,6 +235,33 @@ fn segment_candidates(seg: &Segment, q: &Query, exhaustive: bool) -> CoreResult<
                 }
             }
             acc
+        }
+        Query::Or(parts) if parts.len() > OR_BITMAP_PARTS => {
+            // Many alternatives (a class window's 256 trigrams): one bitmap instead of a
+            // union per list.
+            let n = seg.n_docs() as usize;
+            let mut bits = vec![0u64; n.div_ceil(64)];
+            for p in parts {
+                match segment_candidates(seg, p, exhaustive)? {
+                    None => return Ok(None),
+                    Some(docs) => {
+                        for d in docs {
+                            if let Some(w) = bits.get_mut(d as usize / 64) {
+                                *w |= 1 << (d % 64);
+                            }
+                        }
+                    }
+                }
+            }
+            let mut acc = Vec::new();
+            for (i, &w) in bits.iter().enumerate() {
+                let mut w = w;
+                while w != 0 {
+                    acc.push((i * 64) as u32 + w.trailing_zeros());
+                    w &= w - 1;
+                }
+            }
+            Some(acc)
         }
         Query::Or(parts) => {
             let mut acc = Vec::new();
