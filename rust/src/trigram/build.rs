@@ -84,6 +84,8 @@ struct Prepared {
     crc: u32,
     raw_len: u32,
     trigrams: Vec<u32>,
+    /// Block filters (documents of at least `format::BLOCK_MIN_DOC` bytes).
+    blocks: Vec<u8>,
 }
 
 /// Per-thread scratch: the zstd compressor (when used) and the trigram dedup bitmap.
@@ -142,6 +144,11 @@ fn prepare(
     let (compressed, codec) = compress(&bytes, level, scratch)?;
     let mut trigrams = Vec::new();
     scratch.seen.distinct(&bytes, &mut trigrams);
+    let mut blocks = Vec::new();
+    if raw_len >= format::BLOCK_MIN_DOC {
+        blocks.reserve(format::filter_blocks(raw_len) * format::BLOCK_FILTER_BYTES);
+        ngram::block_filters(&bytes, &mut blocks);
+    }
     // The stored block's checksum (format 4): checked before any decoding.
     let crc = crc32fast::hash(&compressed);
     Ok(Prepared {
@@ -150,6 +157,7 @@ fn prepare(
         crc,
         raw_len,
         trigrams,
+        blocks,
     })
 }
 
@@ -316,6 +324,7 @@ pub fn build_cancellable(
     let mut paths: Vec<u8> = Vec::new();
     let mut chunks: Vec<u8> = Vec::new();
     let mut chunk_ids: Vec<u8> = Vec::new();
+    let mut blocks: Vec<u8> = Vec::new();
 
     let level = opts.zstd_level;
     let run_batch = |batch: &[BuildInput]| -> Vec<Result<Prepared, SkipReason>> {
@@ -348,6 +357,7 @@ pub fn build_cancellable(
                     };
                     let doc = report.docs;
                     postings.add(doc, &prep.trigrams);
+                    blocks.extend_from_slice(&prep.blocks);
                     content
                         .write_all(&prep.compressed)
                         .map_err(io_err(&content_path))?;
@@ -412,7 +422,7 @@ pub fn build_cancellable(
     drop(postings);
 
     let sections_data: [&[u8]; format::SECTIONS] =
-        [&paths, &docs, &table, &blob, &chunks, &chunk_ids];
+        [&paths, &docs, &table, &blob, &chunks, &chunk_ids, &blocks];
     let mut sections = [(0u64, 0u64, 0u32); format::SECTIONS];
     let mut off = format::HEADER_LEN as u64;
     for (i, data) in sections_data.iter().enumerate() {

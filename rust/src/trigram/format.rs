@@ -20,6 +20,10 @@
 //!            bit-packed in blocks of 128 (see `postings::encode`)
 //!   CHUNKS   n_chunks x CHUNK_LEN: start_line u32, end_line u32, id_off u32, id_len u32
 //!   CHUNKIDS concatenated chunk ids
+//!   BLOCKS   for every document of at least BLOCK_MIN_DOC bytes, in document order:
+//!            ceil(raw_len / BLOCK) one-hash Bloom filters of BLOCK_FILTER_BYTES each, the
+//!            trigrams starting in [b * BLOCK, (b + 1) * BLOCK + BLOCK_OVERLAP) of block b
+//!            (see `ngram::block_filters`)
 //! content.bin: magic "MGVTRCON", version u32, reserved u32, build_id u64, then blocks
 //! ```
 //!
@@ -33,6 +37,9 @@
 //! (compressed) block instead of the decompressed bytes: checked before decoding, so a
 //! damaged block never reaches the decoder, and a search that needs only a document's first
 //! matching lines can stop decoding there (`lz4::Lz4Decoder`); it also hashes 0.4x the bytes.
+//! 5 — per-block trigram filters for large documents (`BLOCKS`): a literal must have all its
+//! trigrams in one block, which document-level postings cannot see (a phrase of common words
+//! in large files).
 
 use std::path::Path;
 
@@ -40,7 +47,7 @@ use crate::error::CoreError;
 
 pub const MAGIC: &[u8; 8] = b"MGVTRIDX";
 pub const CONTENT_MAGIC: &[u8; 8] = b"MGVTRCON";
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 pub const INDEX_FILE: &str = "trigram.idx";
 pub const CONTENT_FILE: &str = "content.bin";
 
@@ -50,7 +57,26 @@ pub const SEC_TRIGRAMS: usize = 2;
 pub const SEC_POSTINGS: usize = 3;
 pub const SEC_CHUNKS: usize = 4;
 pub const SEC_CHUNKIDS: usize = 5;
-pub const SECTIONS: usize = 6;
+pub const SEC_BLOCKS: usize = 6;
+pub const SECTIONS: usize = 7;
+
+/// Documents of at least this many bytes get per-block trigram filters.
+pub const BLOCK_MIN_DOC: u32 = 64 << 10;
+/// Bytes of content per filter block, and how far a block's trigrams reach into the next one
+/// (a literal of up to `BLOCK_OVERLAP + 2` bytes lies wholly in some block's range).
+pub const BLOCK: usize = 8 << 10;
+pub const BLOCK_OVERLAP: usize = 64;
+/// Bytes per block filter (a third of a bit per content byte).
+pub const BLOCK_FILTER_BYTES: usize = 320;
+
+/// Filter blocks of a document of `raw_len` bytes (0 below [`BLOCK_MIN_DOC`]).
+pub fn filter_blocks(raw_len: u32) -> usize {
+    if raw_len < BLOCK_MIN_DOC {
+        0
+    } else {
+        (raw_len as usize).div_ceil(BLOCK)
+    }
+}
 
 pub const FIXED_LEN: usize = 8 + 4 * 4 + 8 + 8;
 pub const SECTION_ENTRY_LEN: usize = 24;

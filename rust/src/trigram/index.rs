@@ -36,6 +36,8 @@ pub struct Segment {
     idx: Mmap,
     content: Mmap,
     header: Header,
+    /// Per document, the index of its first block filter in `SEC_BLOCKS`, or `u32::MAX`.
+    block_first: Vec<u32>,
 }
 
 fn map(path: &Path) -> CoreResult<Mmap> {
@@ -60,13 +62,14 @@ impl Segment {
         let header = Header::decode(idx_path, &idx)?;
         let content = map(content_path)?;
         format::check_content_header(content_path, &content, header.build_id)?;
-        let seg = Segment {
+        let mut seg = Segment {
             idx_path: idx_path.to_path_buf(),
             idx,
             content,
             header,
+            block_first: Vec::new(),
         };
-        seg.validate()?;
+        seg.block_first = seg.validate()?;
         Ok(seg)
     }
 
@@ -81,7 +84,9 @@ impl Segment {
         self.header.build_id
     }
 
-    fn validate(&self) -> CoreResult<()> {
+    /// Check every section's checksum and every document's references; returns each
+    /// document's first block filter (the filters must fill `SEC_BLOCKS` exactly).
+    fn validate(&self) -> CoreResult<Vec<u32>> {
         for i in 0..format::SECTIONS {
             let (_, _, crc) = self.header.sections[i];
             if crc32fast::hash(self.section(i)) != crc {
@@ -90,6 +95,8 @@ impl Segment {
         }
         let paths_len = self.section(format::SEC_PATHS).len() as u64;
         let content_len = self.content.len() as u64;
+        let mut block_first = Vec::with_capacity(self.header.n_docs as usize);
+        let mut n_blocks = 0u64;
         for d in 0..self.header.n_docs {
             let (po, pl) = self.path_range(d);
             let e = self.doc(d);
@@ -101,8 +108,35 @@ impl Segment {
             {
                 return Err(self.corrupt(format!("document {d} points outside its sections")));
             }
+            let nb = format::filter_blocks(e.raw_len) as u64;
+            block_first.push(if nb == 0 {
+                u32::MAX
+            } else {
+                u32::try_from(n_blocks).unwrap_or(u32::MAX - 1)
+            });
+            n_blocks += nb;
         }
-        Ok(())
+        let want = n_blocks * format::BLOCK_FILTER_BYTES as u64;
+        if self.section(format::SEC_BLOCKS).len() as u64 != want {
+            return Err(self.corrupt(format!(
+                "block filters are {} bytes, the documents need {want}",
+                self.section(format::SEC_BLOCKS).len()
+            )));
+        }
+        Ok(block_first)
+    }
+
+    /// Document `d`'s block filters (`filter_blocks(raw_len)` of `BLOCK_FILTER_BYTES` each),
+    /// or `None` for a document too small to have them.
+    pub fn block_filters(&self, d: u32) -> Option<&[u8]> {
+        let first = *self.block_first.get(d as usize)?;
+        if first == u32::MAX {
+            return None;
+        }
+        let nb = format::filter_blocks(self.doc(d).raw_len);
+        let at = first as usize * format::BLOCK_FILTER_BYTES;
+        self.section(format::SEC_BLOCKS)
+            .get(at..at + nb * format::BLOCK_FILTER_BYTES)
     }
 
     fn section(&self, i: usize) -> &[u8] {
@@ -584,6 +618,12 @@ impl TextIndex {
         let seg = &self.segs[s as usize];
         let (e, block) = seg.stored(l)?;
         Ok((seg, l, e, block))
+    }
+
+    /// Logical document `g`'s block filters (see [`Segment::block_filters`]).
+    pub fn block_filters(&self, g: u32) -> Option<&[u8]> {
+        let (s, l) = self.docs[g as usize];
+        self.segs[s as usize].block_filters(l)
     }
 
     /// Chunk spans of logical document `g`.

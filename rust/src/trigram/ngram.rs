@@ -47,6 +47,40 @@ pub fn fold_mask(m: u8) -> u8 {
     (m | (m >> 4)) & 0x0F
 }
 
+/// The bit of a (folded, packed) trigram in a block filter of `bits` bits (one hash:
+/// multiplicative, the high half scaled to the range).
+#[inline]
+pub fn filter_bit(t: u32, bits: usize) -> usize {
+    let h = t.wrapping_mul(0x9E37_79B1) ^ (t >> 11);
+    let h = h.wrapping_mul(0x85EB_CA6B);
+    ((u64::from(h) * bits as u64) >> 32) as usize
+}
+
+/// Append the block filters of `bytes` to `out` (see `format::SEC_BLOCKS`): for each block
+/// of [`super::format::BLOCK`] bytes, [`super::format::BLOCK_FILTER_BYTES`] bytes with the
+/// [`filter_bit`] of every trigram starting in the block or in the next
+/// [`super::format::BLOCK_OVERLAP`] bytes set.
+pub fn block_filters(bytes: &[u8], out: &mut Vec<u8>) {
+    use super::format::{BLOCK, BLOCK_FILTER_BYTES, BLOCK_OVERLAP};
+    let bits = BLOCK_FILTER_BYTES * 8;
+    for start in (0..bytes.len()).step_by(BLOCK) {
+        let at = out.len();
+        out.resize(at + BLOCK_FILTER_BYTES, 0);
+        let filter = &mut out[at..];
+        let end = (start + BLOCK + BLOCK_OVERLAP).min(bytes.len());
+        let part = &bytes[start..end];
+        if part.len() < 3 {
+            continue;
+        }
+        let mut t = pack(0, part[0], part[1]);
+        for &b in &part[2..] {
+            t = ((t << 8) | u32::from(fold(b))) & 0x00FF_FFFF;
+            let bit = filter_bit(t, bits);
+            filter[bit / 8] |= 1 << (bit % 8);
+        }
+    }
+}
+
 /// A reusable table (2^24 bytes) for collecting one file's distinct trigrams with their
 /// follow masks without sorting: sorting every position's trigram was half the build's time.
 pub struct TrigramSet {

@@ -365,6 +365,80 @@ fn intersect_masked(a: &[u32], docs: &[u32], masks: &[u8], bits: u8) -> Vec<u32>
     out
 }
 
+/// What a query asks of one block of a large document: `Lit` holds the filter bits of a
+/// literal's trigrams, all of which must be set in one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockPlan {
+    /// Nothing a block filter can refute (every candidate passes).
+    Pass,
+    Lit(Vec<usize>),
+    And(Vec<BlockPlan>),
+    Or(Vec<BlockPlan>),
+}
+
+/// An OR of more alternatives than this is not checked against block filters (a class
+/// window's 256 trigrams: each is in the document, and checking them costs more than it
+/// saves).
+const BLOCK_PLAN_MAX_OR: usize = 8;
+
+impl BlockPlan {
+    /// The block plan of `q`. A literal of one trigram passes (its document-level posting is
+    /// exact); a longer one checks the trigrams of its first `BLOCK_OVERLAP` bytes, which
+    /// lie in one block's range wherever the literal starts.
+    pub fn of(q: &Query) -> BlockPlan {
+        use super::format::{BLOCK_FILTER_BYTES, BLOCK_OVERLAP};
+        match q {
+            Query::Lit(s) if s.len() > 3 => {
+                let s = &s[..s.len().min(BLOCK_OVERLAP)];
+                let mut bits: Vec<usize> = s
+                    .windows(3)
+                    .map(|w| {
+                        ngram::filter_bit(ngram::pack(w[0], w[1], w[2]), BLOCK_FILTER_BYTES * 8)
+                    })
+                    .collect();
+                bits.sort_unstable();
+                bits.dedup();
+                BlockPlan::Lit(bits)
+            }
+            Query::And(parts) => {
+                let parts: Vec<BlockPlan> = parts
+                    .iter()
+                    .map(BlockPlan::of)
+                    .filter(|p| *p != BlockPlan::Pass)
+                    .collect();
+                if parts.is_empty() {
+                    BlockPlan::Pass
+                } else {
+                    BlockPlan::And(parts)
+                }
+            }
+            Query::Or(parts) if parts.len() <= BLOCK_PLAN_MAX_OR => {
+                let parts: Vec<BlockPlan> = parts.iter().map(BlockPlan::of).collect();
+                if parts.contains(&BlockPlan::Pass) {
+                    BlockPlan::Pass
+                } else {
+                    BlockPlan::Or(parts)
+                }
+            }
+            _ => BlockPlan::Pass,
+        }
+    }
+
+    /// Whether a document with these block filters may match.
+    pub fn passes(&self, filters: &[u8]) -> bool {
+        use super::format::BLOCK_FILTER_BYTES;
+        match self {
+            BlockPlan::Pass => true,
+            BlockPlan::Lit(bits) => filters.chunks_exact(BLOCK_FILTER_BYTES).any(|f| {
+                bits.iter()
+                    .all(|&b| f.get(b / 8).is_some_and(|&x| x & (1 << (b % 8)) != 0))
+            }),
+            BlockPlan::And(parts) => parts.iter().all(|p| p.passes(filters)),
+            BlockPlan::Or(parts) => parts.iter().any(|p| p.passes(filters)),
+        }
+    }
+}
+
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
@@ -630,6 +704,11 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
     if let Some(g) = &glob {
         docs.retain(|&d| g.is_match(index.path(d)));
     }
+    // Large documents: every literal the query needs must lie in one block (format 5).
+    let blocks = BlockPlan::of(&compiled.query);
+    if blocks != BlockPlan::Pass {
+        docs.retain(|&d| index.block_filters(d).is_none_or(|f| blocks.passes(f)));
+    }
     let mut out = SearchOutput {
         candidates: docs.len(),
         ..SearchOutput::default()
@@ -795,6 +874,43 @@ mod tests {
         }
     }
 
+    /// A large document whose literal's trigrams all occur, chained as the follow masks
+    /// require, but in blocks far apart: the block filters refute it; the same pieces in one
+    /// block (and the literal itself, across a block boundary) are found.
+    #[test]
+    fn block_filters_refute_trigrams_in_far_blocks() {
+        let filler = |n: usize| "xyz \n".repeat(n / 5);
+        let far = format!(
+            "{}abcdQ bcdeQ{}cdef{}",
+            filler(100),
+            filler(40_000),
+            filler(40_000)
+        );
+        let near = format!("{}abcdQ bcdeQ cdef{}", filler(100), filler(80_000));
+        let cut = super::super::format::BLOCK * 3 - 3;
+        let mut straddle = "xyz \n".repeat(cut / 5 + 1);
+        straddle.truncate(cut);
+        straddle.push_str(&format!("abcdef{}", filler(80_000)));
+        let small = format!("{}abcdQ bcdeQ{}cdef", filler(100), filler(30_000));
+        let docs = vec![far, near, straddle, small];
+        let (root, out, index) = index_docs("b", &docs, &BuildOptions::default());
+        assert!(index.block_filters(0).is_some() && index.block_filters(3).is_none());
+        let sp = spec("abcdef", Case::Sensitive);
+        let compiled = compile(&sp).expect("compile");
+        assert_eq!(
+            candidates(&index, &compiled.query).expect("candidates"),
+            Some(vec![0, 1, 2, 3]),
+            "the document-level plan keeps all four"
+        );
+        let got = search(&index, &sp).expect("search");
+        assert_eq!(got.files.iter().map(|f| f.doc).collect::<Vec<_>>(), vec![2]);
+        // The far one is refuted by its filters; the near one and the small one (no filters)
+        // are verified.
+        assert_eq!(got.candidates, 3);
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(16))]
 
@@ -825,6 +941,54 @@ mod tests {
                         .expect("candidates")
                         .unwrap_or_else(|| (0..index.n_docs()).collect());
                     prop_assert!(want.iter().all(|d| cands.contains(d)), "{needle:?} {case:?}");
+                    let got: Vec<u32> = search(&index, &spec(needle, case))
+                        .expect("search")
+                        .files
+                        .iter()
+                        .map(|f| f.doc)
+                        .collect();
+                    prop_assert_eq!(&got, &want, "{:?} {:?}", needle, case);
+                }
+            }
+            let _ = std::fs::remove_dir_all(&root);
+            let _ = std::fs::remove_dir_all(&out);
+        }
+
+        /// Large documents (block filters) with literals planted around block boundaries
+        /// (in filler of other bytes, so that the filters are sparse and do refute): the
+        /// search finds exactly the documents that contain each literal.
+        #[test]
+        fn block_filtered_search_equals_brute_force(
+            plants in proptest::collection::vec((0usize..4, 1usize..12, 0usize..140, 0usize..3), 1..10),
+            needles in proptest::collection::vec("[abcAB_ ]{4,12}", 1..5),
+            seed in any::<u64>(),
+        ) {
+            let mut rng = seed | 1;
+            let mut next = || { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; rng };
+            let mut docs: Vec<Vec<u8>> = (0..4)
+                .map(|i| (0..70_000 + 30_000 * i).map(|_| b"xyz \n0123"[(next() % 9) as usize]).collect())
+                .collect();
+            for &(doc, block, delta, which) in &plants {
+                let needle = needles[which % needles.len()].as_bytes();
+                let at = (block * super::super::format::BLOCK + delta).saturating_sub(70);
+                let d = &mut docs[doc];
+                if at + needle.len() <= d.len() {
+                    d[at..at + needle.len()].copy_from_slice(needle);
+                }
+            }
+            let texts: Vec<String> = docs.iter().map(|d| String::from_utf8(d.clone()).expect("ascii")).collect();
+            let (root, out, index) = index_docs("p", &texts, &BuildOptions::default());
+            for needle in &needles {
+                for case in [Case::Sensitive, Case::Insensitive] {
+                    let want: Vec<u32> = texts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, d)| match case {
+                            Case::Sensitive => d.contains(needle.as_str()),
+                            _ => d.to_lowercase().contains(&needle.to_lowercase()),
+                        })
+                        .map(|(i, _)| i as u32)
+                        .collect();
                     let got: Vec<u32> = search(&index, &spec(needle, case))
                         .expect("search")
                         .files
