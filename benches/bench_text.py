@@ -98,7 +98,14 @@ def rg_files(corpus: Path, pattern: str, regex: bool, multiline: bool = False) -
 
 def ours_files(index: _core.TextIndex, pattern: str, regex: bool) -> set[str]:
     """Matching files, one line each, stopping at a file's first match (what `rg -l` does)."""
-    files, _, _ = index.search(
+    return ours_files_candidates(index, pattern, regex)[0]
+
+
+def ours_files_candidates(
+    index: _core.TextIndex, pattern: str, regex: bool
+) -> tuple[set[str], int]:
+    """`ours_files` and the number of candidate documents verified."""
+    files, candidates, _ = index.search(
         pattern,
         regex=regex,
         case="sensitive",
@@ -106,7 +113,7 @@ def ours_files(index: _core.TextIndex, pattern: str, regex: bool) -> set[str]:
         max_lines_per_file=1,
         count_all=False,
     )
-    return {f[0] for f in files}
+    return {f[0] for f in files}, candidates
 
 
 def ours_grep(index: _core.TextIndex, pattern: str, regex: bool) -> int:
@@ -155,11 +162,11 @@ def main() -> None:
             return
         index = _core.TextIndex(str(Path(tmp) / "text"))
         print(
-            f"{'query':40} {'files':>6} {'ours p50':>9} {'ours p99':>9} {'ours cpu':>9} "
+            f"{'query':40} {'files':>6} {'cands':>6} {'ours p50':>9} {'ours p99':>9} {'ours cpu':>9} "
             f"{'rg p50':>9} {'rg p99':>9} {'rg cpu':>9} {'x p50':>6} {'x cpu':>6} {'grep p50':>9}"
         )
         for pattern, regex in [(p, False) for p in LITERALS] + [(p, True) for p in REGEXES]:
-            ours = ours_files(index, pattern, regex)
+            ours, candidates = ours_files_candidates(index, pattern, regex)
             theirs = (
                 rg_files(corpus, pattern, regex, multiline=True) if shutil.which("rg") else ours
             )
@@ -170,7 +177,7 @@ def main() -> None:
             g50, _, _ = timed(lambda p=pattern, r=regex: ours_grep(index, p, r), args.runs)
             label = ("re " if regex else "lit ") + pattern
             print(
-                f"{label[:40]:40} {len(ours):6} {o50:9.2f} {o99:9.2f} {ocpu:9.2f} "
+                f"{label[:40]:40} {len(ours):6} {candidates:6} {o50:9.2f} {o99:9.2f} {ocpu:9.2f} "
                 f"{r50:9.1f} {r99:9.1f} {rcpu:9.1f} {r50 / o50:6.0f} {rcpu / max(ocpu, 1e-3):6.0f}"
                 f" {g50:9.2f}{agree}"
             )
