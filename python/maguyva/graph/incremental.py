@@ -29,6 +29,7 @@ from ..model import SourceFile
 from . import store
 from .receivers import scan
 from .resolve import (
+    _MISSING,
     CALLS,
     CONTAINS,
     STAT_KEYS,
@@ -184,6 +185,8 @@ class Memory:
         self.tok_hash = np.zeros(0, dtype=np.int64)  # every (hash, file), sorted by hash
         self.tok_file = np.zeros(0, dtype=np.int32)
         self.tok_changed: set[int] = set()  # files whose words changed since that index
+        # word -> {name: count}: names that take their meaning from the word (`_close_names`)
+        self.follows: dict[str, dict[str, int]] | None = None
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -524,16 +527,30 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     for fid, ex in declared:
         if not _declare_again(b, memory, decl, fid, ex, names):
             return None
-    # every memo may have read a changed declaration: resolution starts afresh (lazily)
-    b._memo.clear()
-    b._trans.clear()
-    b._unique_top.clear()
-    b._subclasses = None
-    b.types._lines = None
-    new_sub = _direct_subclasses(b)
     reach = {fid for fid, _ in declared}
-    _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
-    _close_names(b, names)
+    # every memo may have read a changed declaration: resolution starts afresh (lazily),
+    # except a class's resolved bases when nothing its bases name changed (the subclass sets
+    # are made of them: computing every class's bases again is most of a full resolution)
+    saved = {c: b._memo.get(("b", c), _MISSING) for c in b.bases}
+    _close_names(memory, b, names)
+    stale: set[int] | None = None
+    while True:
+        files = memory.files_using(names) | reach
+        now = {c for f in files for c in memory.defs_of(f) if c in b.bases}
+        if stale is not None and now <= stale:
+            break
+        stale = now if stale is None else stale | now
+        b._memo.clear()
+        b._trans.clear()
+        b._subclasses = None
+        for c, v in saved.items():
+            if v is not _MISSING and c not in stale:
+                b._memo[("b", c)] = v
+        new_sub = _direct_subclasses(b)
+        _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
+        _close_names(memory, b, names)
+    b._unique_top.clear()
+    b.types._lines = None
     reach |= memory.files_using(names)
     for fid in reach:
         b._touched.pop(fid, None)
@@ -572,6 +589,8 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
             mine = set(old_ids)
             old_lists[nm] = ([x for x in b.by_name.get(nm, ()) if x in mine],
                              [x for x in b.methods.get(nm, ()) if x in mine])  # fmt: skip
+    if memory.follows is not None:
+        _follow(memory, _file_follows(b, memory, fid), -1)
     # forget the file's declarations
     gone = set(old_ids)
     for o in old_ids:
@@ -649,6 +668,8 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
     canon[memory.order] = np.arange(len(memory.order))
     memory.canon = canon
     memory.declared_nodes = len(memory.order)
+    if memory.follows is not None:
+        _follow(memory, _file_follows(b, memory, fid), 1)
     old_map = canon[prev_order]  # graph numbers before -> after (-1: a removed definition)
     # columns of the declared nodes, in the graph's order
     from .build import node_columns
@@ -743,21 +764,41 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
     reach |= memory.files_using(words)
 
 
-def _close_names(b: GraphBuilder, names: set[str]) -> None:
+def _file_follows(b: GraphBuilder, memory: Memory, fid: int) -> list[tuple[str, str]]:
+    """(word, name) pairs of file `fid`: `name` takes its meaning from `word` (an import's
+    local name from its module and imported name, an alias or instance variable from what
+    it renames or calls)."""
+    find = _WORD.findall
+    out = []
+    for local, specs in b.scopes[fid].imports.items():
+        imp = specs[-1][1]
+        out.extend((w, local) for w in find(imp.module) + ([imp.name] if imp.name else []))
+    for node in memory.defs_of(fid):
+        for table in (b.aliases, b.instances):
+            rhs = table.get(node)
+            if rhs:
+                out.extend((w, b.nodes[node].name) for w in find(rhs))
+    return out
+
+
+def _follow(memory: Memory, pairs: list[tuple[str, str]], step: int) -> None:
+    assert memory.follows is not None
+    for w, name in pairs:
+        got = memory.follows.setdefault(w, {})
+        got[name] = got.get(name, 0) + step
+        if not got[name]:
+            del got[name]
+
+
+def _close_names(memory: Memory, b: GraphBuilder, names: set[str]) -> None:
     """Names that take their meaning from a changed name: an import's local name (a
     re-export, `from .x import f as g`), an alias variable (`g = x.f`), an instance
     (`inst = Cls()`)."""
-    follows: dict[str, set[str]] = {}
-    find = _WORD.findall
-    for scope in b.scopes:
-        for local, specs in scope.imports.items():
-            imp = specs[-1][1]
-            for w in find(imp.module) + ([imp.name] if imp.name else []):
-                follows.setdefault(w, set()).add(local)
-    for table in (b.aliases, b.instances):
-        for node, rhs in table.items():
-            for w in find(rhs):
-                follows.setdefault(w, set()).add(b.nodes[node].name)
+    if memory.follows is None:
+        memory.follows = {}
+        for fid in range(len(b.paths)):
+            _follow(memory, _file_follows(b, memory, fid), 1)
+    follows = memory.follows
     todo = list(names)
     while todo:
         for nxt in follows.get(todo.pop(), ()):
