@@ -271,6 +271,8 @@ def _write(root: Path, files: dict[str, str]) -> None:
         # a subclass of Store in service.py: test_service.py imports service, so its candidate
         # `thing.get` gains evidence; views.py's receiver `extra` names the class `Extra`
         ("app/service.py", "def clean(", "class Extra(Store):\n    pass\n\n\ndef clean("),
+        # a renamed class: `class Sub(Box)` in client.py (Box re-exports it) loses its base
+        ("app/store.py", "class Store:", "class Storage:"),
     ],
 )
 def test_declaration_changes_reach_the_files_whose_names_resolve_differently(tmp_path, step):
