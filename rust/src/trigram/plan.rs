@@ -206,6 +206,35 @@ fn concat(x: Info, y: Info) -> Info {
     }
 }
 
+/// Concatenate infos left to right, first joining each run of adjacent exact ones (while their
+/// cross product stays small): a case-insensitive literal is one class per letter, and after
+/// an inexact part (`\w+_error`) a left-to-right fold would turn `_error` into separate
+/// junction trigrams; joined, it is one literal, chained by the follow masks.
+fn concat_all(infos: impl Iterator<Item = Info>) -> Info {
+    let mut acc: Option<Info> = None;
+    let mut run: Option<Info> = None;
+    for next in infos {
+        run = match run {
+            Some(r) => match (&r.exact, &next.exact) {
+                (Some(a), Some(b)) if a.len() * b.len() <= MAX_EXACT => Some(concat(r, next)),
+                _ => {
+                    acc = Some(match acc {
+                        None => r,
+                        Some(a) => concat(a, r),
+                    });
+                    Some(next)
+                }
+            },
+            None => Some(next),
+        };
+    }
+    let last = match (acc, run) {
+        (Some(a), Some(r)) => Some(concat(a, r)),
+        (a, r) => a.or(r),
+    };
+    last.unwrap_or_else(|| exact(set_of(b"")))
+}
+
 fn alternate(x: Info, y: Info) -> Info {
     if let (Some(a), Some(b)) = (&x.exact, &y.exact) {
         if a.len() + b.len() <= MAX_EXACT {
@@ -402,11 +431,7 @@ fn info(hir: &Hir) -> Info {
             }
         }
         HirKind::Concat(subs) => {
-            let mut info = subs
-                .iter()
-                .map(info)
-                .reduce(concat)
-                .unwrap_or_else(|| exact(set_of(b"")));
+            let mut info = concat_all(subs.iter().map(info));
             info.query = info.query.and(windows(subs));
             info
         }
@@ -555,6 +580,13 @@ mod tests {
         "[0-9a-f]{1,6}-[0-9a-f]{2,6}",
         "[abAB][0-9a-fA-F]{2}[:-][0-9][kK]",
     ];
+
+    #[test]
+    fn case_insensitive_literal_after_a_gap_stays_one_literal() {
+        // `\\w+` is inexact; the classes of `(?i)_error` after it still join into one literal.
+        assert_eq!(q(r"(?i)\w+_error"), tri("_error"));
+        assert_eq!(q(r"(?i)def\s+x_error"), q(r"def\s+x_error"));
+    }
 
     #[test]
     fn dot_star_is_all() {
