@@ -7,8 +7,11 @@
 (`Indexer`, as `maguyva watch` and `maguyva mcp --watch` use it) and a long-running reader in
 the same process: each run appends a function to `kernel/fork.c`, updates the index (with the
 event path as a hint, as the watcher passes it, then once more without hints for the full stat
-pass), reopens the engine on the new generation and searches for the new function. Reports wall
-and CPU seconds per phase and the load average around each run. `phases`: the writer alone
+pass), reopens the engine on the new generation and searches for the new function (`search_s`,
+structural), then asks every modality about it (`ask_<modality>_s`, `rank_<modality>`: the
+new function's rank in that modality's top 10, None when absent; `edit_to_all_answers_s`:
+update, open and the four questions). Reports wall and CPU seconds per phase, the semantic
+report (layout, segments, timings) and the load average around each run. `phases`: the writer alone
 (no reader in the process), wall and CPU milliseconds of each phase and of the commit's parts,
 measured by wrapping the functions (no profiler), hinted and full stat pass. `oneshot`: the
 same edit through `build_index` in a fresh `Indexer` (what `maguyva index` does). `spread`:
@@ -51,6 +54,14 @@ def snippet(name: str, n: int) -> str:
 
 
 out: dict = {"load_before": os.getloadavg()}
+
+QUESTIONS = {
+    # modality -> (query, search options) about the function run n appended, named `name`
+    "text": lambda name, n: (name, {}),
+    "structural": lambda name, n: (name, {}),
+    "semantic": lambda name, n: (f"the function {name} that returns {n}", {}),
+    "graph": lambda name, n: (f"where is {name} defined", {"intent": "find_definition"}),
+}
 
 
 def ms(timings: dict) -> dict:
@@ -113,14 +124,37 @@ elif args.phase == "edit":
                 update_wall + row["engine_open_s"] + row["search_s"]
                 + sum(row[f"open_{m}_s"] for m in cfg["modalities"]), 4
             )  # fmt: skip
+            # every modality asked about the new function: its time and the rank of the
+            # new function in its answer (None: not in the top 10)
+            asked = 0.0
+            for modality in cfg["modalities"]:
+                query, options = QUESTIONS[modality](name, n)
+                wall = time.perf_counter()
+                hits = engine.search(query, modalities=[modality], limit=10, **options).results
+                took = time.perf_counter() - wall
+                asked += took
+                row[f"ask_{modality}_s"] = round(took, 4)
+                row[f"rank_{modality}"] = next(
+                    (i for i, h in enumerate(hits) if h.symbol == name or (
+                        modality == "text" and h.path == args.target)), None)  # fmt: skip
+            row["edit_to_all_answers_s"] = round(
+                update_wall + row["engine_open_s"] + asked
+                + sum(row[f"open_{m}_s"] for m in cfg["modalities"]), 4
+            )  # fmt: skip
+            sem = s.modalities.get("semantic", {}).get("report", {})
+            if sem:
+                row["semantic"] = {k: sem.get(k) for k in ("layout", "segments", "delta_rows",
+                                   "tombstones", "new", "pending", "partial", "timings_ms")}  # fmt: skip
             rows.append(row)
     target.write_text(original)
     ix.update()
     out["runs"] = rows
     for hinted in (True, False):
         mine = [r for r in rows if r["hinted"] is hinted]
-        keys = ["update_s", "update_cpu_s", "engine_open_s", "search_s", "edit_to_answer_s"]
+        keys = ["update_s", "update_cpu_s", "engine_open_s", "search_s", "edit_to_answer_s",
+                "edit_to_all_answers_s"]  # fmt: skip
         keys += [f"open_{m}_s" for m in cfg["modalities"]]
+        keys += [f"ask_{m}_s" for m in cfg["modalities"]]
         summary = {k: statistics.median(r[k] for r in mine) for k in keys}
         phases = {p for r in mine for p in r["phases_ms"]}
         summary["phases_ms"] = {p: statistics.median(r["phases_ms"].get(p, 0) for r in mine)
@@ -150,6 +184,14 @@ elif args.phase == "phases":
     wrap(indexer, "scan", "scan")
     wrap(structural.StructuralModality, "build", "structural")
     wrap(text.TextModality, "build", "text")
+    if "semantic" in cfg["modalities"]:
+        from maguyva import semantic
+
+        wrap(semantic.SemanticModality, "build", "semantic")
+    if "graph" in cfg["modalities"]:
+        from maguyva.graph import modality as graph_modality
+
+        wrap(graph_modality.GraphModality, "build", "graph")
     wrap(store.IndexDir, "commit", "commit")
     wrap(store, "checksum_table", "commit: checksums")
     wrap(store.OsFiles, "fsync_file", "commit: fsync files")

@@ -174,3 +174,24 @@ def test_format_1_is_read_and_newer_refused(tmp_path: Path) -> None:
 
     with pytest.raises(IndexVersionError, match="newer Maguyva"):
         semantic.MODALITY.open(gen, {})
+
+
+def test_update_embeds_the_changed_file_first(tmp_path: Path) -> None:
+    """With a cap and a backlog of pending chunks, an update embeds the chunks of the files it
+    changed before the backlog: the function just written is searchable at once (the backlog
+    would otherwise come first: shorter definitions are queued before it)."""
+    _seed(tmp_path)
+    cfg = {"modalities": ["text", "semantic"], "semantic_phases": "heads",
+           "semantic_max_chunks": 1}  # fmt: skip
+    writer = Indexer(tmp_path, config=cfg)
+    writer.update()
+    target = tmp_path / "json" / "tool.py"
+    doc = "Compute the checksum of a ledger of parcels. " * 6
+    target.write_text(target.read_text() + f"\n\ndef ledger_checksum(parcels):\n    '''{doc}'''\n"
+                      "    return sum(parcels) % 65521\n")  # fmt: skip
+    report = writer.update(hints=["json/tool.py"]).modalities["semantic"]["report"]
+    assert report["new"] == 1 and report["pending"] > 10
+    gen = IndexDir(tmp_path / ".maguyva").current().path
+    pending, _partial = semantic.pending_of(gen / "semantic")
+    hits = _answers(tmp_path, [("checksum of a ledger of parcels", None)])[0]
+    assert hits and hits[0][0] == "json/tool.py" and hits[0][3] not in pending, hits[:2]

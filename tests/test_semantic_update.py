@@ -24,10 +24,11 @@ def _files(gen: Path) -> dict[str, object]:
     """The generation's rows in logical order (whatever its segments), and what is pending."""
     d = gen / "semantic"
     meta = json.loads((d / "meta.json").read_text())
+    pending, partial = semantic.pending_of(d)
     return {
         **semantic.read_rows(d),
-        "pending_ids": meta["pending_ids"],
-        "partial_ids": meta["partial_ids"],
+        "pending_ids": pending,
+        "partial_ids": partial,
         "phases": meta["phases"],
         "embedded": meta["embedded"],
     }
@@ -38,7 +39,7 @@ def _cache_from_elsewhere(root: Path, cfg: dict) -> None:
     process would: a full plan uses them, so an update must see them too."""
     index = IndexDir(root / ".maguyva")
     gen = index.current().path
-    chosen = json.loads((gen / "semantic/meta.json").read_text())["pending_ids"][:3]
+    chosen = semantic.pending_of(gen / "semantic")[0][:3]
     if not chosen:
         return
     store = ChunkStore.open(gen)
@@ -102,6 +103,11 @@ def test_update_equals_full_plan(tmp_path: Path, config: dict) -> None:
         modes.append(reports[0]["mode"])
         assert reports[1]["mode"] == "full"
         a, b = (_files(IndexDir(r / ".maguyva").current().path) for r in roots)
+        for root in roots:  # fsck's check of the segments, path tables and counts
+            assert (
+                semantic.MODALITY.verify(IndexDir(root / ".maguyva").current().path / "semantic")
+                == []
+            )
         assert a == b, f"step {step} ({edit and edit[:2]}): update differs from a full plan"
         assert reports[0]["new"] == reports[1]["new"]
         assert reports[0]["pending"] == reports[1]["pending"]

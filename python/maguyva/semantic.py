@@ -80,6 +80,10 @@ READ_FORMATS = (1, 2)
 BASE = "base"
 MAX_DELTAS = 8
 """Delta segments kept; one more and they are compacted into the new delta."""
+META_LIST_MAX = 1000
+"""`meta.json` lists the pending and partial chunk ids (format 1 did, always) only when there
+are at most this many: a reader never needs them and a large list made every update rewrite
+(and every reader parse) megabytes; `pending_of` reads them from the path tables."""
 FOLD_RATIO = 0.05
 FOLD_MIN_ROWS = 512
 """The deltas are folded into a new base when their live rows plus the base's tombstones
@@ -212,6 +216,14 @@ def _remove(ordered: list[Candidate], e: _Entry, head: bool) -> bool:
     return False
 
 
+def _touched(changes: Any) -> set[str]:
+    """The files an update changed (added, modified, renamed to); none for a first build or
+    a build without a change set."""
+    if changes is None or getattr(changes, "reason", ""):
+        return set()
+    return set(changes.touched_paths())
+
+
 class _Have:
     """The hashes that have a vector: those of the previous generation's rows (`previous`:
     a mapping by hash) and those found in the cache or embedded by this build."""
@@ -277,13 +289,22 @@ class _Candidates:
 
 
 def _queue(
-    heads: list[Candidate], bodies: list[Candidate], have: set[str], phases: str, cap: int | None
+    heads: list[Candidate],
+    bodies: list[Candidate],
+    have: set[str],
+    phases: str,
+    cap: int | None,
+    urgent: tuple[list[Candidate], list[Candidate]] = ([], []),
 ) -> list[tuple[str, _Entry, bool]]:
-    """(hash, chunk, is its head) to embed, in order: heads of chunks with no vector at all
-    (unless "full"), then full texts (unless "heads"); each hash once; at most `cap`."""
-    stages = ([(heads, True)] if phases != "full" else []) + (
-        [(bodies, False)] if phases != "heads" else []
-    )
+    """(hash, chunk, is its head) to embed, in order: the `urgent` ones (the chunks of the
+    files this update changed: what was just edited is searched for first), then heads of
+    chunks with no vector at all (unless "full"), then full texts (unless "heads"); each hash
+    once; at most `cap`."""
+    stages = []
+    for h, b in (urgent, (heads, bodies)):
+        stages += ([(h, True)] if phases != "full" else []) + (
+            [(b, False)] if phases != "heads" else []
+        )
     queue: dict[str, tuple[str, _Entry, bool]] = {}
     for stage, is_head in stages:
         for c in stage:
@@ -409,7 +430,7 @@ def segments_of(meta: dict[str, Any]) -> list[dict[str, Any]]:
     the base, without tombstones."""
     if meta.get("format") == 1:
         return [{"name": BASE, "rows": int(meta.get("embedded", 0)), "deleted": [],
-                 "floats": bool(meta.get("rescore"))}]  # fmt: skip
+                 "entries": 0, "gone": [], "floats": bool(meta.get("rescore"))}]  # fmt: skip
     segments = meta.get("segments")
     if not isinstance(segments, list) or not segments or segments[0].get("name") != BASE:
         raise CorruptIndexError("semantic meta.json: no segment list starting with the base")
@@ -544,17 +565,21 @@ def _write_segment(
     codes: np.ndarray,
     floats: np.ndarray | None,
     ordered: list[tuple[str, _PathRows]],
-) -> None:
-    """A segment's files: codes, floats, chunk ids, vector hashes and the path table
-    ([path, first row, rows], in path order: what orders rows across segments)."""
+) -> int:
+    """A segment's files: codes, floats, chunk ids, vector hashes and the path table, in
+    path order: [path, first row, rows] (what orders rows across segments), followed by the
+    file's partial and pending chunk ids when it has any; returns the table's length."""
     np.save(out / seg_file(seg, "codes.npy"), codes)
     if floats is not None:
         np.save(out / seg_file(seg, "floats.npy"), floats.astype(np.float16, copy=False))
     ids = list(chain.from_iterable(pr.ids for _, pr in ordered))
     hashes = list(chain.from_iterable(pr.hashes for _, pr in ordered))
-    table = [[p, pr.first, len(pr.ids)] for p, pr in ordered if pr.ids]
+    table = [[p, pr.first, len(pr.ids), *([pr.partial, pr.pending] if pr.partial or pr.pending
+                                          else [])]
+             for p, pr in ordered if pr.ids or pr.pending]  # fmt: skip
     for name, value in (("ids.json", ids), ("hashes.json", hashes), ("paths.json", table)):
         (out / seg_file(seg, name)).write_text(json.dumps(value), encoding="utf-8")
+    return len(table)
 
 
 def _link(src: Path, dst: Path) -> None:
@@ -788,8 +813,11 @@ class SemanticModality:
             from_cache += sum(len(r.ids) for p, r in old_rows.items() if p not in changed)
             mark("cache")
             phases = _phases(ctx.config, len(candidates.bodies))
+            touched = _touched(ctx.changes)
+            urgent = _candidates([e for p in sorted(touched) for e in by_path.get(p, ())], have)  # type: ignore[arg-type]
             queue = _queue(candidates.heads, candidates.bodies, have, phases,  # type: ignore[arg-type]
-                           None if cap is None else max(0, int(cap)))  # fmt: skip
+                           None if cap is None else max(0, int(cap)),
+                           (_sort(urgent[0]), _sort(urgent[1])))  # fmt: skip
             mark("queue")
             error, embedded_new, tokens = None, 0, 0
             embed_started = time.perf_counter()
@@ -863,10 +891,10 @@ class SemanticModality:
                 centre = floats.mean(axis=0).astype(np.float32)
                 codes = binarize(floats, centre)
                 np.save(out / "centre.npy", centre)
-            _write_segment(out, name, codes, floats, placed)
+            entries = _write_segment(out, name, codes, floats, placed)
             path_rows.update(placed)
-            segments.append({"name": name, "rows": rows, "deleted": [],
-                             "floats": floats is not None})  # fmt: skip
+            segments.append({"name": name, "rows": rows, "deleted": [], "entries": entries,
+                             "gone": [], "floats": floats is not None})  # fmt: skip
         else:
             mark("assemble")
         if layout == "delta":
@@ -912,8 +940,9 @@ class SemanticModality:
             "seconds": round(time.perf_counter() - started, 3),
             "timings_ms": {k: round(v * 1000, 1) for k, v in timings.items()},
         }
-        meta = dict(report, pending_ids=pending, partial_ids=partial, rescore=rescore,
-                    segments=segments, next=next_delta)  # fmt: skip
+        meta = dict(report, rescore=rescore, segments=segments, next=next_delta)
+        if len(pending) + len(partial) <= META_LIST_MAX:
+            meta.update(pending_ids=pending, partial_ids=partial)
         (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         sig = _sig(out / "meta.json")
         if sig is not None and not provider.remote and not identity.centred:
@@ -960,24 +989,27 @@ class SemanticModality:
         `MAX_DELTAS`: they are compacted into one)."""
         if prev is None:
             return [], "full", 1, set()
-        segments = [dict(s, deleted=set(s["deleted"])) for s in prev.segments]
+        segments = [dict(s, deleted=set(s["deleted"]), gone=set(s["gone"])) for s in prev.segments]
         by_name = {s["name"]: s for s in segments}
 
-        def bury(old: _PathRows) -> None:
-            by_name[old.seg]["deleted"].update(range(old.first, old.first + len(old.ids)))
+        def bury(path: str, old: _PathRows) -> None:
+            if old.ids or old.pending:  # listed in its segment's path table
+                by_name[old.seg]["deleted"].update(range(old.first, old.first + len(old.ids)))
+                by_name[old.seg]["gone"].add(path)
 
         for path, old in old_rows.items():
-            if old.ids and (path not in by_path or path_rows.get(path) is not old):
-                bury(old)
-        live = [s for s in segments[1:] if len(s["deleted"]) < s["rows"]]
-        new_rows = sum(len(path_rows[p].ids) for p in paths if not path_rows[p].seg)
+            if path not in by_path or path_rows.get(path) is not old:
+                bury(path, old)
+        live = [s for s in segments[1:] if len(s["gone"]) < s["entries"]]
+        fresh = [p for p in paths if not path_rows[p].seg]
+        new_rows = sum(len(path_rows[p].ids) for p in fresh)
         moving: set[str] = set()
-        if len(live) + (new_rows > 0) > MAX_DELTAS:
+        if len(live) + bool(fresh) > MAX_DELTAS:
             for path in paths:
                 pr = path_rows[path]
-                if pr.seg and pr.seg != BASE and pr.ids:
+                if pr.seg and pr.seg != BASE:
                     moving.add(path)
-                    bury(pr)
+                    bury(path, pr)
                     new_rows += len(pr.ids)
             live = []
         base = segments[0]
@@ -985,7 +1017,8 @@ class SemanticModality:
         if delta_rows + len(base["deleted"]) > max(FOLD_MIN_ROWS, FOLD_RATIO * base["rows"]):
             return [], "fold", prev.next, set()
         kept = [base, *live]
-        return [dict(s, deleted=sorted(s["deleted"])) for s in kept], "delta", prev.next, moving
+        kept = [dict(s, deleted=sorted(s["deleted"]), gone=sorted(s["gone"])) for s in kept]
+        return kept, "delta", prev.next, moving
 
     # -- open ----------------------------------------------------------------------------------
 
@@ -1061,7 +1094,7 @@ class SemanticModality:
             return [f"{d / 'meta.json'}: {exc}"]
         problems: list[str] = []
         live_paths: dict[str, str] = {}
-        live = 0
+        live = pending = partial = 0
         rescore = bool(meta.get("rescore"))
         names = [s.get("name") for s in segments]
         if len(set(names)) != len(names):
@@ -1098,24 +1131,37 @@ class SemanticModality:
             live += rows - len(gone)
             if table is None:
                 continue
-            at = 0
-            for path, first, count in table:
-                span = set(range(first, first + count))
-                if first != at or count <= 0:
+            dead = set(s.get("gone", ()))
+            at, tombstoned = 0, set()
+            for entry in table:
+                path, first, count = entry[0], int(entry[1]), int(entry[2])
+                if first != at or count < 0:
                     problems.append(f"{d}: segment {name!r}: path table gap or overlap at "
                                     f"{path!r}")  # fmt: skip
                     break
                 at = first + count
-                if span <= gone:
+                span = set(range(first, first + count))
+                if path in dead:
+                    tombstoned |= span
                     continue
-                if span & gone:
-                    problems.append(f"{d}: segment {name!r}: {path!r} partly tombstoned")
                 if path in live_paths:
                     problems.append(f"{d}: {path!r} live in segments {live_paths[path]!r} and "
                                     f"{name!r}")  # fmt: skip
                 live_paths[path] = name
+                if len(entry) > 3:
+                    pending += len(entry[4])
+                    partial += len(entry[3])
             if at != rows:
                 problems.append(f"{d}: segment {name!r}: path table covers {at} of {rows} rows")
+            elif tombstoned != gone:
+                problems.append(f"{d}: segment {name!r}: tombstoned rows are not those of its "
+                                "removed files")  # fmt: skip
+            if len(table) != int(s.get("entries", len(table))) or not dead <= {e[0] for e in table}:
+                problems.append(f"{d}: segment {name!r}: path table does not match meta.json")
+        if meta["format"] >= 2 and (pending, partial) != (meta.get("pending"), meta.get("partial")):
+            problems.append(f"{d}: {pending} pending and {partial} partial chunks in the path "
+                            f"tables, the build report says {meta.get('pending')} and "
+                            f"{meta.get('partial')}")  # fmt: skip
         if live != int(meta.get("embedded", live)):
             problems.append(f"{d}: {live} live rows, the build report says {meta['embedded']}")
         return problems
@@ -1138,6 +1184,7 @@ class _Segment:
     def __post_init__(self) -> None:
         self.gone = frozenset(self.deleted)
         if self.table is not None:
+            self.table = [t for t in self.table if t[2]]  # files with rows
             self.firsts = [int(t[1]) for t in self.table]
 
     def order(self, row: int) -> tuple[str, int]:
@@ -1262,6 +1309,24 @@ class SemanticSearcher:
         return hits
 
 
+def pending_of(sem_dir: Path) -> tuple[list[str], list[str]]:
+    """The pending and the partial chunk ids of a generation's semantic part, in row order
+    (from the path tables of format 2, from meta.json in format 1)."""
+    d = Path(sem_dir)
+    meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+    check_format(d, meta)
+    if meta["format"] < 2:
+        return list(meta.get("pending_ids", [])), list(meta.get("partial_ids", []))
+    entries = []
+    for s in segments_of(meta):
+        dead = set(s["gone"])
+        table = json.loads((d / seg_file(s["name"], "paths.json")).read_bytes())
+        entries += [t for t in table if t[0] not in dead and len(t) > 3]
+    entries.sort(key=lambda t: t[0])
+    return (list(chain.from_iterable(t[4] for t in entries)),
+            list(chain.from_iterable(t[3] for t in entries)))  # fmt: skip
+
+
 def read_rows(sem_dir: Path) -> dict[str, Any]:
     """A generation's live rows in logical order (a from-scratch build's row order: by file,
     then position), whatever its segments: ids, hashes, codes, floats (for tests and tools)."""
@@ -1270,7 +1335,7 @@ def read_rows(sem_dir: Path) -> dict[str, Any]:
     check_format(d, meta)
     keyed = []
     for s in segments_of(meta):
-        name, gone = s["name"], set(s["deleted"])
+        name, gone, dead = s["name"], set(s["deleted"]), set(s.get("gone", ()))
         ids = json.loads((d / seg_file(name, "ids.json")).read_bytes())
         hashes = json.loads((d / seg_file(name, "hashes.json")).read_bytes())
         codes = np.load(d / seg_file(name, "codes.npy"))
@@ -1279,7 +1344,7 @@ def read_rows(sem_dir: Path) -> dict[str, Any]:
         )
         if meta["format"] >= 2:
             table = json.loads((d / seg_file(name, "paths.json")).read_bytes())
-            spans = [(p, first, count) for p, first, count in table]
+            spans = [(t[0], t[1], t[2]) for t in table if t[0] not in dead]
         else:
             spans = [("", 0, len(ids))]
         for path, first, count in spans:

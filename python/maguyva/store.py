@@ -481,6 +481,8 @@ class IndexDir:
             child.unlink(missing_ok=True)
             removed.append(child.name)
         for child in self.path.glob(f"{TRASH}*"):  # collected, not yet deleted
+            if _trash_pid(child.name) == os.getpid():
+                continue  # this process's deleter is on it (a long-running writer's last commit)
             shutil.rmtree(child, ignore_errors=True)
             removed.append(child.name)
         return removed
@@ -531,6 +533,12 @@ class IndexDir:
             return True
         finally:
             os.close(fd)
+
+
+def _trash_pid(name: str) -> int | None:
+    """The pid of the process that collected a `trash-<generation>-<pid>-<ns>` directory."""
+    parts = name.split("-")
+    return int(parts[-2]) if len(parts) >= 3 and parts[-2].isdigit() else None
 
 
 def _old_manifest(path: Path) -> bool:
