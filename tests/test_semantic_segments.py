@@ -195,3 +195,22 @@ def test_update_embeds_the_changed_file_first(tmp_path: Path) -> None:
     pending, _partial = semantic.pending_of(gen / "semantic")
     hits = _answers(tmp_path, [("checksum of a ledger of parcels", None)])[0]
     assert hits and hits[0][0] == "json/tool.py" and hits[0][3] not in pending, hits[:2]
+
+
+def test_native_file_crc_equals_zlib(tmp_path: Path) -> None:
+    """The commit's checksum table and fsck read every new file (the vector segments among
+    them) through `_core.crc32_file`: it must give zlib's CRC-32 and the size, for empty,
+    small and multi-block files, and name a missing file."""
+    import zlib
+
+    from maguyva import _core, store
+
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 4095, (1 << 20) + 17, 3 << 20):
+        data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
+        path = tmp_path / f"f{size}"
+        path.write_bytes(data)
+        assert _core.crc32_file(str(path)) == (size, zlib.crc32(data))
+        assert store.checksum_table_one(path) == zlib.crc32(data)
+    with pytest.raises(FileNotFoundError, match="missing"):
+        _core.crc32_file(str(tmp_path / "missing"))

@@ -114,7 +114,13 @@ class TextIndex:
 # of np.packbits / Voyage ubinary. Wrong dtype, shape or width raises ValueError naming the
 # expected shape. Memory-mapped arrays (np.load(..., mmap_mode="r")) work without copying.
 
+import os as _os  # noqa: E402
+
 import numpy as _np  # noqa: E402
+
+def crc32_file(path: str | _os.PathLike[str]) -> tuple[int, int]:
+    """(size, CRC-32) of a whole file, the CRC equal to `zlib.crc32` (crc32fast, GIL released);
+    OSError naming the file when it cannot be read."""
 
 def hamming_kernels() -> list[str]:
     """Supported distance kernels, fastest first: a subset of avx512, avx2, neon, words, scalar."""

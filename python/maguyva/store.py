@@ -158,43 +158,56 @@ def fsync_all(files: list[Path], directories: list[Path]) -> None:
         raise error
 
 
+def _files_under(top: str) -> dict[str, os.DirEntry[str]]:
+    """relative path -> directory entry of every file under `top` (scandir: the inode comes
+    with the entry, no stat per file)."""
+    out: dict[str, os.DirEntry[str]] = {}
+    stack = [("", top)]
+    while stack:
+        prefix, path = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((prefix + entry.name + "/", entry.path))
+            else:
+                out[prefix + entry.name] = entry
+    return out
+
+
 def checksum_table(
     gen_dir: Path, previous: Path | None = None, linked: set[str] | None = None
 ) -> dict[str, list[int]]:
     """relative path -> [size, crc32] of every file of a generation directory except the table.
-    A file hard-linked from the `previous` generation (same inode) keeps its recorded CRC
-    instead of being read again: generations are immutable. Such files are added to `linked`
-    when given (they are durable already: the commit need not fsync them)."""
+    A file hard-linked from the `previous` generation (same inode) keeps its recorded size and
+    CRC instead of being read again: generations are immutable. Such files are added to
+    `linked` when given (they are durable already: the commit need not fsync them). Only new
+    files are statted and read."""
     known: dict[str, list[int]] = {}
     if previous is not None:
         try:
             known = sealed.read_sealed_json(previous / CHECKSUMS, "checksums")
         except MaguyvaError:
             known = {}
+    mine = _files_under(str(gen_dir))
+    theirs = _files_under(str(previous)) if known and previous is not None else {}
     table: dict[str, list[int]] = {}
-    top, prev_top = str(gen_dir), str(previous) if previous is not None else ""
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
-        prefix = os.path.relpath(dirpath, top).replace(os.sep, "/")
-        prefix = "" if prefix == "." else prefix + "/"
-        for name in sorted(filenames):
-            rel = prefix + name
-            if rel == CHECKSUMS:
-                continue
-            full = os.path.join(dirpath, name)
-            mine = os.stat(full)
-            if rel in known and previous is not None:
-                try:
-                    theirs = os.stat(os.path.join(prev_top, rel))
-                    if (mine.st_ino, mine.st_dev, mine.st_size) == (
-                        theirs.st_ino, theirs.st_dev, known[rel][0]):  # fmt: skip
-                        table[rel] = list(known[rel])
-                        if linked is not None:
-                            linked.add(rel)
-                        continue
-                except OSError:
-                    pass
-            table[rel] = [mine.st_size, checksum_table_one(Path(full))]
+    for rel in sorted(mine):
+        if rel == CHECKSUMS:
+            continue
+        entry = mine[rel]
+        old = theirs.get(rel)
+        if rel in known and old is not None and old.inode() == entry.inode():
+            table[rel] = list(known[rel])
+            if linked is not None:
+                linked.add(rel)
+            continue
+        table[rel] = [
+            entry.stat(follow_symlinks=False).st_size,
+            checksum_table_one(Path(entry.path)),
+        ]
     return table
 
 
@@ -228,11 +241,27 @@ def verify_generation(gen_dir: Path, deep: bool = True) -> list[str]:
 
 
 def checksum_table_one(path: Path) -> int:
-    crc = 0
+    return _size_and_crc(str(path))[1]
+
+
+def _size_and_crc(path: str) -> tuple[int, int]:
+    """A file's size and CRC-32 (zlib's), read once: in Rust (crc32fast, GIL released) when
+    the native module has it, else with zlib."""
+    if _crc32_file is not None:
+        size, crc = _crc32_file(path)
+        return int(size), int(crc)
+    crc, size = 0, 0
     with open(path, "rb") as fh:
         while block := fh.read(1 << 20):
             crc = zlib.crc32(block, crc)
-    return crc & 0xFFFFFFFF
+            size += len(block)
+    return size, crc & 0xFFFFFFFF
+
+
+try:
+    from ._core import crc32_file as _crc32_file
+except ImportError:  # a native module built before it (the zlib fallback gives the same CRC)
+    _crc32_file = None
 
 
 class Lease:
