@@ -54,8 +54,10 @@ def build(index_dir: Path, out: Path, trace: bool) -> dict:
     extraction = SegmentExtraction(gen.path, index)
     del data, index
     out.mkdir(parents=True, exist_ok=True)
-    if not (out / "chunks").exists():  # the searcher maps lines to chunks: share the index's
-        (out / "chunks").symlink_to(gen.path / "chunks")
+    # the searcher maps lines to chunks: share the index's (with its delta of changed files)
+    for name in ("chunks", "delta", "files.json", "files-delta.json"):
+        if (gen.path / name).exists() and not (out / name).exists():
+            (out / name).symlink_to(gen.path / name)
     ctx = BuildContext(root, out, files, chunks, extraction, {}, out / "cache")
     if trace:
         tracemalloc.start(1)

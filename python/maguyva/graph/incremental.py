@@ -29,7 +29,6 @@ from ..model import SourceFile
 from . import store
 from .receivers import scan
 from .resolve import (
-    _MISSING,
     CALLS,
     CONTAINS,
     STAT_KEYS,
@@ -528,28 +527,35 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
         if not _declare_again(b, memory, decl, fid, ex, names):
             return None
     reach = {fid for fid, _ in declared}
-    # every memo may have read a changed declaration: resolution starts afresh (lazily),
-    # except a class's resolved bases when nothing its bases name changed (the subclass sets
-    # are made of them: computing every class's bases again is most of a full resolution)
-    saved = {c: b._memo.get(("b", c), _MISSING) for c in b.bases}
+    # the memos: an entry is dropped when what it was computed from may have changed (a
+    # changed name, a declared file, a class whose bases name a changed word, the subclass
+    # sets); everything else (most of it) is kept, so that files resolved again are as cheap
+    # as in a full build. Entries are always filtered from the memo before the patch.
+    base_memo = b._memo
+    gone_files = set(reach)
     _close_names(memory, b, names)
     stale: set[int] | None = None
+    memo_names: set[str] = set()
+    down: set[int] | None = None
+    size = -1
     while True:
         files = memory.files_using(names) | reach
         now = {c for f in files for c in memory.defs_of(f) if c in b.bases}
-        if stale is not None and now <= stale:
+        wide = names | memo_names
+        if stale is not None and now <= stale and len(wide) == size:
             break
         stale = now if stale is None else stale | now
-        b._memo.clear()
+        size = len(wide)
+        b._memo = _kept_memo(b, base_memo, wide, gone_files, stale, down)
         b._trans.clear()
         b._subclasses = None
-        for c, v in saved.items():
-            if v is not _MISSING and c not in stale:
-                b._memo[("b", c)] = v
         new_sub = _direct_subclasses(b)
-        _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
+        down, up = _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
+        if down:  # a lookup through a class whose bases changed may find another member
+            memo_names |= {m for x in up | down for m in b.children.get(x, {})}
         _close_names(memory, b, names)
-    b._unique_top.clear()
+    for nm in names | memo_names:
+        b._unique_top.pop(nm, None)
     b.types._lines = None
     reach |= memory.files_using(names)
     for fid in reach:
@@ -729,7 +735,7 @@ def _exported(b: GraphBuilder, units: set) -> set[str] | None:
 
 
 def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
-                 old_touched: dict, names: set[str], reach: set[int]) -> None:  # fmt: skip
+                 old_touched: dict, names: set[str], reach: set[int]) -> tuple[set, set]:  # fmt: skip
     """Classes whose bases resolve differently: their subclasses' (inclusive) names and
     members may now mean something else (a method found through another base), their files
     are read again, and so are the files whose candidate evidence (`_evidence`,
@@ -738,7 +744,17 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
     new_e = {(c, p) for p, cs in new_sub.items() for c in cs}
     changed = old_e ^ new_e
     if not changed:
-        return
+        return set(), set()
+    up: set[int] = set()
+    todo = [p for _, p in changed]
+    parents: dict[int, list[int]] = {}
+    for c, p in old_e | new_e:
+        parents.setdefault(c, []).append(p)
+    while todo:
+        x = todo.pop()
+        if x not in up:
+            up.add(x)
+            todo.extend(parents.get(x, ()))
     down: set[int] = set()
     todo = [c for c, _ in changed]
     while todo:
@@ -762,6 +778,37 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
                 words.add("\0s" + w)
     reach.update(f for f, t in old_touched.items() if not t.isdisjoint(units))
     reach |= memory.files_using(words)
+    return down, up
+
+
+def _kept_memo(b: GraphBuilder, memo: dict, names: set[str], files: set[int],
+               stale: set[int], down: set[int] | None) -> dict:  # fmt: skip
+    """The entries of `memo` (see `GraphBuilder._memoized`) that cannot have changed: not
+    about a name in `names`, a node of a file in `files`, a class in `stale` (bases) or
+    `down` (bases changed); the subclass sets only when no class's bases changed (`down`
+    empty; None: not known yet, dropped)."""
+    nodes = b.nodes
+    keep_sub = down is not None and not down
+    down = down or set()
+    out = {}
+    for k, v in memo.items():
+        t = k[0]
+        if t == "u":
+            ok = k[2] not in names
+        elif t == "i":
+            ok = k[1] not in files and k[2] not in names
+        elif t == "m":
+            ok = k[2] not in names and k[1] not in down and nodes[k[1]].file not in files
+        elif t == "b":
+            ok = k[1] not in stale
+        elif t in ("al", "in", "cw"):
+            n = nodes[k[1]]
+            ok = n.file not in files and n.name not in names and (t != "cw" or keep_sub)
+        else:  # "s", "fu": the subclass sets
+            ok = keep_sub
+        if ok:
+            out[k] = v
+    return out
 
 
 def _file_follows(b: GraphBuilder, memory: Memory, fid: int) -> list[tuple[str, str]]:
