@@ -25,6 +25,7 @@ index is opened (an exact-match query never pays for it), once per process.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import logging
 import os
@@ -32,7 +33,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -642,6 +643,9 @@ class SemanticModality:
         self.provider_factory = provider_factory
         self._kept: tuple[str, EmbeddingProvider] | None = None
         self._states: OrderedDict[str, _State] = OrderedDict()  # by repository root
+        # open embedding caches of the repositories whose state is kept (a long-running writer
+        # does not reconnect, and checkpoint on close, on every update)
+        self._caches: OrderedDict[tuple[str, str], tuple[EmbeddingCache, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     # -- build ---------------------------------------------------------------------------------
@@ -698,6 +702,40 @@ class SemanticModality:
             "tokens_to_send": provider.count_tokens(texts) if texts else 0,
             "excluded": planned["excluded"],
         }
+
+    @contextlib.contextmanager
+    def _cache(
+        self, directory: Path, identity: ProviderIdentity, keep: bool
+    ) -> Iterator[EmbeddingCache]:
+        """The embedding cache of `directory`: kept open between builds of this process when
+        `keep` (the last KEEP_STATES repositories), else opened and closed around the build.
+        Builds of one modality object run one at a time per repository (the writer lock)."""
+        if not keep:
+            with EmbeddingCache(directory, identity) as cache:
+                yield cache
+            return
+        key = (str(directory), identity.cache_key)
+        with self._lock:
+            kept = self._caches.pop(key, None)
+        cache = None
+        if kept is not None:
+            now = _sig(Path(kept[0].path))
+            if now is not None and now[0] == kept[1]:
+                cache = kept[0]
+            else:  # the file was deleted or replaced: open the one there now
+                kept[0].close()
+        if cache is None:
+            cache = EmbeddingCache(directory, identity)
+        ino = (_sig(Path(cache.path)) or (0,))[0]
+        try:
+            yield cache
+        except BaseException:
+            cache.close()
+            raise
+        with self._lock:
+            self._caches[key] = (cache, ino)
+            while len(self._caches) > KEEP_STATES:
+                self._caches.popitem(last=False)[1][0].close()
 
     def _provider(self, config: dict[str, Any]) -> EmbeddingProvider:
         """The configured provider; the default local one is kept between builds of this
@@ -764,10 +802,10 @@ class SemanticModality:
         if update is not None:
             prev, changed, planned, previous = update
             mode = "incremental"
-            by_path = {p: e for p, e in prev.by_path.items() if p not in changed}
+            by_path = prev.by_path  # consumed: updated in place
             candidates, old_rows, where = prev.candidates, prev.path_rows, prev.where
             for path in changed:
-                for e in prev.by_path.get(path, ()):
+                for e in by_path.pop(path, ()):
                     candidates.drop(e)
             have = _Have(where)
             row_of = prev.row_of
@@ -792,7 +830,7 @@ class SemanticModality:
         cache_changed = update is not None and (
             _cache_sig(ctx.cache_dir / "embeddings") != prev.cache_sig
         )
-        with EmbeddingCache(ctx.cache_dir / "embeddings", identity) as cache:
+        with self._cache(ctx.cache_dir / "embeddings", identity, keep=not provider.remote) as cache:
             # Vectors of the generation being replaced first (no cache read), then the cache.
             # An update asks the cache only for the changed files' hashes: the others were
             # asked by the build that wrote the previous generation (a hash it did not find
