@@ -423,7 +423,7 @@ def seg_file(seg: str, name: str) -> str:
     return name if seg == BASE else f"{seg}.{name}"
 
 
-SEGMENT_FILES = ("codes.npy", "floats.npy", "ids.json", "hashes.json", "paths.json")
+SEGMENT_FILES = ("codes.npy", "floats.npy", "ids.json", "hashes.json", "paths.json", "pending.json")
 
 
 def segments_of(meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -567,18 +567,19 @@ def _write_segment(
     floats: np.ndarray | None,
     ordered: list[tuple[str, _PathRows]],
 ) -> int:
-    """A segment's files: codes, floats, chunk ids, vector hashes and the path table, in
-    path order: [path, first row, rows] (what orders rows across segments), followed by the
-    file's partial and pending chunk ids when it has any; returns the table's length."""
+    """A segment's files: codes, floats, chunk ids, vector hashes, the path table in path
+    order ([path, first row, rows]: what orders rows across segments and names a hit's file)
+    and the partial and pending chunk ids of its files that have any ([path, partial,
+    pending]: read by tools, never by a search); returns the table's length."""
     np.save(out / seg_file(seg, "codes.npy"), codes)
     if floats is not None:
         np.save(out / seg_file(seg, "floats.npy"), floats.astype(np.float16, copy=False))
     ids = list(chain.from_iterable(pr.ids for _, pr in ordered))
     hashes = list(chain.from_iterable(pr.hashes for _, pr in ordered))
-    table = [[p, pr.first, len(pr.ids), *([pr.partial, pr.pending] if pr.partial or pr.pending
-                                          else [])]
-             for p, pr in ordered if pr.ids or pr.pending]  # fmt: skip
-    for name, value in (("ids.json", ids), ("hashes.json", hashes), ("paths.json", table)):
+    table = [[p, pr.first, len(pr.ids)] for p, pr in ordered if pr.ids or pr.pending]
+    waiting = [[p, pr.partial, pr.pending] for p, pr in ordered if pr.partial or pr.pending]
+    for name, value in (("ids.json", ids), ("hashes.json", hashes), ("paths.json", table),
+                        ("pending.json", waiting)):  # fmt: skip
         (out / seg_file(seg, name)).write_text(json.dumps(value), encoding="utf-8")
     return len(table)
 
@@ -1109,7 +1110,7 @@ class SemanticModality:
                 if floats is not None and floats.shape != (rows, built_with.dim):
                     raise CorruptIndexError(f"{d}: segment {name!r}: floats shape {floats.shape}")
                 table = None
-                if len(segments_of(meta)) > 1:
+                if meta["format"] >= 2:
                     table = _read_json(d / seg_file(name, "paths.json"))
                 segments.append(_Segment(name, codes, floats, ids, s["deleted"], table))
             centre = np.load(d / "centre.npy") if (d / "centre.npy").exists() else None
@@ -1147,9 +1148,10 @@ class SemanticModality:
                 floats = None
                 if rescore and rows:
                     floats = np.load(d / seg_file(name, "floats.npy"), mmap_mode="r")
-                table = None
+                table = waiting = None
                 if meta["format"] >= 2:
                     table = json.loads((d / seg_file(name, "paths.json")).read_bytes())
+                    waiting = json.loads((d / seg_file(name, "pending.json")).read_bytes())
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 problems.append(f"{d}: segment {name!r}: {exc}")
                 continue
@@ -1186,9 +1188,13 @@ class SemanticModality:
                     problems.append(f"{d}: {path!r} live in segments {live_paths[path]!r} and "
                                     f"{name!r}")  # fmt: skip
                 live_paths[path] = name
-                if len(entry) > 3:
-                    pending += len(entry[4])
-                    partial += len(entry[3])
+            listed = {e[0] for e in table}
+            for path, partial_ids, pending_ids in waiting or ():
+                if path not in listed:
+                    problems.append(f"{d}: segment {name!r}: {path!r} pending but not listed")
+                elif path not in dead:
+                    pending += len(pending_ids)
+                    partial += len(partial_ids)
             if at != rows:
                 problems.append(f"{d}: segment {name!r}: path table covers {at} of {rows} rows")
             elif tombstoned != gone:
@@ -1265,7 +1271,7 @@ class SemanticSearcher:
         self.live = sum(len(s.ids) - len(s.gone) for s in segments)
         self.centre = centre
         self.meta = meta
-        self._chunks: ChunkStore | None = None
+        self._chunks: Any = None
         self._lock = threading.Lock()
 
     @property
@@ -1278,17 +1284,22 @@ class SemanticSearcher:
         """Chunks searchable by their head only (header, signature, docstring); body pending."""
         return int(self.meta.get("partial", 0))
 
-    def chunks(self) -> ChunkStore:
+    def chunks(self) -> Any:
+        """The generation's chunks: decoded per file as hits name them (format 2 gives each
+        row's file), all at once for format 1 (ids only)."""
         with self._lock:
             if self._chunks is None:
-                self._chunks = ChunkStore.open(self.gen_dir)
+                if all(seg.table is not None for seg in self.segments):
+                    self._chunks = ChunkStore.lazy(self.gen_dir)
+                else:
+                    self._chunks = ChunkStore.open(self.gen_dir)
             return self._chunks
 
     def candidates(self, qcode: np.ndarray, depth: int) -> list[tuple[int, Any, int, int]]:
         """The `depth` nearest live rows over every segment: (distance, order key, segment,
         row), sorted as a from-scratch build's single segment would be (distance, then row
         order: file, then position in the file)."""
-        if len(self.segments) == 1:
+        if len(self.segments) == 1:  # row order is the logical order
             return [(d, r, 0, r) for d, r in self.segments[0].topk(qcode, depth)]
         merged = []
         for i, seg in enumerate(self.segments):
@@ -1329,7 +1340,8 @@ class SemanticSearcher:
         store = self.chunks()
         hits: list[Hit] = []
         for seg, row, dist, sim in order:
-            chunk = store.get(seg.ids[row])
+            path = seg.order(row)[0] if seg.table is not None else None
+            chunk = store.get(seg.ids[row], path)
             if chunk is None:
                 continue
             hits.append(
@@ -1358,11 +1370,11 @@ def pending_of(sem_dir: Path) -> tuple[list[str], list[str]]:
     entries = []
     for s in segments_of(meta):
         dead = set(s["gone"])
-        table = json.loads((d / seg_file(s["name"], "paths.json")).read_bytes())
-        entries += [t for t in table if t[0] not in dead and len(t) > 3]
+        waiting = json.loads((d / seg_file(s["name"], "pending.json")).read_bytes())
+        entries += [t for t in waiting if t[0] not in dead]
     entries.sort(key=lambda t: t[0])
-    return (list(chain.from_iterable(t[4] for t in entries)),
-            list(chain.from_iterable(t[3] for t in entries)))  # fmt: skip
+    return (list(chain.from_iterable(t[2] for t in entries)),
+            list(chain.from_iterable(t[1] for t in entries)))  # fmt: skip
 
 
 def read_rows(sem_dir: Path) -> dict[str, Any]:
