@@ -158,18 +158,18 @@ def _phases(config: dict[str, Any], missing: int) -> str:
     return mode
 
 
-_Entry = tuple[str, int, int, str, bool, str, str, int, int]
+_Entry = tuple[str, int, int, str, bool, str, str, int, int, str, str | None]
 """What the build keeps of an eligible chunk between updates (no text): path, start and end
 line, chunk id, whether it is a line window, the hashes of its full and head texts and their
-lengths (the queue's order). A plain tuple of atoms, so the cyclic collector stops tracking it
+lengths (the queue's order), its kind and (qualified) name (what a hit shows). A plain tuple of atoms, so the cyclic collector stops tracking it
 (and the candidates holding it): a writer keeps one per chunk, and a full collection would
 otherwise walk them all (a tuple subclass, even a NamedTuple, stays tracked)."""
-PATH, START, END, ID, LINES, HASH, HEAD_HASH, TEXT_LEN, HEAD_LEN = range(9)
+PATH, START, END, ID, LINES, HASH, HEAD_HASH, TEXT_LEN, HEAD_LEN, KIND, NAME = range(11)
 
 
 def _entry(chunk: Chunk, p: Planned) -> _Entry:
     return (chunk.path, chunk.start_line, chunk.end_line, p.id, p.lines, p.hash, p.head_hash,
-            len(p.text), len(p.head))  # fmt: skip
+            len(p.text), len(p.head), chunk.kind, chunk.qualified_name or chunk.name)  # fmt: skip
 
 
 Candidate = tuple[bool, int, str, int, int, str, str, _Entry]
@@ -353,8 +353,9 @@ class _State:
 @dataclass(slots=True)
 class _PathRows:
     """One file's part of a generation: the segment holding its rows and its first row there,
-    its rows' chunk ids and vector hashes, the ids of its partial and pending chunks. `seg`
-    is "" while the rows are not placed yet (a changed file's, during a build)."""
+    its rows' chunk ids and vector hashes, the ids of its partial and pending chunks, each
+    row's [start line, end line, kind, name]. `seg` is "" while the rows are not placed yet (a
+    changed file's, during a build)."""
 
     seg: str
     first: int
@@ -362,6 +363,7 @@ class _PathRows:
     hashes: list[str]
     partial: list[str]
     pending: list[str]
+    info: list[tuple[int, int, str, str | None]]
 
 
 def _path_rows(entries: list[_Entry], have: _Have) -> _PathRows:
@@ -369,6 +371,7 @@ def _path_rows(entries: list[_Entry], have: _Have) -> _PathRows:
     ids: list[str] = []
     hashes: list[str] = []
     partial, pending = [], []
+    info = []
     for e in entries:
         if e[HASH] in have:
             ids.append(e[ID])
@@ -379,7 +382,9 @@ def _path_rows(entries: list[_Entry], have: _Have) -> _PathRows:
             partial.append(e[ID])
         else:
             pending.append(e[ID])
-    return _PathRows("", 0, ids, hashes, partial, pending)
+            continue
+        info.append((e[START], e[END], e[KIND], e[NAME]))
+    return _PathRows("", 0, ids, hashes, partial, pending, info)
 
 
 _Run = list  # [dst, segment, src, count]: rows dst.. <- the previous generation's rows src..
@@ -423,7 +428,10 @@ def seg_file(seg: str, name: str) -> str:
     return name if seg == BASE else f"{seg}.{name}"
 
 
-SEGMENT_FILES = ("codes.npy", "floats.npy", "ids.json", "hashes.json", "paths.json", "pending.json")
+SEGMENT_FILES = (
+    "codes.npy", "floats.npy", "ids.json", "hashes.json", "paths.json", "pending.json",
+    "chunks.json",
+)  # fmt: skip
 
 
 def segments_of(meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -569,8 +577,9 @@ def _write_segment(
 ) -> int:
     """A segment's files: codes, floats, chunk ids, vector hashes, the path table in path
     order ([path, first row, rows]: what orders rows across segments and names a hit's file)
-    and the partial and pending chunk ids of its files that have any ([path, partial,
-    pending]: read by tools, never by a search); returns the table's length."""
+    the partial and pending chunk ids of its files that have any ([path, partial, pending]:
+    read by tools, never by a search) and each row's [start line, end line, kind, name] (what
+    a hit shows: a search reads no chunk); returns the table's length."""
     np.save(out / seg_file(seg, "codes.npy"), codes)
     if floats is not None:
         np.save(out / seg_file(seg, "floats.npy"), floats.astype(np.float16, copy=False))
@@ -578,8 +587,9 @@ def _write_segment(
     hashes = list(chain.from_iterable(pr.hashes for _, pr in ordered))
     table = [[p, pr.first, len(pr.ids)] for p, pr in ordered if pr.ids or pr.pending]
     waiting = [[p, pr.partial, pr.pending] for p, pr in ordered if pr.partial or pr.pending]
+    info = list(chain.from_iterable(pr.info for _, pr in ordered))
     for name, value in (("ids.json", ids), ("hashes.json", hashes), ("paths.json", table),
-                        ("pending.json", waiting)):  # fmt: skip
+                        ("pending.json", waiting), ("chunks.json", info)):  # fmt: skip
         (out / seg_file(seg, name)).write_text(json.dumps(value), encoding="utf-8")
     return len(table)
 
@@ -921,7 +931,7 @@ class SemanticModality:
                         else:
                             _run(runs, rows + i, *row_of(h), 1)
                 placed.append((path, _PathRows(name, rows, pr.ids, pr.hashes, pr.partial,
-                                               pr.pending)))  # fmt: skip
+                                               pr.pending, pr.info)))  # fmt: skip
                 rows += len(pr.ids)
             codes, floats = _assemble(rows, runs, fresh, identity, vectors, previous.sources,
                                       np.float32 if identity.centred else np.float16)  # fmt: skip
@@ -1112,7 +1122,13 @@ class SemanticModality:
                 table = None
                 if meta["format"] >= 2:
                     table = _read_json(d / seg_file(name, "paths.json"))
-                segments.append(_Segment(name, codes, floats, ids, s["deleted"], table))
+                info = None
+                if table is not None and (d / seg_file(name, "chunks.json")).exists():
+                    info = _read_json(d / seg_file(name, "chunks.json"))
+                    if len(info) != rows:
+                        raise CorruptIndexError(f"{d}: segment {name!r}: {len(info)} chunk "
+                                                f"entries for {rows} rows")  # fmt: skip
+                segments.append(_Segment(name, codes, floats, ids, s["deleted"], table, info))
             centre = np.load(d / "centre.npy") if (d / "centre.npy").exists() else None
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CorruptIndexError(f"{d}: {exc}") from None
@@ -1152,6 +1168,10 @@ class SemanticModality:
                 if meta["format"] >= 2:
                     table = json.loads((d / seg_file(name, "paths.json")).read_bytes())
                     waiting = json.loads((d / seg_file(name, "pending.json")).read_bytes())
+                    info = json.loads((d / seg_file(name, "chunks.json")).read_bytes())
+                    if len(info) != rows:
+                        problems.append(f"{d}: segment {name!r}: {len(info)} chunk entries, "
+                                        f"{rows} rows")  # fmt: skip
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 problems.append(f"{d}: segment {name!r}: {exc}")
                 continue
@@ -1222,6 +1242,7 @@ class _Segment:
     ids: list[str]
     deleted: list[int]
     table: list[list[Any]] | None
+    info: list[list[Any]] | None = None  # per row: start line, end line, kind, name
     gone: frozenset[int] = frozenset()
     firsts: list[int] | None = None
 
@@ -1337,11 +1358,17 @@ class SemanticSearcher:
             order = [(self.segments[c[2]], c[3], c[0], s) for s, c in sims[:k]]
         else:
             order = [(self.segments[c[2]], c[3], c[0], None) for c in found[:k]]
-        store = self.chunks()
         hits: list[Hit] = []
         for seg, row, dist, sim in order:
+            if seg.info is not None:  # what a hit shows is stored with the row
+                start, end, kind, name = seg.info[row]
+                hits.append(Hit(path=seg.order(row)[0], start_line=start, end_line=end,
+                                key=seg.ids[row], symbol=name, kind=kind,
+                                score=round(sim, 6) if sim is not None else float(dist),
+                                extra={"hamming": dist, "similarity": sim}))  # fmt: skip
+                continue
             path = seg.order(row)[0] if seg.table is not None else None
-            chunk = store.get(seg.ids[row], path)
+            chunk = self.chunks().get(seg.ids[row], path)
             if chunk is None:
                 continue
             hits.append(
@@ -1379,7 +1406,8 @@ def pending_of(sem_dir: Path) -> tuple[list[str], list[str]]:
 
 def read_rows(sem_dir: Path) -> dict[str, Any]:
     """A generation's live rows in logical order (a from-scratch build's row order: by file,
-    then position), whatever its segments: ids, hashes, codes, floats (for tests and tools)."""
+    then position), whatever its segments: ids, hashes, codes, floats, [start, end, kind,
+    name] (for tests and tools)."""
     d = Path(sem_dir)
     meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
     check_format(d, meta)
@@ -1392,18 +1420,22 @@ def read_rows(sem_dir: Path) -> dict[str, Any]:
         floats = (
             np.load(d / seg_file(name, "floats.npy")) if meta.get("rescore") and len(ids) else None
         )
+        info: list[Any] = [None] * len(ids)
         if meta["format"] >= 2:
             table = json.loads((d / seg_file(name, "paths.json")).read_bytes())
             spans = [(t[0], t[1], t[2]) for t in table if t[0] not in dead]
+            info = json.loads((d / seg_file(name, "chunks.json")).read_bytes())
         else:
             spans = [("", 0, len(ids))]
         for path, first, count in spans:
             for r in range(first, first + count):
                 if r not in gone:
                     f = None if floats is None else floats[r].tobytes()
-                    keyed.append(((path, r - first), ids[r], hashes[r], codes[r].tobytes(), f))
+                    keyed.append(((path, r - first), ids[r], hashes[r], codes[r].tobytes(), f,
+                                  info[r]))  # fmt: skip
     keyed.sort(key=lambda x: x[0])
     return {
+        "info": [x[5] for x in keyed],
         "ids": [x[1] for x in keyed],
         "hashes": [x[2] for x in keyed],
         "codes": b"".join(x[3] for x in keyed),
