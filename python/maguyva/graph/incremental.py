@@ -184,6 +184,8 @@ class Memory:
         self.tok_hash = np.zeros(0, dtype=np.int64)  # every (hash, file), sorted by hash
         self.tok_file = np.zeros(0, dtype=np.int32)
         self.tok_changed: set[int] = set()  # files whose words changed since that index
+        self.part: dict[str, np.ndarray] | None = None  # the names part last written
+        self.part_linked = False  # ... hard-linked from the generation before
         # word -> {name: count}: names that take their meaning from the word (`_close_names`)
         self.follows: dict[str, dict[str, int]] | None = None
 

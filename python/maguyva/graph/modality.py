@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gc
+import os
 import resource
 import time
 from pathlib import Path
 from typing import Any, ClassVar
+
+import numpy as np
 
 from ..errors import ModalityUnavailable
 from ..retriever import BuildContext
@@ -77,7 +80,9 @@ class GraphModality:
                 gc.enable()
         meta = {"report": report, "languages": report.pop("languages")}
         t1 = time.perf_counter()
-        size = store.write(out, arrays, strings, meta)
+        linked = patched is not None and previous is not None
+        size = _write(out, arrays, strings, meta, previous if linked else None, memory, remember)
+        report["names_linked"] = bool(memory.part_linked) if remember else False
         report["log_bytes"] = incremental.write(out, log)
         report["write_s"] = round(time.perf_counter() - t1, 3)
         if remember and memory.builder is not None:
@@ -90,6 +95,24 @@ class GraphModality:
         if not report["files"]:
             report["note"] = "no structural extraction: the graph is empty"
         return report
+
+    def verify(self, directory: Path) -> list[str]:
+        """fsck: every graph file (`graph.bin` with its parts, the edge log) read and checked
+        (header, sizes, checksum), and the sections' lengths consistent."""
+        problems = []
+        for name in (store.FILE_NAME, incremental.LOG_FILE):
+            try:
+                sections, _ = store.read(Path(directory), name)
+            except Exception as exc:  # fsck reports, never raises
+                problems.append(f"{name}: {exc}")
+                continue
+            if name == store.FILE_NAME:
+                n = len(sections.get("node_kind", ()))
+                for key in ("node_file", "node_start", "node_c", "node_name.off"):
+                    got = len(sections.get(key, ())) - (key.endswith(".off"))
+                    if got != n:
+                        problems.append(f"{name}: section {key} has {got} rows, nodes {n}")
+        return problems
 
     def open(self, gen_dir: Path, manifest: dict[str, Any] | None = None) -> GraphSearcher:
         path = Path(gen_dir) / self.name
@@ -106,3 +129,44 @@ def _body_changes(changes: Any) -> list[str] | None:
     if changes.renamed:
         return None
     return list(changes.modified)
+
+
+# what `names.bin` holds: the nodes' names, kinds and files, paths, module names (what a
+# body-only edit does not change; the rest of graph.bin does)
+PART_ARRAYS = ("node_kind", "node_file", "node_dkind")
+PART_STRINGS = ("node_name", "node_qname", "paths", "module_names", "def_kinds")
+
+
+def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | None,
+           memory: incremental.Memory, remember: bool) -> int:  # fmt: skip
+    """Write graph.bin and its names part; the part is hard-linked from `previous` (the
+    generation this writer wrote last) when it is the same, byte for byte."""
+    arrays, strings = dict(arrays), dict(strings)
+    part = {k: arrays.pop(k) for k in PART_ARRAYS}
+    for k in PART_STRINGS:
+        v = strings.pop(k)
+        blob, off = v if isinstance(v, store.Packed) else store.pack_strings(v)
+        part[f"{k}.blob"], part[f"{k}.off"] = blob, off
+    same = (
+        previous is not None
+        and memory.part is not None
+        and memory.part.keys() == part.keys()
+        and all(
+            memory.part[k].dtype == v.dtype and np.array_equal(memory.part[k], v)
+            for k, v in part.items()
+        )
+    )
+    memory.part_linked = False
+    size = 0
+    if same and previous is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(previous / store.NAMES_PART, out / store.NAMES_PART)
+            memory.part_linked = True
+            size = (out / store.NAMES_PART).stat().st_size
+        except OSError:
+            same = False
+    if not same:
+        size = store.write(out, part, {}, {"part": "names"}, store.NAMES_PART)
+    memory.part = {k: np.array(v) for k, v in part.items()} if remember else None
+    return size + store.write(out, arrays, strings, {**meta, "parts": [store.NAMES_PART]})

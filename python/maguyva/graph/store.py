@@ -12,8 +12,15 @@ Layout of `graph/graph.bin`:
 Strings are stored as one UTF-8 blob plus an int64 offsets array (`<name>.blob`,
 `<name>.off`), so that opening is a read and a few `np.frombuffer` views, with no parsing.
 
+A graph file's meta may name `parts`: other files of the same format in the same directory
+whose sections belong to it (format 2). `graph.bin` keeps the node names, paths, module names
+and the nodes' kinds and files in `names.bin`, which a writer that patched a body-only edit
+hard-links from the previous generation when they did not change (docs/graph.md, "One-file
+update"): the rest is what an edit changes, and only it is written, checksummed and fsynced.
+
 Format history:
 1. first version.
+2. `parts` (a file's sections may live in other files); format 1 is still read.
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ import numpy as np
 from ..errors import CorruptIndexError, IndexVersionError, ModalityUnavailable
 
 MAGIC = b"MGVGRAPH"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # format versions this build reads
 FILE_NAME = "graph.bin"
+NAMES_PART = "names.bin"
 DIGEST_BYTES = 32
 
 
@@ -88,8 +97,10 @@ def write(
     strings: dict[str, Any],
     meta: dict[str, Any],
     file_name: str = FILE_NAME,
+    version: int = VERSION,
 ) -> int:
-    """Write a graph file (`graph.bin`, or the edge log) atomically; return its size."""
+    """Write a graph file (`graph.bin`, a part of it, or the edge log) atomically; return
+    its size."""
     sections: dict[str, np.ndarray] = dict(arrays)
     for name, values in strings.items():
         packed = values if isinstance(values, Packed) else pack_strings(values)
@@ -102,7 +113,7 @@ def write(
         table.append([name, dtype, int(arr.size), offset])
         offset += (arr.nbytes + 7) // 8 * 8
     header = json.dumps({"meta": meta, "sections": table}, separators=(",", ":")).encode()
-    head = MAGIC + struct.pack("<II", VERSION, len(header)) + header
+    head = MAGIC + struct.pack("<II", version, len(header)) + header
     head += b"\0" * ((-len(head)) % 8)
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / (file_name + ".tmp")
@@ -139,8 +150,11 @@ def read(
     if len(data) < len(MAGIC) + 8 + DIGEST_BYTES or data[: len(MAGIC)] != MAGIC:
         raise CorruptIndexError(f"{path}: not a Maguyva graph file")
     version, hlen = struct.unpack_from("<II", data, len(MAGIC))
-    if version != VERSION:
-        raise IndexVersionError(f"{path}: graph format {version}, this Maguyva reads {VERSION}")
+    if version not in READS:
+        raise IndexVersionError(
+            f"{path}: graph format {version}, this Maguyva reads {READS[0]} to {READS[-1]}"
+            " (rebuild the index with this version: `maguyva index --rebuild`)"
+        )
     body, digest = data[:-DIGEST_BYTES], data[-DIGEST_BYTES:]
     if hashlib.blake2b(body, digest_size=DIGEST_BYTES).digest() != digest:
         raise CorruptIndexError(f"{path}: checksum mismatch (file damaged or truncated)")
@@ -158,7 +172,18 @@ def read(
         if end > len(body):
             raise CorruptIndexError(f"{path}: section {name} past end of file")
         sections[name] = np.frombuffer(buf[base + offset : end], dtype=dt)
-    return sections, header["meta"]
+    meta = header["meta"]
+    for part in meta.get("parts", []) if isinstance(meta, dict) else []:
+        if not isinstance(part, str) or "/" in part or part == file_name:
+            raise CorruptIndexError(f"{path}: bad part name {part!r}")
+        try:
+            more, _ = read(directory, part)
+        except ModalityUnavailable as exc:
+            raise CorruptIndexError(f"{path}: its part {part} is missing") from exc
+        if more.keys() & sections.keys():
+            raise CorruptIndexError(f"{path}: part {part} repeats sections")
+        sections.update(more)
+    return sections, meta
 
 
 def strings(sections: dict[str, np.ndarray], name: str) -> StringTable:
