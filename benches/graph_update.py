@@ -1,7 +1,9 @@
 """One-file body edits through a long-running writer: the graph's share of each update.
 
     nice -n 10 .venv/bin/python benches/graph_update.py ROOT [--runs 5] [--modalities ...]
-        [--target json/decoder.py] [--anchor 'def _decode_uXXXX(s, pos):\\n']
+        [--target json/decoder.py] [--anchor 'def _decode_uXXXX(s, pos):\\n'] [--edit declare]
+
+    (the kernel: --target kernel/fork.c --anchor 'void __mmdrop(struct mm_struct *mm)\\n{\\n')
 
 An `Indexer` over ROOT (already indexed) makes one warm-up update, then `--runs` hinted
 updates, each after a body-only edit of `--target`: a line with a reference and a call is
@@ -59,7 +61,11 @@ def edit(n: int) -> None:
         target.write_text(text)
         return
     call = f"{name}({n})" if args.same_edges or n % 2 == 0 else str(n)
-    target.write_text(original.replace(anchor, anchor + f"    {name}.__name__ and {call}\n"))
+    if args.target.endswith(".py"):
+        line = f"    {name}.__name__ and {call}\n"
+    else:  # C: a statement (`--anchor` a function's opening lines, `name` its name)
+        line = f"\t(void){name}; (void)({call});\n"
+    target.write_text(original.replace(anchor, anchor + line))
 
 
 def rss_mb() -> float:
