@@ -954,9 +954,8 @@ class SemanticModality:
                     if src.exists():
                         _link(src, out / seg_file(seg["name"], file))
         rescore = n > 0 and all(seg["floats"] for seg in segments if seg["rows"])
-        ordered = [path_rows[p] for p in paths]
-        pending = list(chain.from_iterable(pr.pending for pr in ordered))
-        partial = list(chain.from_iterable(pr.partial for pr in ordered))
+        n_pending = sum(len(pr.pending) for pr in path_rows.values())
+        n_partial = sum(len(pr.partial) for pr in path_rows.values())
         mark("write")
         if mode == "incremental":
             reused_rows = len(reused) + sum(len(r.ids) for p, r in old_rows.items()
@@ -979,8 +978,8 @@ class SemanticModality:
             "reused_rows": reused_rows,
             "cache_asked": asked,
             "new": embedded_new,
-            "pending": len(pending),
-            "partial": len(partial),
+            "pending": n_pending,
+            "partial": n_partial,
             "excluded": excluded,
             "tokens": tokens,
             "embed_seconds": round(embed_seconds, 3),
@@ -990,8 +989,10 @@ class SemanticModality:
             "timings_ms": {k: round(v * 1000, 1) for k, v in timings.items()},
         }
         meta = dict(report, rescore=rescore, segments=segments, next=next_delta)
-        if len(pending) + len(partial) <= META_LIST_MAX:
-            meta.update(pending_ids=pending, partial_ids=partial)
+        if n_pending + n_partial <= META_LIST_MAX:
+            ordered = [path_rows[p] for p in paths]
+            meta.update(pending_ids=list(chain.from_iterable(pr.pending for pr in ordered)),
+                        partial_ids=list(chain.from_iterable(pr.partial for pr in ordered)))  # fmt: skip
         (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
         sig = _sig(out / "meta.json")
         if sig is not None and not provider.remote and not identity.centred:
