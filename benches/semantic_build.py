@@ -14,7 +14,13 @@ the path as a hint; prints the semantic modality's wall time and phases per run 
 `mode` and `timings_ms`) with the load average, then the medians (docs/semantic.md):
 
     .venv/bin/python benches/semantic_build.py update /tmp/dm7/stdall json/decoder.py \
-        [--runs 7] [--modalities text,structural,semantic]
+        [--runs 7] [--modalities text,structural,semantic] [--anchor 'def _decode_uXXXX(s, pos):\n']
+
+`--anchor`: a body edit instead (a line with a reference, and in even runs a call, inserted
+after the anchor: no definition added). Each row also has the whole update's wall and CPU
+time and the commit's. For an A/B of two versions of `semantic.py`, run it once with
+`PYTHONPATH=<a worktree whose python/maguyva/semantic.py is the old one>/python` (copy
+`_core.abi3.so` into it) on one copy of the tree and once without on another copy.
 """
 
 from __future__ import annotations
@@ -49,7 +55,9 @@ def update(argv: list[str]) -> None:
     parser.add_argument("target")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--modalities", default="text,structural,semantic")
+    parser.add_argument("--anchor", help="body edit: insert a line after this text")
     args = parser.parse_args(argv)
+    anchor = args.anchor.encode().decode("unicode_escape") if args.anchor else None
     config = {"modalities": args.modalities.split(","), "semantic_phases": "heads",
               "semantic_max_chunks": 2}  # fmt: skip
     target = args.root / args.target
@@ -63,14 +71,25 @@ def update(argv: list[str]) -> None:
         print(json.dumps({"first_update_s": round(time.perf_counter() - wall, 3)}), flush=True)
         rows = []
         for n in range(args.runs):
-            target.write_text(original + f"\n\ndef maguyva_bench_{n}(x):\n    return x + {n}\n")
+            if anchor:
+                name = anchor.split("(")[0].split()[-1]
+                call = f"{name}({n})" if n % 2 == 0 else str(n)
+                target.write_text(
+                    original.replace(anchor, anchor + f"    {name}.__name__ and {call}\n")
+                )
+            else:
+                target.write_text(original + f"\n\ndef maguyva_bench_{n}(x):\n    return x + {n}\n")
             load = os.getloadavg()[0]
-            cpu = time.process_time()
+            cpu, wall = time.process_time(), time.perf_counter()
             summary = writer.update(hints=[args.target])
+            wall = time.perf_counter() - wall
             report = summary.modalities["semantic"]["report"]
             row = {"load": round(load, 2), "semantic_ms": round(summary.timings_s["semantic"] * 1000, 1),
+                   "update_ms": round(wall * 1000, 1),
                    "update_cpu_ms": round((time.process_time() - cpu) * 1000, 1),
-                   "mode": report["mode"], "new": report["new"], **report["timings_ms"]}  # fmt: skip
+                   "commit_ms": round(summary.timings_s.get("commit", 0) * 1000, 1),
+                   "mode": report["mode"], "layout": report.get("layout"), "new": report["new"],
+                   **report["timings_ms"]}  # fmt: skip
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
