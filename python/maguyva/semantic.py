@@ -898,21 +898,26 @@ class SemanticModality:
 
         # A file's rows change when it changed or one of its chunks got a vector now: those
         # files' rows are written (a delta segment), the others stay where they are.
-        path_rows: dict[str, _PathRows] = {}
-        for path in paths:
-            kept = old_rows.get(path) if path not in affected else None
-            path_rows[path] = kept if kept is not None else _path_rows(by_path[path], have)
+        path_rows: dict[str, _PathRows]
+        if update is not None:  # only the affected files are looked at (not every file)
+            path_rows = dict(old_rows)
+            for path in affected:
+                if path in by_path:
+                    path_rows[path] = _path_rows(by_path[path], have)
+                else:
+                    path_rows.pop(path, None)
+            fresh_paths = sorted(p for p in affected if p in by_path)
+        else:
+            path_rows = {path: _path_rows(by_path[path], have) for path in paths}
+            fresh_paths = paths
         n = sum(len(pr.ids) for pr in path_rows.values())
         if n == 0 and error is not None:
             raise ModalityUnavailable(f"no chunk could be embedded: {error}")
         segments, layout, next_delta, moving = self._layout(
             prev if update is not None and not identity.centred else None,
-            old_rows, path_rows, paths, by_path,
+            old_rows, path_rows, by_path, affected, fresh_paths,
         )  # fmt: skip
-        if layout == "delta":
-            written = [p for p in paths if not path_rows[p].seg or p in moving]
-        else:
-            written = paths
+        written = sorted({*fresh_paths, *moving}) if layout == "delta" else paths
         if layout != "delta" or written:
             name = BASE if layout != "delta" else f"delta-{next_delta:06d}"
             next_delta += layout == "delta"
@@ -1026,8 +1031,9 @@ class SemanticModality:
         prev: _State | None,
         old_rows: dict[str, _PathRows],
         path_rows: dict[str, _PathRows],
-        paths: list[str],
         by_path: dict[str, list[_Entry]],
+        affected: set[str],
+        fresh: list[str],
     ) -> tuple[list[dict[str, Any]], str, int, set[str]]:
         """How this build writes: "full" (one base; no previous generation of this writer to
         extend), "fold" (every row into a new base: the deltas and tombstones passed
@@ -1036,7 +1042,8 @@ class SemanticModality:
         kept from the previous generation with their new tombstones (the rows of files that
         changed or left), the layout, the next delta's number and the files whose unchanged
         rows move into the new delta (all the deltas', when there would be more than
-        `MAX_DELTAS`: they are compacted into one)."""
+        `MAX_DELTAS`: they are compacted into one). `affected`: the files whose rows were
+        planned again (changed, left, or got a vector); `fresh`: those still present."""
         if prev is None:
             return [], "full", 1, set()
         segments = [dict(s, deleted=set(s["deleted"]), gone=set(s["gone"])) for s in prev.segments]
@@ -1047,16 +1054,15 @@ class SemanticModality:
                 by_name[old.seg]["deleted"].update(range(old.first, old.first + len(old.ids)))
                 by_name[old.seg]["gone"].add(path)
 
-        for path, old in old_rows.items():
-            if path not in by_path or path_rows.get(path) is not old:
+        for path in affected:
+            old = old_rows.get(path)
+            if old is not None and (path not in by_path or path_rows.get(path) is not old):
                 bury(path, old)
         live = [s for s in segments[1:] if len(s["gone"]) < s["entries"]]
-        fresh = [p for p in paths if not path_rows[p].seg]
         new_rows = sum(len(path_rows[p].ids) for p in fresh)
         moving: set[str] = set()
         if len(live) + bool(fresh) > MAX_DELTAS:
-            for path in paths:
-                pr = path_rows[path]
+            for path, pr in path_rows.items():
                 if pr.seg and pr.seg != BASE:
                     moving.add(path)
                     bury(path, pr)
