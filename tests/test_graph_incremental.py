@@ -356,3 +356,25 @@ def test_pruned_strongly_connected_components_equal_rustworkx_on_all_nodes():
     # a chain of 150 nodes into a 50-node cycle: more layers than the pruning passes
     src, dst = np.r_[np.arange(199), 199], np.r_[np.arange(1, 200), 150]
     assert strongly_connected(200, src, dst) == reference(200, src, dst) == [list(range(150, 200))]
+
+
+def test_many_declaration_changes_at_once_build_instead(repo, tmp_path, monkeypatch):
+    """Past MAX_DECLARED files with declaration changes (a branch switch) the writer builds
+    (replaying the log) instead of renumbering once per file; the result is the same."""
+    from maguyva.graph import incremental
+
+    writer = GraphModality()
+    _build_with(writer, repo, tmp_path / "g0")
+    _build_with(writer, repo, tmp_path / "g1", tmp_path / "g0", [])
+    monkeypatch.setattr(incremental, "MAX_DECLARED", 1)
+    for rel in ("app/util.py", "app/views.py"):
+        (repo / rel).write_text((repo / rel).read_text() + "\n\ndef added_here():\n    return 1\n")
+    report = _build_with(writer, repo, tmp_path / "g2", tmp_path / "g1",
+                         ["app/util.py", "app/views.py"])  # fmt: skip
+    assert report.get("mode") is None
+    _build_with(GraphModality(), repo, tmp_path / "s2")
+    _assert_same(tmp_path / "g2", tmp_path / "s2")
+    monkeypatch.setattr(incremental, "MAX_DECLARED", 64)
+    (repo / "app/util.py").write_text((repo / "app/util.py").read_text() + "\nX = 1\n")
+    report = _build_with(writer, repo, tmp_path / "g3", tmp_path / "g2", ["app/util.py"])
+    assert report.get("mode") == "patch"

@@ -283,6 +283,7 @@ class Memory:
         return out
 
 
+MAX_DECLARED = 64  # more files with declaration changes than this: a build (replay) instead
 _RANK = 1 << 24  # okey: file * _RANK + rank of the node in its file (0: the file's node)
 _HASH_MASK = (1 << 63) - 1
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
@@ -374,6 +375,8 @@ def patch(
         for fid, ex in work + declared:
             text = _text(b, fid) if b.scopes[fid].family == "py" else None
             memory.set_tokens(fid, file_tokens(ex, b.scopes[fid].family, text))
+    if len(declared) > MAX_DECLARED:
+        return None  # a branch switch: each declared file costs whole-graph renumbering
     decl = [c.copy() for c in memory.decl]
     old_log = tuple(arrays[k] for k in ("src", "target", "kind", "conf", "line"))
     reach: set[int] = set()
