@@ -5,6 +5,7 @@ function (or, for `self.x.m()`, the enclosing class) these forms name `x`'s clas
 
     x = Store(...)            x: Store = ...          def f(x: Store | None)
     isinstance(x, Store)      self.x = Store(...)     x: ClassVar[Store]  (class level)
+    self.x = x = Store(...)   (a chained assignment types every target)
 
 A type name found here is then resolved like any other name (imports, scopes), so a wrong guess
 (a factory function, an unknown name) simply gives no evidence. No inference beyond this.
@@ -23,6 +24,8 @@ ANNOTATION = re.compile(
     r"(?:(?:typing\.)?(?:Optional|ClassVar|Final|Annotated)\[)?['\"]?" + _TYPE,
     re.M,
 )
+CHAINED = re.compile(r"^[ \t]*((?:" + _NAME + r"[ \t]*=[ \t]*){2,})" + _TYPE + r"[ \t]*\(", re.M)
+_TARGET = re.compile(r"(?:self\.)?[A-Za-z_]\w*")
 ISINSTANCE = re.compile(r"isinstance\([ \t]*" + _NAME + r"[ \t]*,[ \t]*\(?[ \t]*" + _TYPE)
 NOT_TYPES = frozenset({"self", "cls", "super", "None", "object", "Any", "type", "lambda"})
 
@@ -40,6 +43,17 @@ class ReceiverTypes:
         got = self._memo.get(node)
         if got is None:
             got = self._memo[node] = scan("\n".join(self._file_lines(path)[start - 1 : end]))
+        return got
+
+    def of_module(self, node: int, path: str, skip: list[tuple[int, int]]) -> dict[str, list[str]]:
+        """The same for a file's module-level code: its text without the line spans `skip`
+        (the top-level functions and classes, whose variables are their own)."""
+        got = self._memo.get(node)
+        if got is None:
+            lines = list(self._file_lines(path))
+            for start, end in skip:
+                lines[start - 1 : end] = [""] * len(lines[start - 1 : end])
+            got = self._memo[node] = scan("\n".join(lines))
         return got
 
     def _file_lines(self, path: str) -> list[str]:
@@ -60,6 +74,14 @@ def scan(text: str) -> dict[str, list[str]]:
             var, type_name = m.group(1), m.group(2)
             if type_name in NOT_TYPES or type_name.startswith(("self.", "cls.")):
                 continue
+            names = out.setdefault(var, [])
+            if type_name not in names:
+                names.append(type_name)
+    for m in CHAINED.finditer(text):
+        type_name = m.group(3)
+        if type_name in NOT_TYPES or type_name.startswith(("self.", "cls.")):
+            continue
+        for var in _TARGET.findall(m.group(1)):
             names = out.setdefault(var, [])
             if type_name not in names:
                 names.append(type_name)

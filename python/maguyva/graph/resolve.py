@@ -895,26 +895,49 @@ class GraphBuilder:
             scope_node, keys = self._class_of(fid, caller), (f"self.{recv[1]}", recv[1])
         else:
             return None
-        if scope_node is None or self.nodes[scope_node].kind != NodeKind.DEFINITION:
+        if scope_node is None:
             return None
-        node = self.nodes[scope_node]
-        names = self.types.of(scope_node, self.paths[fid], node.start, node.end)
         out: list[tuple[Binding, float]] = []
-        for key in keys:
-            for type_name in names.get(key, ()):
-                res = self.resolve_name(fid, caller, type_name, typed=False)
-                if res is None or not res[1]:
-                    continue
-                b = res[0][0][0]
-                if b[0] == "ext" and _looks_like_class(str(b[1])):
-                    out.append((("ext", f"{b[1]}.{name}"), CONF_TYPED))
-                elif b[0] == "def" and self.nodes[int(b[1])].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
-                    member = self.method_of(int(b[1]), name)  # type: ignore[call-overload]
-                    if member is not None:
-                        out.append((("def", member), CONF_TYPED))
-            if out:
-                break
-        return list(dict.fromkeys(out)) or None
+        for names in self._type_scopes(fid, scope_node, len(keys) == 1):
+            for key in keys:
+                for type_name in names.get(key, ()):
+                    res = self.resolve_name(fid, caller, type_name, typed=False)
+                    if res is None or not res[1]:
+                        continue
+                    b = res[0][0][0]
+                    if b[0] == "ext" and _looks_like_class(str(b[1])):
+                        out.append((("ext", f"{b[1]}.{name}"), CONF_TYPED))
+                    elif b[0] == "def" and self.nodes[int(b[1])].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
+                        member = self.method_of(int(b[1]), name)  # type: ignore[call-overload]
+                        if member is not None:
+                            out.append((("def", member), CONF_TYPED))
+                if out:
+                    return list(dict.fromkeys(out))
+        return None
+
+    def _type_scopes(self, fid: int, scope_node: int, variable: bool) -> Iterable[dict]:
+        """The receiver-type evidence that applies to a variable (or a `self.x`) used in
+        `scope_node`, nearest first: the definition's own text, then (a variable of a closure)
+        the enclosing functions' (`fut = Future()` in `f`, `fut.set_result()` in a function
+        nested in `f`); module-level code reads the file's text outside its top-level
+        functions and classes. Only the file's own text: the incremental build relies on it."""
+        node = self.nodes[scope_node]
+        path = self.paths[fid]
+        if node.kind == NodeKind.FILE:
+            if variable:
+                skip = [(self.nodes[n].start, self.nodes[n].end)
+                        for n in self.scopes[fid].top.values()
+                        if self.nodes[n].def_kind != "variable"]  # fmt: skip
+                yield self.types.of_module(scope_node, path, skip)
+            return
+        if node.kind != NodeKind.DEFINITION:
+            return
+        yield self.types.of(scope_node, path, node.start, node.end)
+        parent = self.parent.get(scope_node)
+        while variable and parent is not None and self.nodes[parent].def_kind not in CLASS_KINDS:
+            outer = self.nodes[parent]
+            yield self.types.of(parent, path, outer.start, outer.end)
+            parent = self.parent.get(parent)
 
     def _evidence(self, fid: int, cand: int, self_cls: int | None) -> bool:
         cfile = self.nodes[cand].file
