@@ -852,12 +852,14 @@ class GraphBuilder:
         seen = {c for c in cands if self._evidence(fid, c, self_cls)}
         named = {c for c in cands if self._names_class(c, recv)} if recv else set()
         # evidence per candidate: the caller can see its class (`seen`), the receiver's own name
-        # names its class (`named`: `formset.is_valid()` -> BaseFormSet, not BaseForm). The
-        # candidates with the most evidence share its confidence; all others are weak.
-        score = {c: (c in seen) + (c in named) for c in cands}
+        # names its class (`named`: `formset.is_valid()` -> BaseFormSet, not BaseForm). A name
+        # outweighs mere visibility (`self._transport.kill()` in a file importing `subprocess`
+        # is SubprocessTransport.kill, not Popen.kill). The candidates with the best evidence
+        # share its confidence; all others are weak.
+        score = {c: (c in seen) + 2 * (c in named) for c in cands}
         best = max(score.values())
         top = [c for c in cands if score[c] == best] if best else []
-        conf_top = (CONF_NAMED if best == 2 else CONF_CANDIDATE) / len(top) ** 0.5 if top else 0.0
+        conf_top = (CONF_NAMED if best == 3 else CONF_CANDIDATE) / len(top) ** 0.5 if top else 0.0
         weak = CONF_CANDIDATE_WEAK / len(cands) ** 0.5
         return [(("def", c), conf_top if score[c] == best and best else weak) for c in cands]
 
