@@ -1,6 +1,7 @@
 """Ranking the candidate methods of an unknown receiver (docs/graph.md, "Name resolution"):
 the receiver's own name naming a candidate's class outweighs the calling file merely seeing
-another candidate's module. Callers known by construction, asserted exactly."""
+another candidate's module, and a method read without a call (a bound method kept for later)
+on an unknown receiver is a candidate when the receiver's name names its class. Callers known by construction, asserted exactly."""
 
 from __future__ import annotations
 
@@ -39,6 +40,26 @@ REPO = {
             def stop_thing(self, thing):
                 thing.kill()
         """,
+    "aio/result.py": """
+        class XView:
+            def xview(self):
+                pass
+
+
+        class Text(XView):
+            pass
+
+
+        class Canvas:
+            def xview(self):
+                pass
+        """,
+    "aio/case.py": """
+        def run(result, thing, text):
+            add = result.xview
+            other = thing.xview
+            return dict(command=text.xview)
+        """,
 }
 
 
@@ -69,3 +90,14 @@ def test_a_named_candidate_outranks_a_merely_visible_one(graph):
         "aio.procs.Popen.kill": pytest.approx(CONF_CANDIDATE),
         "aio.transports.SubprocessTransport.kill": weak,
     }
+
+
+def refs(g: GraphSearcher, symbol: str) -> dict[str, list[int]]:
+    return {h.path: h.lines for h in g.references(symbol)}
+
+
+def test_a_method_read_on_a_receiver_naming_its_class_is_a_reference(graph):
+    # `text.xview` (Text inherits XView.xview) is a reference; `thing.xview` names nothing
+    # and `xview` is no property: no candidate; `result` names no class with an `xview`
+    assert refs(graph, "XView.xview") == {"aio/case.py": [4]}
+    assert refs(graph, "Canvas.xview") == {}

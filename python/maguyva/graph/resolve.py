@@ -835,12 +835,17 @@ class GraphBuilder:
             if found is not None:
                 return found, True
         cands = self.methods.get(name, [])
+        picked: tuple[int, ...] = ()
         if ref:
-            cands = [c for c in cands if c in self.props]
+            # a read: properties, and methods whose class the receiver's name names (a bound
+            # method kept for later: `command=text.xview`, `add = result.addSuccess`)
+            word = _receiver_word(parts[:-1]) if len(cands) <= MAX_CANDIDATES else ""
+            cands = [c for c in cands if c in self.props or (word and self._names_class(c, word))]
+            picked = tuple(cands)
         if not cands or len(cands) > MAX_CANDIDATES:
             return None
         recv = _receiver_word(parts[:-1]) if len(cands) > 1 else ""
-        key = (fid, name, ref, self_cls, recv)
+        key = (fid, name, ref, self_cls, recv, picked)
         got = self._cand_sets.get(key)
         if got is None:
             got = self._cand_sets[key] = self._rank_candidates(fid, cands, self_cls, recv)
