@@ -67,6 +67,9 @@ PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cache
 DEF_ATTRIBUTES = frozenset({"__doc__", "__name__", "__qualname__", "__module__", "__wrapped__",
                             "__func__", "__code__", "__defaults__", "__kwdefaults__",
                             "__annotations__", "__dict__"})  # fmt: skip
+# Bases that add no methods a call on an instance could reach (for duck typing).
+CLOSED_BASES = frozenset({"object", "Generic", "Protocol", "ABC", "abc.ABC", "typing.Generic",
+                          "typing.Protocol", "Exception", "BaseException"})  # fmt: skip
 # Calls whose result is not an instance of the called name.
 NOT_CONSTRUCTORS = frozenset({"type", "super", "object", "getattr", "vars", "iter", "next"})
 
@@ -219,6 +222,7 @@ class GraphBuilder:
         self._touched: dict[int, frozenset[str]] = {}
         self._resolved: dict[tuple, object] = {}  # per file: (caller, written, ref) -> result
         self._cand_sets: dict[tuple, list] = {}  # per file: ranked candidates of a method name
+        self._cocalls: tuple[Body, dict[tuple, frozenset[str]]] | None = None
         self._caller_free: set[str] | None = None
         self._unique_top: dict[str, int | None] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
@@ -828,7 +832,9 @@ class GraphBuilder:
         receiver's type from cheap local evidence (assignment from a constructor, annotation,
         isinstance, `self.x = C()`); then every method `m`, ranked by evidence that the calling
         file can see the candidate's class (same file, an import of its module or of a module
-        that defines it or a subclass, a subclass of the caller's own class)."""
+        that defines it or a subclass, a subclass of the caller's own class) and that the
+        receiver's name names it; when other methods are called on the same receiver, only the
+        classes that have them all compete (duck typing)."""
         name = parts[-1].split("(")[0]
         if typed:
             found = self._typed(fid, caller, parts[:-1], name)
@@ -845,14 +851,83 @@ class GraphBuilder:
         if not cands or len(cands) > MAX_CANDIDATES:
             return None
         recv = _receiver_word(parts[:-1]) if len(cands) > 1 else ""
-        key = (fid, name, ref, self_cls, recv, picked)
+        also = self._cocalled(fid, caller, parts[:-1], name) if len(cands) > 1 else frozenset()
+        key = (fid, name, ref, self_cls, recv, picked, also)
         got = self._cand_sets.get(key)
         if got is None:
-            got = self._cand_sets[key] = self._rank_candidates(fid, cands, self_cls, recv)
+            # duck typing: a class without the other methods called on the same receiver is
+            # no candidate with evidence (`t.done(); t.cancel()` is not Handle.cancel)
+            fits = [c for c in cands if self._has_members(c, also)] if also else cands
+            got = self._rank_candidates(fid, fits or cands, self_cls, recv, len(fits or cands))
+            if fits and len(fits) < len(cands):
+                weak = CONF_CANDIDATE_WEAK / len(cands) ** 0.5
+                got += [(("def", c), weak) for c in cands if c not in fits]
+            self._cand_sets[key] = got
         return got, False
 
+    def _cocalled(
+        self, fid: int, caller: str | None, recv: tuple[str, ...], name: str
+    ) -> frozenset[str]:
+        """The other methods called on the same receiver: a variable in the same function, or
+        `self.x` anywhere in the same class (read from the file's calls)."""
+        body = self.bodies[fid] if fid < len(self.bodies) else None
+        if body is None or self.scopes[fid].family != "py":
+            return frozenset()
+        if self._cocalls is None or self._cocalls[0] is not body:
+            table: dict[tuple, set[str]] = {}
+            for callee, _line, site in body.iter_calls():
+                key = self._cocall_key(fid, site, _split_cached(callee)[:-1])
+                if key is not None:
+                    table.setdefault(key, set()).add(_split_cached(callee)[-1])
+            self._cocalls = (body, {k: frozenset(v) for k, v in table.items()})
+        key = self._cocall_key(fid, caller, recv)
+        got = self._cocalls[1].get(key, frozenset()) if key is not None else frozenset()
+        return got - {name}
+
+    def _cocall_key(self, fid: int, caller: str | None, recv: tuple[str, ...]) -> tuple | None:
+        if len(recv) == 1 and recv[0].isidentifier() and recv[0] not in SELF_NAMES:
+            bound = self.scope_lookup(fid, caller, recv[0])
+            if bound is not None and bound[0][0] != "def":
+                return None  # a module (`os.stat(); os.chmod()`), not an object
+            return (caller, recv[0])
+        if len(recv) == 2 and recv[0] == "self" and recv[1].isidentifier():
+            cls = self._class_of(fid, caller)
+            return (cls, recv[1]) if cls is not None else None
+        return None
+
+    def _has_members(self, cand: int, names: frozenset[str]) -> bool:
+        """Whether the candidate's class, or a subclass that inherits the candidate, has
+        (itself or through its bases) a member of every name: a mixin's method is called on
+        the classes that mix it in (`widget.pack(); widget.cget()` is `Misc.cget` on a
+        `Widget(Misc, Pack)`). A class with a base outside the repository, or a
+        `__getattr__`, may have any."""
+        cls = self.parent.get(cand)
+        if cls is None:
+            return True
+        key = ("hm", cand, names)
+        got = self._memo.get(key)
+        if got is None:
+            method = self.nodes[cand].name
+            got = self._memo[key] = any(
+                (sub == cls or self.method_of(sub, method) == cand)
+                and (
+                    self._open_class(sub) or all(self.method_of(sub, n) is not None for n in names)
+                )
+                for sub in self.subclasses_of(cls)
+            )
+        return got  # type: ignore[return-value]
+
+    def _open_class(self, cls: int, depth: int = 0) -> bool:
+        if self.method_of(cls, "__getattr__") is not None or depth > 12:
+            return True
+        resolved = self.resolved_bases(cls)
+        written = [b for b in self.bases.get(cls, []) if b not in CLOSED_BASES]
+        if len(resolved) < len(written):
+            return True
+        return any(self._open_class(b, depth + 1) for b in resolved)
+
     def _rank_candidates(
-        self, fid: int, cands: list[int], self_cls: int | None, recv: str
+        self, fid: int, cands: list[int], self_cls: int | None, recv: str, n_all: int
     ) -> list[tuple[Binding, float]]:
         seen = {c for c in cands if self._evidence(fid, c, self_cls)}
         named = {c for c in cands if self._names_class(c, recv)} if recv else set()
@@ -865,7 +940,7 @@ class GraphBuilder:
         best = max(score.values())
         top = [c for c in cands if score[c] == best] if best else []
         conf_top = (CONF_NAMED if best == 3 else CONF_CANDIDATE) / len(top) ** 0.5 if top else 0.0
-        weak = CONF_CANDIDATE_WEAK / len(cands) ** 0.5
+        weak = CONF_CANDIDATE_WEAK / n_all**0.5
         return [(("def", c), conf_top if score[c] == best and best else weak) for c in cands]
 
     def _names_class(self, cand: int, word: str) -> bool:
