@@ -1,7 +1,7 @@
 """Receiver-type evidence beyond the calling function's own text (docs/graph.md, "Name
 resolution"): a chained assignment types every target, module-level code reads the file's
 text outside its functions and classes, and a closure's variable is typed by its enclosing
-function. Each fixture has two same-named methods, so an untyped receiver would give two
+function; a parameter hides the module or function of its name. Each fixture has two same-named methods, so an untyped receiver would give two
 candidate edges; callers known by construction, asserted exactly."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from graph_support import build_graph
 
 from maguyva.graph import GraphSearcher
-from maguyva.graph.receivers import scan
+from maguyva.graph.receivers import parameters, scan
 from maguyva.graph.schema import CONF_CANDIDATE, CONF_TYPED
 
 REPO = {
@@ -69,6 +69,32 @@ REPO = {
 
             return inner
         """,
+    "app/timer.py": """
+        def cancel():
+            pass
+
+
+        class Job:
+            def cancel(self):
+                pass
+        """,
+    "app/params.py": """
+        from app import timer
+        from app.timer import cancel
+
+
+        def stop(timer):
+            timer.cancel()
+
+
+        def run(cancel):
+            cancel()
+
+
+        def module_level():
+            timer.cancel()
+            cancel()
+        """,
 }
 
 
@@ -116,3 +142,21 @@ def test_closure_variable_is_typed_by_the_enclosing_function(graph):
         "app.shapes.Font.cget": pytest.approx(CONF_CANDIDATE / 2**0.5),
         "app.shapes.Widget.cget": pytest.approx(CONF_CANDIDATE / 2**0.5),
     }
+
+
+def test_a_parameter_hides_the_module_and_the_function_of_its_name(graph):
+    # `def stop(timer): timer.cancel()` is a method call on an unknown object (the one method
+    # `cancel`, a lone candidate), not the module function; `def run(cancel): cancel()` calls
+    # the argument, not the imported function
+    assert callees(graph, "app.params.stop") == {
+        "app.timer.Job.cancel": pytest.approx(CONF_CANDIDATE)
+    }
+    assert callees(graph, "app.params.run") == {}
+    assert refs(graph, "app.timer.cancel") == {"app/params.py": [2, 14, 15]}
+
+
+def test_parameters_of_a_function_header():
+    header = "@deco(x,\n  y)\nasync def f(a, b: Dict[str, int] = {}, *args, c=(1, 2), **kw) -> X:\n"
+    assert parameters(header + "    def g(z): pass\n") == ["a", "b", "args", "c", "kw"]
+    assert parameters("def f(a, /, b, *, c):\n    pass") == ["a", "b", "c"]
+    assert parameters("class A:\n    def f(self, b):\n        pass") == []

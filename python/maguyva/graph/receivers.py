@@ -40,9 +40,13 @@ class ReceiverTypes:
         self._memo: dict[int, dict[str, list[str]]] = {}
 
     def of(self, node: int, path: str, start: int, end: int) -> dict[str, list[str]]:
+        """Variable -> type names in the definition's text, and under `PARAMS` the names of
+        its parameters when it is a function."""
         got = self._memo.get(node)
         if got is None:
-            got = self._memo[node] = scan("\n".join(self._file_lines(path)[start - 1 : end]))
+            text = "\n".join(self._file_lines(path)[start - 1 : end])
+            got = self._memo[node] = scan(text)
+            got[PARAMS] = parameters(text)
         return got
 
     def of_module(self, node: int, path: str, skip: list[tuple[int, int]]) -> dict[str, list[str]]:
@@ -64,6 +68,38 @@ class ReceiverTypes:
                 text = ""
             self._lines = (path, text.splitlines())
         return self._lines[1]
+
+
+PARAMS = "()"  # the key of a function's parameter names in `ReceiverTypes.of`
+_HEADER = re.compile(r"^[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*(\()|class\b)", re.M)
+
+
+def parameters(text: str) -> list[str]:
+    """The parameter names of the function whose text (decorators first) this is: `def f(a,
+    b: int = 1, *args, c, **kw)` -> [a, b, args, c, kw]; [] for a class."""
+    m = _HEADER.search(text)
+    if m is None or m.group(1) is None:
+        return []
+    depth, piece, pieces = 0, [], []
+    for ch in text[m.end() :]:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            pieces.append("".join(piece))
+            piece = []
+            continue
+        piece.append(ch)
+    pieces.append("".join(piece))
+    out = []
+    for p in pieces:
+        name = re.split(r"[:=]", p, maxsplit=1)[0].strip().lstrip("*").strip()
+        if name.isidentifier():
+            out.append(name)
+    return out
 
 
 def scan(text: str) -> dict[str, list[str]]:

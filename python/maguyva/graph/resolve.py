@@ -26,7 +26,7 @@ from typing import Any
 
 from ..extract_types import Definition, FileExtraction
 from .modules import ModuleIndex, family_of
-from .receivers import ReceiverTypes
+from .receivers import PARAMS, ReceiverTypes
 from .schema import (
     CONF_CANDIDATE,
     CONF_CANDIDATE_WEAK,
@@ -774,6 +774,10 @@ class GraphBuilder:
             return self._candidates(fid, caller, parts, ref, typed, cls) if attrs else None
         if "(" in head or "[" in head:
             return self._candidates(fid, caller, parts, ref, False) if attrs else None
+        if caller and self._is_parameter(fid, caller, head):
+            # a parameter hides the module or function of that name (`def f(concurrent):
+            # concurrent.cancel()` is not the module `concurrent`)
+            return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         found = self.scope_lookup(fid, caller, head)
         if found is None:
             if attrs and self.scopes[fid].family == "go":
@@ -790,6 +794,24 @@ class GraphBuilder:
         if walked is None:
             return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
+
+    def _is_parameter(self, fid: int, caller: str, name: str) -> bool:
+        """Python: `name` is a parameter of the calling function or of a function enclosing
+        it (and no nearer nested definition has the name)."""
+        scope = self.scopes[fid]
+        if scope.family != "py" or not self.types.enabled:
+            return False
+        while caller:
+            if f"{caller}.{name}" in scope.defs:
+                return False
+            node = scope.defs.get(caller)
+            if node is None or self.nodes[node].def_kind in CLASS_KINDS:
+                return False
+            n = self.nodes[node]
+            if name in self.types.of(node, self.paths[fid], n.start, n.end).get(PARAMS, ()):
+                return True
+            caller = caller.rpartition(".")[0]
+        return False
 
     def _constructed(
         self, fid: int, caller: str | None, parts: tuple[str, ...]
@@ -886,7 +908,8 @@ class GraphBuilder:
 
     def _cocall_key(self, fid: int, caller: str | None, recv: tuple[str, ...]) -> tuple | None:
         if len(recv) == 1 and recv[0].isidentifier() and recv[0] not in SELF_NAMES:
-            bound = self.scope_lookup(fid, caller, recv[0])
+            local = caller is not None and self._is_parameter(fid, caller, recv[0])
+            bound = None if local else self.scope_lookup(fid, caller, recv[0])
             if bound is not None and bound[0][0] != "def":
                 return None  # a module (`os.stat(); os.chmod()`), not an object
             return (caller, recv[0])
