@@ -927,18 +927,18 @@ class GraphBuilder:
         cls = self.parent.get(cand)
         if cls is None:
             return True
-        key = ("hm", cand, names)
-        got = self._memo.get(key)
-        if got is None:
-            method = self.nodes[cand].name
-            got = self._memo[key] = any(
+        method = self.nodes[cand].name
+        return self._memoized(
+            ("hm", cand, names),
+            lambda: any(
                 (sub == cls or self.method_of(sub, method) == cand)
                 and (
                     self._open_class(sub) or all(self.method_of(sub, n) is not None for n in names)
                 )
                 for sub in self.subclasses_of(cls)
-            )
-        return got  # type: ignore[return-value]
+            ),
+            True,
+        )
 
     def _open_class(self, cls: int, depth: int = 0) -> bool:
         if self.method_of(cls, "__getattr__") is not None or depth > 12:
