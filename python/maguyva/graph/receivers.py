@@ -40,14 +40,25 @@ class ReceiverTypes:
         self._memo: dict[int, dict[str, list[str]]] = {}
 
     def of(self, node: int, path: str, start: int, end: int) -> dict[str, list[str]]:
-        """Variable -> type names in the definition's text, and under `PARAMS` the names of
-        its parameters when it is a function."""
+        """Variable -> type names in the definition's text."""
         got = self._memo.get(node)
-        if got is None:
-            text = "\n".join(self._file_lines(path)[start - 1 : end])
-            got = self._memo[node] = scan(text)
-            got[PARAMS] = parameters(text)
+        if got is None or _SCANNED not in got:
+            entry = got if got is not None else {}
+            entry.update(scan("\n".join(self._file_lines(path)[start - 1 : end])))
+            entry[_SCANNED] = []
+            got = self._memo[node] = entry
         return got
+
+    def params(self, node: int, path: str, start: int, end: int) -> list[str]:
+        """The parameter names of the function `node` ([] for a class); kept in the same memo
+        entry as its types, so that forgetting a node (an edited file) forgets both."""
+        got = self._memo.get(node)
+        if got is None or PARAMS not in got:
+            entry = got if got is not None else {}
+            header = self._file_lines(path)[start - 1 : min(end, start + _HEADER_LINES)]
+            entry[PARAMS] = parameters("\n".join(header))
+            got = self._memo[node] = entry
+        return got[PARAMS]
 
     def of_module(self, node: int, path: str, skip: list[tuple[int, int]]) -> dict[str, list[str]]:
         """The same for a file's module-level code: its text without the line spans `skip`
@@ -70,7 +81,11 @@ class ReceiverTypes:
         return self._lines[1]
 
 
-PARAMS = "()"  # the key of a function's parameter names in `ReceiverTypes.of`
+PARAMS = "()"  # memo keys that are no variable name: a function's parameter names,
+_SCANNED = "(scanned)"  # and "the types of its text are in"
+_HEADER_LINES = 30  # decorators and a signature longer than this are not read for parameters
+_PUNCT = re.compile(r"[()\[\]{},]")
+_PARAM = re.compile(r"\s*\**\s*([A-Za-z_]\w*)\s*(?:[:=]|$)")
 _HEADER = re.compile(r"^[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*(\()|class\b)", re.M)
 
 
@@ -80,25 +95,24 @@ def parameters(text: str) -> list[str]:
     m = _HEADER.search(text)
     if m is None or m.group(1) is None:
         return []
-    depth, piece, pieces = 0, [], []
-    for ch in text[m.end() :]:
+    depth, start, pieces = 0, m.end(), []
+    for t in _PUNCT.finditer(text, m.end()):
+        ch = t.group()
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             if depth == 0:
+                pieces.append(text[start : t.start()])
                 break
             depth -= 1
-        elif ch == "," and depth == 0:
-            pieces.append("".join(piece))
-            piece = []
-            continue
-        piece.append(ch)
-    pieces.append("".join(piece))
+        elif depth == 0:  # a comma between parameters
+            pieces.append(text[start : t.start()])
+            start = t.end()
     out = []
     for p in pieces:
-        name = re.split(r"[:=]", p, maxsplit=1)[0].strip().lstrip("*").strip()
-        if name.isidentifier():
-            out.append(name)
+        name = _PARAM.match(p)
+        if name is not None:
+            out.append(name.group(1))
     return out
 
 

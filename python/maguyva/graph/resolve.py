@@ -26,7 +26,7 @@ from typing import Any
 
 from ..extract_types import Definition, FileExtraction
 from .modules import ModuleIndex, family_of
-from .receivers import PARAMS, ReceiverTypes
+from .receivers import ReceiverTypes
 from .schema import (
     CONF_CANDIDATE,
     CONF_CANDIDATE_WEAK,
@@ -223,6 +223,7 @@ class GraphBuilder:
         self._resolved: dict[tuple, object] = {}  # per file: (caller, written, ref) -> result
         self._cand_sets: dict[tuple, list] = {}  # per file: ranked candidates of a method name
         self._cocalls: tuple[Body, dict[tuple, frozenset[str]]] | None = None
+        self._class_suffixes: tuple[set[str], set[str]] | None = None
         self._caller_free: set[str] | None = None
         self._unique_top: dict[str, int | None] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
@@ -774,11 +775,11 @@ class GraphBuilder:
             return self._candidates(fid, caller, parts, ref, typed, cls) if attrs else None
         if "(" in head or "[" in head:
             return self._candidates(fid, caller, parts, ref, False) if attrs else None
-        if caller and self._is_parameter(fid, caller, head):
+        found = self.scope_lookup(fid, caller, head)
+        if found is not None and caller and self._is_parameter(fid, caller, head):
             # a parameter hides the module or function of that name (`def f(concurrent):
             # concurrent.cancel()` is not the module `concurrent`)
-            return self._candidates(fid, caller, parts, ref, typed) if attrs else None
-        found = self.scope_lookup(fid, caller, head)
+            found = None
         if found is None:
             if attrs and self.scopes[fid].family == "go":
                 cls = self._class_of(fid, caller)
@@ -808,7 +809,7 @@ class GraphBuilder:
             if node is None or self.nodes[node].def_kind in CLASS_KINDS:
                 return False
             n = self.nodes[node]
-            if name in self.types.of(node, self.paths[fid], n.start, n.end).get(PARAMS, ()):
+            if name in self.types.params(node, self.paths[fid], n.start, n.end):
                 return True
             caller = caller.rpartition(".")[0]
         return False
@@ -868,6 +869,8 @@ class GraphBuilder:
             # a read: properties, and methods whose class the receiver's name names (a bound
             # method kept for later: `command=text.xview`, `add = result.addSuccess`)
             word = _receiver_word(parts[:-1]) if len(cands) <= MAX_CANDIDATES else ""
+            if word and not self._could_name(word):
+                word = ""
             cands = [c for c in cands if c in self.props or (word and self._names_class(c, word))]
             picked = tuple(cands)
         if not cands or len(cands) > MAX_CANDIDATES:
@@ -904,14 +907,19 @@ class GraphBuilder:
             self._cocalls = (body, {k: frozenset(v) for k, v in table.items()})
         key = self._cocall_key(fid, caller, recv)
         got = self._cocalls[1].get(key, frozenset()) if key is not None else frozenset()
-        return got - {name}
+        got = got - {name}
+        if got and len(recv) == 1:
+            bound = self.scope_lookup(fid, caller, recv[0])
+            if (
+                bound is not None
+                and bound[0][0] != "def"
+                and not (caller and self._is_parameter(fid, caller, recv[0]))
+            ):
+                return frozenset()  # a module (`os.stat(); os.chmod()`), not an object
+        return got
 
     def _cocall_key(self, fid: int, caller: str | None, recv: tuple[str, ...]) -> tuple | None:
         if len(recv) == 1 and recv[0].isidentifier() and recv[0] not in SELF_NAMES:
-            local = caller is not None and self._is_parameter(fid, caller, recv[0])
-            bound = None if local else self.scope_lookup(fid, caller, recv[0])
-            if bound is not None and bound[0][0] != "def":
-                return None  # a module (`os.stat(); os.chmod()`), not an object
             return (caller, recv[0])
         if len(recv) == 2 and recv[0] == "self" and recv[1].isidentifier():
             cls = self._class_of(fid, caller)
@@ -924,36 +932,77 @@ class GraphBuilder:
         the classes that mix it in (`widget.pack(); widget.cget()` is `Misc.cget` on a
         `Widget(Misc, Pack)`). A class with a base outside the repository, or a
         `__getattr__`, may have any."""
-        cls = self.parent.get(cand)
-        if cls is None:
+        if cand not in self.parent:
             return True
-        method = self.nodes[cand].name
-        return self._memoized(
-            ("hm", cand, names),
-            lambda: any(
-                (sub == cls or self.method_of(sub, method) == cand)
-                and (
-                    self._open_class(sub) or all(self.method_of(sub, n) is not None for n in names)
-                )
-                for sub in self.subclasses_of(cls)
-            ),
-            True,
-        )
+        return any(m is None or names <= m for m in self._shapes(cand))
 
-    def _open_class(self, cls: int, depth: int = 0) -> bool:
-        if self.method_of(cls, "__getattr__") is not None or depth > 12:
+    def _shapes(self, cand: int) -> tuple[frozenset[str] | None, ...]:
+        """The member names of the candidate's class and of each subclass inheriting the
+        candidate (None: an open class, which may have any)."""
+        return self._memoized(("sh", cand), lambda: self._shapes_of(cand), (None,))
+
+    def _shapes_of(self, cand: int) -> tuple[frozenset[str] | None, ...]:
+        out = [
+            None if self._open_class(sub) else self._members(sub) for sub in self._inheritors(cand)
+        ]
+        return tuple(dict.fromkeys(out))
+
+    def _inheritors(self, cand: int) -> tuple[int, ...]:
+        """The method's class and its subclasses that inherit it without overriding it."""
+        return self._memoized(("ih", cand), lambda: self._inheritors_of(cand), ())
+
+    def _inheritors_of(self, cand: int) -> tuple[int, ...]:
+        # top down from the class: a subclass defining the name overrides it (and so do its
+        # subclasses, unless another path brings it back: `method_of` decides with several
+        # bases); one with the parent as its only base inherits what the parent has
+        cls, method = self.parent[cand], self.nodes[cand].name
+        self.subclasses_of(cls)  # builds the direct-subclass table
+        direct = self._subclasses or {}
+        out, todo, seen = {cls: None}, [cls], {cls}
+        while todo and len(seen) < 2000:
+            parent = todo.pop()
+            for sub in direct.get(parent, []):
+                if sub in seen:
+                    continue
+                seen.add(sub)
+                if method in self.children.get(sub, {}):
+                    continue
+                only = parent in out and self.resolved_bases(sub) == [parent]
+                if only or self.method_of(sub, method) == cand:
+                    out[sub] = None
+                todo.append(sub)
+        return tuple(out)
+
+    def _members(self, cls: int) -> frozenset[str]:
+        """The names defined in a class and its bases (in the repository)."""
+        return self._memoized(("mm", cls), lambda: self._members_of(cls), frozenset())
+
+    def _members_of(self, cls: int) -> frozenset[str]:
+        out = set(self.children.get(cls, {}))
+        for base in self.resolved_bases(cls):
+            out |= self._members(base)
+        return frozenset(out)
+
+    def _open_class(self, cls: int) -> bool:
+        """A class that may have any member: a base outside the repository, or `__getattr__`."""
+        return self._memoized(("oc", cls), lambda: self._open_class_of(cls), True)
+
+    def _open_class_of(self, cls: int) -> bool:
+        if self.method_of(cls, "__getattr__") is not None:
             return True
         resolved = self.resolved_bases(cls)
         written = [b for b in self.bases.get(cls, []) if b not in CLOSED_BASES]
         if len(resolved) < len(written):
             return True
-        return any(self._open_class(b, depth + 1) for b in resolved)
+        return any(self._open_class(b) for b in resolved)
 
     def _rank_candidates(
         self, fid: int, cands: list[int], self_cls: int | None, recv: str, n_all: int
     ) -> list[tuple[Binding, float]]:
         seen = {c for c in cands if self._evidence(fid, c, self_cls)}
-        named = {c for c in cands if self._names_class(c, recv)} if recv else set()
+        named = (
+            {c for c in cands if self._names_class(c, recv)} if self._could_name(recv) else set()
+        )
         # evidence per candidate: the caller can see its class (`seen`), the receiver's own name
         # names its class (`named`: `formset.is_valid()` -> BaseFormSet, not BaseForm). A name
         # outweighs mere visibility (`self._transport.kill()` in a file importing `subprocess`
@@ -965,6 +1014,19 @@ class GraphBuilder:
         conf_top = (CONF_NAMED if best == 3 else CONF_CANDIDATE) / len(top) ** 0.5 if top else 0.0
         weak = CONF_CANDIDATE_WEAK / n_all**0.5
         return [(("def", c), conf_top if score[c] == best and best else weak) for c in cands]
+
+    def _could_name(self, word: str) -> bool:
+        """Whether `word` could name any class of the repository (see `_names_class`): a
+        cheap test on the suffixes of every class word, before testing each candidate."""
+        if not word:
+            return False
+        if self._class_suffixes is None:
+            words = {
+                w for n in self.nodes if n.def_kind in CLASS_KINDS for w in _class_words(n.name)
+            }
+            self._class_suffixes = ({w[i:] for w in words for i in range(len(w))}, words)
+        suffixes, words = self._class_suffixes
+        return word in suffixes or any(word[i:] in words for i in range(len(word) - 3))
 
     def _names_class(self, cand: int, word: str) -> bool:
         """True when the receiver's name `word` (normalised) names the candidate's class or a
@@ -982,10 +1044,9 @@ class GraphBuilder:
             # the candidate's class and every subclass that inherits the method without
             # overriding it: `text.configure()` names tkinter's `Text`, whose `configure` is
             # `Misc.configure`, and not `ttk.Style`
-            method = self.nodes[cand].name
-            words = {w for sub in self.subclasses_of(cls)
-                     if sub == cls or self.method_of(sub, method) == cand
-                     for w in _class_words(self.nodes[sub].name)}  # fmt: skip
+            words = {
+                w for sub in self._inheritors(cand) for w in _class_words(self.nodes[sub].name)
+            }
             names = self._memo[key] = tuple(sorted(words))
         return any(n.endswith(word) or (len(n) >= 4 and word.endswith(n)) for n in names)  # type: ignore[attr-defined]
 
