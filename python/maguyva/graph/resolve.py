@@ -223,7 +223,7 @@ class GraphBuilder:
         self._resolved: dict[tuple, object] = {}  # per file: (caller, written, ref) -> result
         self._cand_sets: dict[tuple, list] = {}  # per file: ranked candidates of a method name
         self._cocalls: tuple[Body, dict[tuple, frozenset[str]]] | None = None
-        self._class_suffixes: tuple[set[str], set[str]] | None = None
+        self._class_suffixes: tuple[object, set[str], set[str]] | None = None
         self._caller_free: set[str] | None = None
         self._unique_top: dict[str, int | None] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
@@ -934,22 +934,21 @@ class GraphBuilder:
         `__getattr__`, may have any."""
         if cand not in self.parent:
             return True
-        return any(m is None or names <= m for m in self._shapes(cand))
-
-    def _shapes(self, cand: int) -> tuple[frozenset[str] | None, ...]:
-        """The member names of the candidate's class and of each subclass inheriting the
-        candidate (None: an open class, which may have any)."""
-        return self._memoized(("sh", cand), lambda: self._shapes_of(cand), (None,))
-
-    def _shapes_of(self, cand: int) -> tuple[frozenset[str] | None, ...]:
-        out = [
-            None if self._open_class(sub) else self._members(sub) for sub in self._inheritors(cand)
-        ]
-        return tuple(dict.fromkeys(out))
+        # per file (as the candidate sets): built from memoised lookups (`method_of`,
+        # `resolved_bases`, the inheritors), whose invalidation the incremental build knows
+        key = ("hm", cand, names)
+        got = self._cand_sets.get(key)
+        if got is None:
+            got = self._cand_sets[key] = any(  # type: ignore[assignment]
+                self._open_class(sub) or all(self.method_of(sub, n) is not None for n in names)
+                for sub in self._inheritors(cand)
+            )
+        return bool(got)
 
     def _inheritors(self, cand: int) -> tuple[int, ...]:
         """The method's class and its subclasses that inherit it without overriding it."""
-        return self._memoized(("ih", cand), lambda: self._inheritors_of(cand), ())
+        # keyed as the receiver-name words ("cw"), which have the same dependencies
+        return self._memoized(("cw", cand, "ih"), lambda: self._inheritors_of(cand), ())
 
     def _inheritors_of(self, cand: int) -> tuple[int, ...]:
         # top down from the class: a subclass defining the name overrides it (and so do its
@@ -973,28 +972,23 @@ class GraphBuilder:
                 todo.append(sub)
         return tuple(out)
 
-    def _members(self, cls: int) -> frozenset[str]:
-        """The names defined in a class and its bases (in the repository)."""
-        return self._memoized(("mm", cls), lambda: self._members_of(cls), frozenset())
+    def _open_class(self, cls: int, depth: int = 0) -> bool:
+        """A class that may have any member: a base outside the repository, or `__getattr__`
+        (per file, like `_has_members`)."""
+        key = ("oc", cls)
+        got = self._cand_sets.get(key)
+        if got is None:
+            got = self._cand_sets[key] = self._open_class_of(cls, depth)  # type: ignore[assignment]
+        return bool(got)
 
-    def _members_of(self, cls: int) -> frozenset[str]:
-        out = set(self.children.get(cls, {}))
-        for base in self.resolved_bases(cls):
-            out |= self._members(base)
-        return frozenset(out)
-
-    def _open_class(self, cls: int) -> bool:
-        """A class that may have any member: a base outside the repository, or `__getattr__`."""
-        return self._memoized(("oc", cls), lambda: self._open_class_of(cls), True)
-
-    def _open_class_of(self, cls: int) -> bool:
-        if self.method_of(cls, "__getattr__") is not None:
+    def _open_class_of(self, cls: int, depth: int) -> bool:
+        if self.method_of(cls, "__getattr__") is not None or depth > 12:
             return True
         resolved = self.resolved_bases(cls)
         written = [b for b in self.bases.get(cls, []) if b not in CLOSED_BASES]
         if len(resolved) < len(written):
             return True
-        return any(self._open_class(b) for b in resolved)
+        return any(self._open_class(b, depth + 1) for b in resolved)
 
     def _rank_candidates(
         self, fid: int, cands: list[int], self_cls: int | None, recv: str, n_all: int
@@ -1020,12 +1014,17 @@ class GraphBuilder:
         cheap test on the suffixes of every class word, before testing each candidate."""
         if not word:
             return False
-        if self._class_suffixes is None:
+        if self._subclasses is None:
+            self.subclasses_of(-1)  # builds the direct-subclass table
+        if self._class_suffixes is None or self._class_suffixes[0] is not self._subclasses:
+            # a prefilter only (a superset is harmless), built again with the subclass table
+            # (which a change of declarations builds again)
             words = {
                 w for n in self.nodes if n.def_kind in CLASS_KINDS for w in _class_words(n.name)
             }
-            self._class_suffixes = ({w[i:] for w in words for i in range(len(w))}, words)
-        suffixes, words = self._class_suffixes
+            suffixes = {w[i:] for w in words for i in range(len(w))}
+            self._class_suffixes = (self._subclasses, suffixes, words)
+        _, suffixes, words = self._class_suffixes
         return word in suffixes or any(word[i:] in words for i in range(len(word) - 3))
 
     def _names_class(self, cand: int, word: str) -> bool:
