@@ -29,6 +29,11 @@ test suite and site-packages) took over a minute per query here; the standard-li
 comparison in docs/graph.md uses the library without its test suites:
 
     --exclude site-packages/ --exclude test/ --exclude tests/ --exclude idle_test/
+
+`--no-stubs` makes Jedi infer the corpus from its own sources instead of typeshed's stubs (it
+keeps the stubs of `builtins`, `typing` and `types`, which it cannot infer), and
+`--samples-from CACHE` asks exactly another cache's samples and impact keys: together they give
+a second opinion on the standard-library samples (docs/graph.md), not the target's oracle.
 """
 
 from __future__ import annotations
@@ -90,10 +95,31 @@ def definitions(root: Path, rel: str) -> list[tuple[str, str, int, int, int, int
     return out
 
 
-def _init(root: str, exhaustive: bool = True, selected: list[str] | None = None) -> None:
+# With --no-stubs, the stubs Jedi still reads: the language core it cannot infer from source.
+CORE_STUBS = frozenset({"builtins", "typing", "typing_extensions", "_typeshed", "types"})
+
+
+def _init(
+    root: str, exhaustive: bool = True, selected: list[str] | None = None, stubs: bool = True
+) -> None:
     global _project, _root
     import jedi
     import jedi.inference.references as jedi_refs
+
+    if not stubs:
+        # Jedi answers the standard library through typeshed's stubs (where tkinter's widget
+        # classes each redefine `configure`, `open()` returns `IO`, ...); without them it
+        # infers from the very sources the graph reads, except the language core
+        import jedi.inference.gradual.typeshed as typeshed
+
+        load = typeshed.try_to_load_stub_cached
+
+        def core_only(inference_state, import_names, *args, **kwargs):
+            if import_names and import_names[0] in CORE_STUBS:
+                return load(inference_state, import_names, *args, **kwargs)
+            return None
+
+        typeshed.try_to_load_stub_cached = core_only
 
     if exhaustive:
         jedi_refs._OPENED_FILE_LIMIT = jedi_refs._PARSED_FILE_LIMIT = 10**9
@@ -157,6 +183,16 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument(
+        "--no-stubs",
+        action="store_true",
+        help="Jedi infers the corpus from its sources, not typeshed's stubs (builtins, typing kept)",
+    )
+    ap.add_argument(
+        "--samples-from",
+        type=Path,
+        help="ask exactly the samples (and impact keys) of this cache, e.g. again with --no-stubs",
+    )
+    ap.add_argument(
         "--jedi-default-limits",
         action="store_true",
         help="keep Jedi's 2000-opened / 30-parsed file limits (truncated answers)",
@@ -196,15 +232,18 @@ def main() -> None:
         tmp.write_text(json.dumps({"root": str(root), "files": files, "exclude": args.exclude, "only": args.only,
                                    "seed": args.seed, "samples": samples, "answers": answers,
                                    "seconds": seconds, "exhaustive": exhaustive,
-                                   "confined": bool(args.only or args.exclude)}))  # fmt: skip
+                                   "confined": bool(args.only or args.exclude),
+                                   "stubs": not args.no_stubs}))  # fmt: skip
         tmp.replace(args.cache)
 
     samples: list[dict] = []
+    if args.samples_from:
+        samples = json.loads(args.samples_from.read_text())["samples"]
     # --only / --exclude: Jedi's project search reads exactly the selected files (in sorted
     # order), the same files graph_vs_jedi.py builds the graph from
     selected = files if (args.only or args.exclude) else None
     with ProcessPoolExecutor(
-        args.jobs, initializer=_init, initargs=(str(root), exhaustive, selected)
+        args.jobs, initializer=_init, initargs=(str(root), exhaustive, selected, not args.no_stubs)
     ) as pool:
 
         def run(keys: list[str]) -> None:
@@ -216,6 +255,10 @@ def main() -> None:
             if todo:
                 save()
 
+        if args.samples_from:
+            run([s["key"] for s in samples] + [k for s in samples for k in s.get("second", [])])
+            print(f"done: {len(samples)} samples, {len(answers)} Jedi answers", file=sys.stderr)
+            return
         pos = 0
         while len(samples) < args.samples and pos < len(cands):
             batch = cands[pos : pos + BATCH]

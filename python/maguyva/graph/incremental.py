@@ -46,7 +46,7 @@ from .resolve import (
 from .schema import NodeKind
 
 LOG_FILE = "edgelog.bin"
-LOG_FORMAT = 4  # bump when resolution rules change: an old log must not be replayed
+LOG_FORMAT = 5  # bump when resolution rules change: an old log must not be replayed
 
 
 def _digest(value: str) -> bytes:

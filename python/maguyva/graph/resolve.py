@@ -68,6 +68,9 @@ PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cache
 DEF_ATTRIBUTES = frozenset({"__doc__", "__name__", "__qualname__", "__module__", "__wrapped__",
                             "__func__", "__code__", "__defaults__", "__kwdefaults__",
                             "__annotations__", "__dict__"})  # fmt: skip
+# Bases that add no methods a call on an instance could reach (for duck typing).
+CLOSED_BASES = frozenset({"object", "Generic", "Protocol", "ABC", "abc.ABC", "typing.Generic",
+                          "typing.Protocol", "Exception", "BaseException"})  # fmt: skip
 # Calls whose result is not an instance of the called name.
 NOT_CONSTRUCTORS = frozenset({"type", "super", "object", "getattr", "vars", "iter", "next"})
 
@@ -220,6 +223,8 @@ class GraphBuilder:
         self._touched: dict[int, frozenset[str]] = {}
         self._resolved: dict[tuple, object] = {}  # per file: (caller, written, ref) -> result
         self._cand_sets: dict[tuple, list] = {}  # per file: ranked candidates of a method name
+        self._cocalls: tuple[Body, dict[tuple, frozenset[str]]] | None = None
+        self._class_suffixes: tuple[object, set[str], set[str]] | None = None
         self._caller_free: set[str] | None = None
         self._unique_top: dict[str, int | None] = {}
         # a node's place in the graph's numbering when a kept builder's differs (see
@@ -799,6 +804,10 @@ class GraphBuilder:
         if "(" in head or "[" in head:
             return self._candidates(fid, caller, parts, ref, False) if attrs else None
         found = self.scope_lookup(fid, caller, head)
+        if found is not None and caller and self._is_parameter(fid, caller, head):
+            # a parameter hides the module or function of that name (`def f(concurrent):
+            # concurrent.cancel()` is not the module `concurrent`)
+            found = None
         if found is None:
             if attrs and self.scopes[fid].family == "go":
                 cls = self._class_of(fid, caller)
@@ -814,6 +823,24 @@ class GraphBuilder:
         if walked is None:
             return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
+
+    def _is_parameter(self, fid: int, caller: str, name: str) -> bool:
+        """Python: `name` is a parameter of the calling function or of a function enclosing
+        it (and no nearer nested definition has the name)."""
+        scope = self.scopes[fid]
+        if scope.family != "py" or not self.types.enabled:
+            return False
+        while caller:
+            if f"{caller}.{name}" in scope.defs:
+                return False
+            node = scope.defs.get(caller)
+            if node is None or self.nodes[node].def_kind in CLASS_KINDS:
+                return False
+            n = self.nodes[node]
+            if name in self.types.params(node, self.paths[fid], n.start, n.end):
+                return True
+            caller = caller.rpartition(".")[0]
+        return False
 
     def _constructed(
         self, fid: int, caller: str | None, parts: tuple[str, ...]
@@ -856,38 +883,177 @@ class GraphBuilder:
         receiver's type from cheap local evidence (assignment from a constructor, annotation,
         isinstance, `self.x = C()`); then every method `m`, ranked by evidence that the calling
         file can see the candidate's class (same file, an import of its module or of a module
-        that defines it or a subclass, a subclass of the caller's own class)."""
+        that defines it or a subclass, a subclass of the caller's own class) and that the
+        receiver's name names it; when other methods are called on the same receiver, only the
+        classes that have them all compete (duck typing)."""
         name = parts[-1].split("(")[0]
         if typed:
             found = self._typed(fid, caller, parts[:-1], name)
             if found is not None:
                 return found, True
         cands = self.methods.get(name, [])
+        picked: tuple[int, ...] = ()
         if ref:
-            cands = [c for c in cands if c in self.props]
+            # a read: properties, and methods whose class the receiver's name names (a bound
+            # method kept for later: `command=text.xview`, `add = result.addSuccess`)
+            word = _receiver_word(parts[:-1]) if len(cands) <= MAX_CANDIDATES else ""
+            if word and not self._could_name(word):
+                word = ""
+            cands = [c for c in cands if c in self.props or (word and self._names_class(c, word))]
+            picked = tuple(cands)
         if not cands or len(cands) > MAX_CANDIDATES:
             return None
         recv = _receiver_word(parts[:-1]) if len(cands) > 1 else ""
-        key = (fid, name, ref, self_cls, recv)
+        also = self._cocalled(fid, caller, parts[:-1], name) if len(cands) > 1 else frozenset()
+        key = (fid, name, ref, self_cls, recv, picked, also)
         got = self._cand_sets.get(key)
         if got is None:
-            got = self._cand_sets[key] = self._rank_candidates(fid, cands, self_cls, recv)
+            # duck typing: a class without the other methods called on the same receiver is
+            # no candidate with evidence (`t.done(); t.cancel()` is not Handle.cancel)
+            fits = [c for c in cands if self._has_members(c, also)] if also else cands
+            got = self._rank_candidates(fid, fits or cands, self_cls, recv, len(fits or cands))
+            if fits and len(fits) < len(cands):
+                weak = CONF_CANDIDATE_WEAK / len(cands) ** 0.5
+                got += [(("def", c), weak) for c in cands if c not in fits]
+            self._cand_sets[key] = got
         return got, False
 
+    def _cocalled(
+        self, fid: int, caller: str | None, recv: tuple[str, ...], name: str
+    ) -> frozenset[str]:
+        """The other methods called on the same receiver: a variable in the same function, or
+        `self.x` anywhere in the same class (read from the file's calls)."""
+        body = self.bodies[fid] if fid < len(self.bodies) else None
+        if body is None or self.scopes[fid].family != "py":
+            return frozenset()
+        if self._cocalls is None or self._cocalls[0] is not body:
+            table: dict[tuple, set[str]] = {}
+            for callee, _line, site in body.iter_calls():
+                key = self._cocall_key(fid, site, _split_cached(callee)[:-1])
+                if key is not None:
+                    table.setdefault(key, set()).add(_split_cached(callee)[-1])
+            self._cocalls = (body, {k: frozenset(v) for k, v in table.items()})
+        key = self._cocall_key(fid, caller, recv)
+        got = self._cocalls[1].get(key, frozenset()) if key is not None else frozenset()
+        got = got - {name}
+        if got and len(recv) == 1:
+            bound = self.scope_lookup(fid, caller, recv[0])
+            if (
+                bound is not None
+                and bound[0][0] != "def"
+                and not (caller and self._is_parameter(fid, caller, recv[0]))
+            ):
+                return frozenset()  # a module (`os.stat(); os.chmod()`), not an object
+        return got
+
+    def _cocall_key(self, fid: int, caller: str | None, recv: tuple[str, ...]) -> tuple | None:
+        if len(recv) == 1 and recv[0].isidentifier() and recv[0] not in SELF_NAMES:
+            return (caller, recv[0])
+        if len(recv) == 2 and recv[0] == "self" and recv[1].isidentifier():
+            cls = self._class_of(fid, caller)
+            return (cls, recv[1]) if cls is not None else None
+        return None
+
+    def _has_members(self, cand: int, names: frozenset[str]) -> bool:
+        """Whether the candidate's class, or a subclass that inherits the candidate, has
+        (itself or through its bases) a member of every name: a mixin's method is called on
+        the classes that mix it in (`widget.pack(); widget.cget()` is `Misc.cget` on a
+        `Widget(Misc, Pack)`). A class with a base outside the repository, or a
+        `__getattr__`, may have any."""
+        if cand not in self.parent:
+            return True
+        # per file (as the candidate sets): built from memoised lookups (`method_of`,
+        # `resolved_bases`, the inheritors), whose invalidation the incremental build knows
+        key = ("hm", cand, names)
+        got = self._cand_sets.get(key)
+        if got is None:
+            got = self._cand_sets[key] = any(  # type: ignore[assignment]
+                self._open_class(sub) or all(self.method_of(sub, n) is not None for n in names)
+                for sub in self._inheritors(cand)
+            )
+        return bool(got)
+
+    def _inheritors(self, cand: int) -> tuple[int, ...]:
+        """The method's class and its subclasses that inherit it without overriding it."""
+        # keyed as the receiver-name words ("cw"), which have the same dependencies
+        return self._memoized(("cw", cand, "ih"), lambda: self._inheritors_of(cand), ())
+
+    def _inheritors_of(self, cand: int) -> tuple[int, ...]:
+        # top down from the class: a subclass defining the name overrides it (and so do its
+        # subclasses, unless another path brings it back: `method_of` decides with several
+        # bases); one with the parent as its only base inherits what the parent has
+        cls, method = self.parent[cand], self.nodes[cand].name
+        self.subclasses_of(cls)  # builds the direct-subclass table
+        direct = self._subclasses or {}
+        out, todo, seen = {cls: None}, [cls], {cls}
+        while todo and len(seen) < 2000:
+            parent = todo.pop()
+            for sub in direct.get(parent, []):
+                if sub in seen:
+                    continue
+                seen.add(sub)
+                if method in self.children.get(sub, {}):
+                    continue
+                only = parent in out and self.resolved_bases(sub) == [parent]
+                if only or self.method_of(sub, method) == cand:
+                    out[sub] = None
+                todo.append(sub)
+        return tuple(out)
+
+    def _open_class(self, cls: int, depth: int = 0) -> bool:
+        """A class that may have any member: a base outside the repository, or `__getattr__`
+        (per file, like `_has_members`)."""
+        key = ("oc", cls)
+        got = self._cand_sets.get(key)
+        if got is None:
+            got = self._cand_sets[key] = self._open_class_of(cls, depth)  # type: ignore[assignment]
+        return bool(got)
+
+    def _open_class_of(self, cls: int, depth: int) -> bool:
+        if self.method_of(cls, "__getattr__") is not None or depth > 12:
+            return True
+        resolved = self.resolved_bases(cls)
+        written = [b for b in self.bases.get(cls, []) if b not in CLOSED_BASES]
+        if len(resolved) < len(written):
+            return True
+        return any(self._open_class(b, depth + 1) for b in resolved)
+
     def _rank_candidates(
-        self, fid: int, cands: list[int], self_cls: int | None, recv: str
+        self, fid: int, cands: list[int], self_cls: int | None, recv: str, n_all: int
     ) -> list[tuple[Binding, float]]:
         seen = {c for c in cands if self._evidence(fid, c, self_cls)}
-        named = {c for c in cands if self._names_class(c, recv)} if recv else set()
+        named = (
+            {c for c in cands if self._names_class(c, recv)} if self._could_name(recv) else set()
+        )
         # evidence per candidate: the caller can see its class (`seen`), the receiver's own name
-        # names its class (`named`: `formset.is_valid()` -> BaseFormSet, not BaseForm). The
-        # candidates with the most evidence share its confidence; all others are weak.
-        score = {c: (c in seen) + (c in named) for c in cands}
+        # names its class (`named`: `formset.is_valid()` -> BaseFormSet, not BaseForm). A name
+        # outweighs mere visibility (`self._transport.kill()` in a file importing `subprocess`
+        # is SubprocessTransport.kill, not Popen.kill). The candidates with the best evidence
+        # share its confidence; all others are weak.
+        score = {c: (c in seen) + 2 * (c in named) for c in cands}
         best = max(score.values())
         top = [c for c in cands if score[c] == best] if best else []
-        conf_top = (CONF_NAMED if best == 2 else CONF_CANDIDATE) / len(top) ** 0.5 if top else 0.0
-        weak = CONF_CANDIDATE_WEAK / len(cands) ** 0.5
+        conf_top = (CONF_NAMED if best == 3 else CONF_CANDIDATE) / len(top) ** 0.5 if top else 0.0
+        weak = CONF_CANDIDATE_WEAK / n_all**0.5
         return [(("def", c), conf_top if score[c] == best and best else weak) for c in cands]
+
+    def _could_name(self, word: str) -> bool:
+        """Whether `word` could name any class of the repository (see `_names_class`): a
+        cheap test on the suffixes of every class word, before testing each candidate."""
+        if not word:
+            return False
+        if self._subclasses is None:
+            self.subclasses_of(-1)  # builds the direct-subclass table
+        if self._class_suffixes is None or self._class_suffixes[0] is not self._subclasses:
+            # a prefilter only (a superset is harmless), built again with the subclass table
+            # (which a change of declarations builds again)
+            words = {
+                w for n in self.nodes if n.def_kind in CLASS_KINDS for w in _class_words(n.name)
+            }
+            suffixes = {w[i:] for w in words for i in range(len(w))}
+            self._class_suffixes = (self._subclasses, suffixes, words)
+        _, suffixes, words = self._class_suffixes
+        return word in suffixes or any(word[i:] in words for i in range(len(word) - 3))
 
     def _names_class(self, cand: int, word: str) -> bool:
         """True when the receiver's name `word` (normalised) names the candidate's class or a
@@ -905,10 +1071,9 @@ class GraphBuilder:
             # the candidate's class and every subclass that inherits the method without
             # overriding it: `text.configure()` names tkinter's `Text`, whose `configure` is
             # `Misc.configure`, and not `ttk.Style`
-            method = self.nodes[cand].name
-            words = {w for sub in self.subclasses_of(cls)
-                     if sub == cls or self.method_of(sub, method) == cand
-                     for w in _class_words(self.nodes[sub].name)}  # fmt: skip
+            words = {
+                w for sub in self._inheritors(cand) for w in _class_words(self.nodes[sub].name)
+            }
             names = self._memo[key] = tuple(sorted(words))
         return any(n.endswith(word) or (len(n) >= 4 and word.endswith(n)) for n in names)  # type: ignore[attr-defined]
 
@@ -923,26 +1088,49 @@ class GraphBuilder:
             scope_node, keys = self._class_of(fid, caller), (f"self.{recv[1]}", recv[1])
         else:
             return None
-        if scope_node is None or self.nodes[scope_node].kind != NodeKind.DEFINITION:
+        if scope_node is None:
             return None
-        node = self.nodes[scope_node]
-        names = self.types.of(scope_node, self.paths[fid], node.start, node.end)
         out: list[tuple[Binding, float]] = []
-        for key in keys:
-            for type_name in names.get(key, ()):
-                res = self.resolve_name(fid, caller, type_name, typed=False)
-                if res is None or not res[1]:
-                    continue
-                b = res[0][0][0]
-                if b[0] == "ext" and _looks_like_class(str(b[1])):
-                    out.append((("ext", f"{b[1]}.{name}"), CONF_TYPED))
-                elif b[0] == "def" and self.nodes[int(b[1])].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
-                    member = self.method_of(int(b[1]), name)  # type: ignore[call-overload]
-                    if member is not None:
-                        out.append((("def", member), CONF_TYPED))
-            if out:
-                break
-        return list(dict.fromkeys(out)) or None
+        for names in self._type_scopes(fid, scope_node, len(keys) == 1):
+            for key in keys:
+                for type_name in names.get(key, ()):
+                    res = self.resolve_name(fid, caller, type_name, typed=False)
+                    if res is None or not res[1]:
+                        continue
+                    b = res[0][0][0]
+                    if b[0] == "ext" and _looks_like_class(str(b[1])):
+                        out.append((("ext", f"{b[1]}.{name}"), CONF_TYPED))
+                    elif b[0] == "def" and self.nodes[int(b[1])].def_kind in CLASS_KINDS:  # type: ignore[call-overload]
+                        member = self.method_of(int(b[1]), name)  # type: ignore[call-overload]
+                        if member is not None:
+                            out.append((("def", member), CONF_TYPED))
+                if out:
+                    return list(dict.fromkeys(out))
+        return None
+
+    def _type_scopes(self, fid: int, scope_node: int, variable: bool) -> Iterable[dict]:
+        """The receiver-type evidence that applies to a variable (or a `self.x`) used in
+        `scope_node`, nearest first: the definition's own text, then (a variable of a closure)
+        the enclosing functions' (`fut = Future()` in `f`, `fut.set_result()` in a function
+        nested in `f`); module-level code reads the file's text outside its top-level
+        functions and classes. Only the file's own text: the incremental build relies on it."""
+        node = self.nodes[scope_node]
+        path = self.paths[fid]
+        if node.kind == NodeKind.FILE:
+            if variable:
+                skip = [(self.nodes[n].start, self.nodes[n].end)
+                        for n in self.scopes[fid].top.values()
+                        if self.nodes[n].def_kind != "variable"]  # fmt: skip
+                yield self.types.of_module(scope_node, path, skip)
+            return
+        if node.kind != NodeKind.DEFINITION:
+            return
+        yield self.types.of(scope_node, path, node.start, node.end)
+        parent = self.parent.get(scope_node)
+        while variable and parent is not None and self.nodes[parent].def_kind not in CLASS_KINDS:
+            outer = self.nodes[parent]
+            yield self.types.of(parent, path, outer.start, outer.end)
+            parent = self.parent.get(parent)
 
     def _evidence(self, fid: int, cand: int, self_cls: int | None) -> bool:
         cfile = self.nodes[cand].file
