@@ -76,7 +76,16 @@ def rss_mb() -> float:
     return 0.0
 
 
-KEYS = ("mode", "reuse", "build_s", "resolve_s", "centrality_s", "write_s", "peak_rss_mb")
+KEYS = (
+    "mode",
+    "reuse",
+    "build_s",
+    "resolve_s",
+    "centrality_s",
+    "write_s",
+    "names_linked",
+    "peak_rss_mb",
+)
 ix = Indexer(args.root, config=config)
 ix.update()
 edit(10**6)
