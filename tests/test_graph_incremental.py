@@ -221,8 +221,8 @@ def _edit(root: Path, op: str, f: int, c: int, i: int) -> str:
         cut = max(text.rfind("\ndef "), text.rfind("\nclass "))
         text = text[: cut + 1] if cut >= 0 else text + f"\n\ndef {name}():\n    pass\n"
     elif op == "rename":  # the first top-level function gets another name
-        at = text.find("\ndef ") + 5 if not text.startswith("def ") else 4
-        if at >= 4:
+        at = 4 if text.startswith("def ") else text.find("\ndef ") + 5
+        if at >= 5 or text.startswith("def "):
             end = text.index("(", at)
             text = text[:at] + name + text[end:]
     elif op == "import":
@@ -253,6 +253,9 @@ REACH_FILES = {
                     "    return render(extra.get('home'))\n",
     "tests/test_service.py": "from app.service import clean\n\n\ndef test_clean(thing):\n"
                              "    assert clean(' x ') == thing.get('x')\n",
+    "app/duck.py": "class Box2:\n    def get(self, key):\n        return key\n\n"
+                   "    def close(self):\n        return None\n\n\n"
+                   "def use(thing):\n    thing.get(1)\n    return thing.close()\n",
 }  # fmt: skip
 
 
@@ -273,6 +276,14 @@ def _write(root: Path, files: dict[str, str]) -> None:
         ("app/service.py", "def clean(", "class Extra(Store):\n    pass\n\n\ndef clean("),
         # a renamed class: `class Sub(Box)` in client.py (Box re-exports it) loses its base
         ("app/store.py", "class Store:", "class Storage:"),
+        # `__getattr__` added to Store (a class that may have any member: duck typing's
+        # `_open_class`; equal to a from-scratch build, though this one does not isolate
+        # `incremental._open_classes`: duck.py's edges come out the same here)
+        (
+            "app/store.py",
+            "class Store:\n",
+            "class Store:\n    def __getattr__(self, name):\n        return name\n\n",
+        ),
     ],
 )
 def test_declaration_changes_reach_the_files_whose_names_resolve_differently(tmp_path, step):

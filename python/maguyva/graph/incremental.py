@@ -555,6 +555,8 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
         b._trans.clear()
         b._subclasses = None
         new_sub = _direct_subclasses(b)
+        if "__getattr__" in names:  # a class that may have any member (`_open_class`)
+            _open_classes(b, memory, declared, old_sub, new_sub, names)
         down, up = _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
         if down:  # a lookup through a class whose bases changed may find another member
             memo_names |= {m for x in up | down for m in b.children.get(x, {})}
@@ -784,6 +786,23 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
     reach.update(f for f, t in old_touched.items() if not t.isdisjoint(units))
     reach |= memory.files_using(words)
     return down, up
+
+
+def _open_classes(b: GraphBuilder, memory: Memory, declared: list, old_sub: dict,
+                  new_sub: dict, names: set[str]) -> None:  # fmt: skip
+    """A declared file's class that gained or lost `__getattr__` may now have any member: the
+    duck-typed candidates among its and its subclasses' methods (`_has_members`) change, so
+    their names join `names`."""
+    todo = [n for fid, _ in declared for n in memory.defs_of(fid) if n in b.children]
+    seen: set[int] = set()
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        names.update(b.children.get(x, {}))
+        todo.extend(old_sub.get(x, ()))
+        todo.extend(new_sub.get(x, ()))
 
 
 def _kept_memo(b: GraphBuilder, memo: dict, names: set[str], files: set[int],
