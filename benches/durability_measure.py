@@ -135,8 +135,9 @@ elif args.phase == "edit":
                 asked += took
                 row[f"ask_{modality}_s"] = round(took, 4)
                 row[f"rank_{modality}"] = next(
-                    (i for i, h in enumerate(hits) if h.symbol == name or (
-                        modality == "text" and h.path == args.target)), None)  # fmt: skip
+                    (i for i, h in enumerate(hits)
+                     if (h.symbol or "").rsplit(".", 1)[-1] == name  # graph: qualified names
+                     or (modality == "text" and h.path == args.target)), None)  # fmt: skip
             row["edit_to_all_answers_s"] = round(
                 update_wall + row["engine_open_s"] + asked
                 + sum(row[f"open_{m}_s"] for m in cfg["modalities"]), 4

@@ -459,7 +459,7 @@ def check_format(d: Path, meta: dict[str, Any]) -> None:
 
 
 _READ_CACHE: OrderedDict[tuple[str, int, int, int, int], Any] = OrderedDict()
-_READ_CACHE_SIZE = 16
+_READ_CACHE_SIZE = 64  # files: a base and up to 8 deltas of a few indexes, 3 files each
 _read_lock = threading.Lock()
 
 
