@@ -206,7 +206,9 @@ class Engine:
         for name, hits, elapsed in outcomes:
             timings[name] = round(elapsed, 4)
             if hits is not None:
-                lists[name] = [self._keyed(hit) for hit in hits]
+                # a searcher whose keys are this generation's chunk ids (semantic) needs no look-up
+                trusted = getattr(self._searchers.get(name), "chunk_keys", False) is True
+                lists[name] = hits if trusted else [self._keyed(hit) for hit in hits]
         return lists
 
     def keyed(self, hit: Hit) -> Hit:

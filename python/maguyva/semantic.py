@@ -1284,6 +1284,10 @@ class SemanticSearcher:
     Thread-safe."""
 
     modality: ClassVar[str] = "semantic"
+    chunk_keys: ClassVar[bool] = True
+    """Every hit's key is a chunk id of this generation (its rows are built from its chunks):
+    the engine need not look each one up in the chunk store (~0.15 s after a reopen on a
+    158k-chunk tree: the 50 hits' files spread over a dozen chunk segments)."""
 
     def __init__(
         self,
