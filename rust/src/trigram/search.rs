@@ -160,6 +160,16 @@ pub fn compile(spec: &SearchSpec) -> CoreResult<Compiled> {
         .build()
         .parse(&pattern)
         .map_err(|e| CoreError::BadRegex(e.to_string()))?;
+    // A match is a non-empty span (a file is found by what it contains), so a pattern that
+    // can match the empty string (`x?`, `\b`, `^`) would report files by accident of what
+    // else it matches: refused, as ripgrep would otherwise list every line.
+    if hir.properties().minimum_len() == Some(0) {
+        return Err(CoreError::BadRegex(format!(
+            "{:?} can match the empty string, which every line contains; make it match at \
+             least one character (e.g. `x+` instead of `x*` or `x?`)",
+            spec.pattern
+        )));
+    }
     Ok(Compiled {
         regex,
         query: plan::plan(&hir),
@@ -843,6 +853,29 @@ mod tests {
             max_files: usize::MAX,
             max_lines_per_file: 1,
             count_all: false,
+        }
+    }
+
+    /// A pattern that can match the empty string is refused with a clear error (its matches
+    /// would be whatever non-empty spans it happens to have); one that needs a byte is not.
+    #[test]
+    fn a_pattern_matching_the_empty_string_is_refused() {
+        for pattern in ["x?", "(?:[0-9])?(?:[0-9])?", "a*", "\\b", "^", "(?:ab|)"] {
+            let sp = SearchSpec {
+                regex: true,
+                ..spec(pattern, Case::Sensitive)
+            };
+            match compile(&sp) {
+                Err(CoreError::BadRegex(msg)) => assert!(msg.contains("empty string"), "{msg}"),
+                other => panic!("{pattern}: {:?}", other.map(|_| ())),
+            }
+        }
+        for pattern in ["x+", "a?b", "[0-9]{1,3}", "^x$"] {
+            let sp = SearchSpec {
+                regex: true,
+                ..spec(pattern, Case::Sensitive)
+            };
+            assert!(compile(&sp).is_ok(), "{pattern}");
         }
     }
 
