@@ -5,7 +5,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import numpy as np
+
 from maguyva.graph import MODALITY
+from maguyva.graph import store as gstore
+from maguyva.graph.incremental import LOG_FILE
 from maguyva.retriever import BuildContext
 from maguyva.structural import extract_repository
 from maguyva.walk import walk_repository
@@ -21,3 +25,14 @@ def build_graph(root: Path, repo: dict[str, str], out: Path) -> Path:
     extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
     MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
     return out
+
+
+def assert_same_graph(a: Path, b: Path) -> None:
+    """The graphs under generations `a` and `b` are equal section for section, edge log too."""
+    left, right = gstore.read(a / "graph")[0], gstore.read(b / "graph")[0]
+    assert left.keys() == right.keys()
+    for name in left:
+        assert np.array_equal(left[name], right[name]), name
+    log_a, log_b = gstore.read(a / "graph", LOG_FILE)[0], gstore.read(b / "graph", LOG_FILE)[0]
+    for name in log_a:
+        assert np.array_equal(log_a[name], log_b[name]), f"edge log {name}"

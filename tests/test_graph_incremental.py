@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from graph_support import assert_same_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,16 +39,6 @@ def _arrays(gen: Path) -> dict[str, np.ndarray]:
     return gstore.read(gen / "graph")[0]
 
 
-def _assert_same(a: Path, b: Path) -> None:
-    left, right = _arrays(a), _arrays(b)
-    assert left.keys() == right.keys()
-    for name in left:
-        assert np.array_equal(left[name], right[name]), name
-    log_a, log_b = gstore.read(a / "graph", LOG_FILE)[0], gstore.read(b / "graph", LOG_FILE)[0]
-    for name in log_a:
-        assert np.array_equal(log_a[name], log_b[name]), f"edge log {name}"
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
@@ -66,7 +57,7 @@ def test_body_edit_reuses_other_files_and_equals_a_full_build(repo, tmp_path):
     assert inc["reuse"].startswith("1 changed files resolved")
     assert inc["reused_files"] == first["files"] - 1
     full = _build(repo, tmp_path / "g3")
-    _assert_same(tmp_path / "g2", tmp_path / "g3")
+    assert_same_graph(tmp_path / "g2", tmp_path / "g3")
     assert inc["calls"] == full["calls"] and inc["edges"] == full["edges"]
     s = MODALITY.open(tmp_path / "g2", {})
     assert {h.path for h in s.callers("Store._load")} == {"app/store.py", "app/service.py"}
@@ -79,14 +70,14 @@ def test_declaration_change_resolves_everything(repo, tmp_path):
     inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1")
     assert inc["reuse"] == "declarations changed" and inc["reused_files"] == 0
     _build(repo, tmp_path / "g3")
-    _assert_same(tmp_path / "g2", tmp_path / "g3")
+    assert_same_graph(tmp_path / "g2", tmp_path / "g3")
 
 
 def test_unchanged_repository_replays_everything(repo, tmp_path):
     _build(repo, tmp_path / "g1")
     inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1")
     assert inc["reused_files"] == inc["files"]
-    _assert_same(tmp_path / "g1", tmp_path / "g2")
+    assert_same_graph(tmp_path / "g1", tmp_path / "g2")
 
 
 def test_damaged_or_missing_log_means_a_full_build(repo, tmp_path):
@@ -99,7 +90,7 @@ def test_damaged_or_missing_log_means_a_full_build(repo, tmp_path):
     assert inc["reused_files"] == 0 and "unusable" in inc["reuse"]
     inc = _build(repo, tmp_path / "g3", previous=tmp_path / "nowhere")
     assert inc["reused_files"] == 0
-    _assert_same(tmp_path / "g2", tmp_path / "g3")
+    assert_same_graph(tmp_path / "g2", tmp_path / "g3")
 
 
 def test_another_edge_floor_is_not_replayed(repo, tmp_path):
@@ -107,7 +98,7 @@ def test_another_edge_floor_is_not_replayed(repo, tmp_path):
     inc = _build(repo, tmp_path / "g2", previous=tmp_path / "g1", config={"graph_edge_floor": 0})
     assert inc["reused_files"] == 0 and "other resolution rules" in inc["reuse"]
     _build(repo, tmp_path / "g3", config={"graph_edge_floor": 0})
-    _assert_same(tmp_path / "g2", tmp_path / "g3")
+    assert_same_graph(tmp_path / "g2", tmp_path / "g3")
 
 
 def _build_with(modality, root: Path, out: Path, previous=None, modified=(), config=None) -> dict:
@@ -149,7 +140,7 @@ def test_a_writer_that_stays_up_patches_body_edits_exactly(repo, tmp_path):
         assert report.get("mode") == "patch", (i, report["reuse"])
         assert ("declaration changes" in report["reuse"]) == declaration, report["reuse"]
         _build_with(GraphModality(), repo, tmp_path / f"s{i}")  # from scratch, no memory
-        _assert_same(tmp_path / f"g{i}", tmp_path / f"s{i}")
+        assert_same_graph(tmp_path / f"g{i}", tmp_path / f"s{i}")
         previous = tmp_path / f"g{i}"
     s = MODALITY.open(previous, {})
     assert {h.path for h in s.callers("Store.get")} >= {"app/service.py"}
@@ -166,7 +157,7 @@ def test_memory_is_not_used_for_another_generation(repo, tmp_path):
     off = _build_with(GraphModality(), repo, tmp_path / "g3", tmp_path / "g1",
                       ["app/service.py"], {"graph_remember": False})  # fmt: skip
     assert off.get("mode") is None
-    _assert_same(tmp_path / "g2", tmp_path / "g3")
+    assert_same_graph(tmp_path / "g2", tmp_path / "g3")
 
 
 def test_a_from_scratch_build_does_not_remember(repo, tmp_path):
@@ -303,7 +294,7 @@ def test_declaration_changes_reach_the_files_whose_names_resolve_differently(tmp
     report = _build_with(writer, root, tmp_path / "g2", tmp_path / "g1", [rel])
     assert report.get("mode") == "patch" and "declaration changes" in report["reuse"]
     _build_with(GraphModality(), root, tmp_path / "s2")
-    _assert_same(tmp_path / "g2", tmp_path / "s2")
+    assert_same_graph(tmp_path / "g2", tmp_path / "s2")
     before, after = _arrays(tmp_path / "g1"), _arrays(tmp_path / "s2")
     assert not np.array_equal(before["edge_conf"], after["edge_conf"]) or not np.array_equal(
         before["edge_dst"], after["edge_dst"]
@@ -342,7 +333,7 @@ def test_random_edit_sequences_through_a_remembering_writer_equal_from_scratch(
         report = _build_with(writer, root, base / f"g{i}", previous, [rel])
         assert report.get("mode") == "patch", (op, report["reuse"])
         _build_with(GraphModality(), root, base / f"s{i}")
-        _assert_same(base / f"g{i}", base / f"s{i}")
+        assert_same_graph(base / f"g{i}", base / f"s{i}")
         previous = base / f"g{i}"
 
 
@@ -384,7 +375,7 @@ def test_many_declaration_changes_at_once_build_instead(repo, tmp_path, monkeypa
                          ["app/util.py", "app/views.py"])  # fmt: skip
     assert report.get("mode") is None
     _build_with(GraphModality(), repo, tmp_path / "s2")
-    _assert_same(tmp_path / "g2", tmp_path / "s2")
+    assert_same_graph(tmp_path / "g2", tmp_path / "s2")
     monkeypatch.setattr(incremental, "MAX_DECLARED", 64)
     (repo / "app/util.py").write_text((repo / "app/util.py").read_text() + "\nX = 1\n")
     report = _build_with(writer, repo, tmp_path / "g3", tmp_path / "g2", ["app/util.py"])

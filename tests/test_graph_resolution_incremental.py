@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from graph_support import assert_same_graph
 
 from maguyva.changes import ChangeSet
 from maguyva.graph import store as gstore
-from maguyva.graph.incremental import LOG_FILE
 from maguyva.graph.modality import GraphModality
 from maguyva.retriever import BuildContext
 from maguyva.structural import extract_repository
@@ -95,16 +95,6 @@ def _build(writer: GraphModality, root: Path, out: Path, previous=None, modified
     writer.build(ctx)
 
 
-def _assert_same(a: Path, b: Path) -> None:
-    left, right = gstore.read(a / "graph")[0], gstore.read(b / "graph")[0]
-    assert left.keys() == right.keys()
-    for name in left:
-        assert np.array_equal(left[name], right[name]), name
-    log_a, log_b = gstore.read(a / "graph", LOG_FILE)[0], gstore.read(b / "graph", LOG_FILE)[0]
-    for name in log_a:
-        assert np.array_equal(log_a[name], log_b[name]), f"edge log {name}"
-
-
 @pytest.mark.parametrize("upto", range(1, len(EDITS) + 1))
 def test_edits_that_change_duck_typing_evidence_equal_a_full_build(tmp_path, upto):
     root = tmp_path / "repo"
@@ -121,7 +111,7 @@ def test_edits_that_change_duck_typing_evidence_equal_a_full_build(tmp_path, upt
         _build(writer, root, tmp_path / f"g{i}", previous, [rel])
         previous = tmp_path / f"g{i}"
     _build(GraphModality(), root, tmp_path / "scratch")
-    _assert_same(previous, tmp_path / "scratch")
+    assert_same_graph(previous, tmp_path / "scratch")
     before = gstore.read(tmp_path / f"g{upto - 1}" / "graph")[0]
     after = gstore.read(previous / "graph")[0]
     assert any(  # each edit matters: the graph differs from the previous generation's
