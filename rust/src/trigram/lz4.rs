@@ -301,17 +301,9 @@ mod tests {
             return;
         };
         let mut blocks = Vec::new();
-        let mut stack = vec![std::path::PathBuf::from(dir)];
-        while let Some(d) = stack.pop() {
-            for entry in std::fs::read_dir(&d).expect("dir").flatten() {
-                let p = entry.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if let Ok(data) = std::fs::read(&p) {
-                    blocks.push((lz4_flex::block::compress(&data), data.len()));
-                }
-            }
-        }
+        crate::trigram::for_each_file(std::path::Path::new(&dir), |data| {
+            blocks.push((lz4_flex::block::compress(&data), data.len()));
+        });
         let raw: usize = blocks.iter().map(|b| b.1).sum();
         let mut out = Vec::new();
         let (mut best_ours, mut best_theirs) = (f64::MAX, f64::MAX);

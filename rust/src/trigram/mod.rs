@@ -20,3 +20,20 @@ pub mod ngram;
 pub mod plan;
 pub mod postings;
 pub mod search;
+
+/// Every readable file under `dir`, recursively (symlinks not followed), for the ignored
+/// throughput tests that read a real tree named by an environment variable.
+#[cfg(test)]
+pub(crate) fn for_each_file(dir: &std::path::Path, mut f: impl FnMut(Vec<u8>)) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("dir").flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(data) = std::fs::read(&p) {
+                f(data);
+            }
+        }
+    }
+}

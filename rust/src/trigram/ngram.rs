@@ -227,20 +227,12 @@ mod tests {
             return;
         };
         let mut files = Vec::new();
-        let mut stack = vec![std::path::PathBuf::from(dir)];
-        while let Some(d) = stack.pop() {
-            for entry in std::fs::read_dir(&d).expect("dir").flatten() {
-                let p = entry.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if let Ok(data) = std::fs::read(&p) {
-                    let n = data.len() as u32;
-                    if (crate::trigram::format::BLOCK_MIN_DOC..=1 << 20).contains(&n) {
-                        files.push(data);
-                    }
-                }
+        crate::trigram::for_each_file(std::path::Path::new(&dir), |data| {
+            let n = data.len() as u32;
+            if (crate::trigram::format::BLOCK_MIN_DOC..=1 << 20).contains(&n) {
+                files.push(data);
             }
-        }
+        });
         let raw: usize = files.iter().map(Vec::len).sum();
         let (mut set, mut tris, mut out) = (TrigramSet::new(), Vec::new(), Vec::new());
         let (mut best_tri, mut best_blocks) = (f64::MAX, f64::MAX);

@@ -842,6 +842,18 @@ mod tests {
         (root, out, index)
     }
 
+    /// The documents of `docs` that contain `needle` (ASCII case folding when insensitive).
+    fn brute_force(docs: &[String], needle: &str, case: Case) -> Vec<u32> {
+        docs.iter()
+            .enumerate()
+            .filter(|(_, d)| match case {
+                Case::Sensitive => d.contains(needle),
+                _ => d.to_lowercase().contains(&needle.to_lowercase()),
+            })
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
     fn spec(pattern: &str, case: Case) -> SearchSpec {
         SearchSpec {
             pattern: pattern.to_string(),
@@ -960,15 +972,7 @@ mod tests {
             let (root, out, index) = index_docs("", &docs, &opts);
             for needle in &needles {
                 for case in [Case::Sensitive, Case::Insensitive] {
-                    let want: Vec<u32> = docs
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, d)| match case {
-                            Case::Sensitive => d.contains(needle.as_str()),
-                            _ => d.to_lowercase().contains(&needle.to_lowercase()),
-                        })
-                        .map(|(i, _)| i as u32)
-                        .collect();
+                    let want = brute_force(&docs, needle, case);
                     let compiled = compile(&spec(needle, case)).expect("compile");
                     let cands = candidates(&index, &compiled.query)
                         .expect("candidates")
@@ -1013,15 +1017,7 @@ mod tests {
             let (root, out, index) = index_docs("p", &texts, &BuildOptions::default());
             for needle in &needles {
                 for case in [Case::Sensitive, Case::Insensitive] {
-                    let want: Vec<u32> = texts
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, d)| match case {
-                            Case::Sensitive => d.contains(needle.as_str()),
-                            _ => d.to_lowercase().contains(&needle.to_lowercase()),
-                        })
-                        .map(|(i, _)| i as u32)
-                        .collect();
+                    let want = brute_force(&texts, needle, case);
                     let got: Vec<u32> = search(&index, &spec(needle, case))
                         .expect("search")
                         .files
