@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import resource
 import time
@@ -12,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import ModalityUnavailable
+from ..gcpause import paused_gc
 from ..retriever import BuildContext
 from . import incremental, store
 from .build import SpanList, build_with_log, finish
@@ -45,16 +45,15 @@ class GraphModality:
         out = Path(ctx.out_dir) / self.name
         memory, self._memory = self._memory, incremental.Memory()  # taken: reset on failure
         patched = changed = None
-        if remember and memory.fits(previous, key):
-            changed = _body_changes(ctx.changes)
-            if changed is not None:
-                patched = incremental.patch(memory, extraction, changed, ctx.files)
         # Resolution allocates millions of small, long-lived objects (nodes, edge slots, memo
         # entries) and frees almost none: the cyclic collector's full passes over them were
-        # pure overhead (they find nothing to free), so it is paused during the build.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        # pure overhead (they find nothing to free), so it is paused during the build and the
+        # patch.
+        with paused_gc():
+            if remember and memory.fits(previous, key):
+                changed = _body_changes(ctx.changes)
+                if changed is not None:
+                    patched = incremental.patch(memory, extraction, changed, ctx.files)
             if patched is not None:
                 assembled, contents, signatures, note = patched
                 head = {"reuse": note, "reused_files": len(contents) - int(note.split()[0]),
@@ -75,9 +74,6 @@ class GraphModality:
                     floor=floor,
                     keep=memory if remember else None,
                 )
-        finally:
-            if gc_was_enabled:
-                gc.enable()
         meta = {"report": report, "languages": report.pop("languages")}
         t1 = time.perf_counter()
         linked = patched is not None and previous is not None

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..chunkstore import ChunkStore, SegmentedChunkStore
 from ..errors import BadQueryError
+from ..gcpause import paused_gc
 from ..model import Hit
 from ..retriever import RetrieverQuery
 from . import store
@@ -47,7 +48,9 @@ class GraphSearcher:
         sections, meta = store.read(Path(gen_dir) / "graph")
         config = (manifest or {}).get("config") or {}
         conf = float(config.get("graph_min_confidence", DEFAULT_MIN_CONFIDENCE))
-        return cls(Path(gen_dir), GraphIndex(sections, meta), conf)
+        with paused_gc():  # the name tables are many long-lived objects (gcpause.py)
+            index = GraphIndex(sections, meta)
+        return cls(Path(gen_dir), index, conf)
 
     # -- helpers --------------------------------------------------------------------------
 
