@@ -854,6 +854,16 @@ mod tests {
             .collect()
     }
 
+    /// The documents `search` reports for the literal `needle`.
+    fn found_docs(index: &TextIndex, needle: &str, case: Case) -> Vec<u32> {
+        search(index, &spec(needle, case))
+            .expect("search")
+            .files
+            .iter()
+            .map(|f| f.doc)
+            .collect()
+    }
+
     fn spec(pattern: &str, case: Case) -> SearchSpec {
         SearchSpec {
             pattern: pattern.to_string(),
@@ -978,12 +988,7 @@ mod tests {
                         .expect("candidates")
                         .unwrap_or_else(|| (0..index.n_docs()).collect());
                     prop_assert!(want.iter().all(|d| cands.contains(d)), "{needle:?} {case:?}");
-                    let got: Vec<u32> = search(&index, &spec(needle, case))
-                        .expect("search")
-                        .files
-                        .iter()
-                        .map(|f| f.doc)
-                        .collect();
+                    let got = found_docs(&index, needle, case);
                     prop_assert_eq!(&got, &want, "{:?} {:?}", needle, case);
                 }
             }
@@ -1018,12 +1023,7 @@ mod tests {
             for needle in &needles {
                 for case in [Case::Sensitive, Case::Insensitive] {
                     let want = brute_force(&texts, needle, case);
-                    let got: Vec<u32> = search(&index, &spec(needle, case))
-                        .expect("search")
-                        .files
-                        .iter()
-                        .map(|f| f.doc)
-                        .collect();
+                    let got = found_docs(&index, needle, case);
                     prop_assert_eq!(&got, &want, "{:?} {:?}", needle, case);
                 }
             }
