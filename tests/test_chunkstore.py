@@ -157,3 +157,29 @@ def test_a_segment_in_another_record_layout_is_decoded_whole(generation: Path, t
     other = SegmentedChunkStore(generation, inherit=False)
     assert other.by_path("json/decoder.py") == want.by_path("json/decoder.py")
     assert other._segment(n).whole is None
+
+
+def test_a_segment_whose_file_rows_are_split_is_decoded_whole(generation: Path, tmp_path) -> None:
+    """A file's records not contiguous (another file's between them) cannot be one byte range:
+    the segment falls back to a whole decode and answers stay exact."""
+    import json
+
+    from maguyva.sealed import read_sealed
+    from maguyva.store import write_sealed
+
+    copy = tmp_path / "gen"
+    shutil.copytree(generation, copy)
+    n = segment_of("json/decoder.py")
+    segment = copy / "chunks" / f"{n:02d}.jsonl"
+    lines = read_sealed(segment, "chunks").splitlines(keepends=True)
+    mine = [ln for ln in lines if json.loads(ln)["path"] == "json/decoder.py"]
+    others = [ln for ln in lines if json.loads(ln)["path"] != "json/decoder.py"]
+    assert len(mine) >= 2 and others
+    segment.unlink()
+    write_sealed(segment, "chunks", b"".join([mine[0], *others, *mine[1:]]))
+    want = ChunkStore.open(generation)
+    lazy = SegmentedChunkStore(copy, inherit=False)
+    assert lazy.by_path("json/decoder.py") == want.by_path("json/decoder.py")
+    assert lazy._segment(n).whole is not None
+    for path in {json.loads(ln)["path"] for ln in others}:
+        assert lazy.by_path(path) == want.by_path(path)

@@ -232,7 +232,6 @@ class _SegmentRows:
         lines = payload.count(b"\n") + (0 if payload.endswith(b"\n") or not payload else 1)
         found = 0
         last: bytes | None = None
-        names: set[str] = set()
         begin = 0
         count = 0
 
@@ -241,9 +240,8 @@ class _SegmentRows:
                 name = json.loads(last) if last is not None else None
             except ValueError:
                 return False
-            if name is None or name in names:
+            if name is None or name in self.ranges:
                 return name is None
-            names.add(name)
             self.ranges[name] = (begin, end - begin, count)
             return True
 
@@ -300,9 +298,10 @@ class _SegmentRows:
         assert self.fd is not None
         size = os.fstat(self.fd).st_size - self.start
         payload = os.pread(self.fd, size, self.start)
-        at = payload.find(b'{"id": ' + json.dumps(chunk_id).encode() + b",")
-        while at > 0 and payload[at - 1 : at] != b"\n":
-            at = payload.find(b'{"id": ' + json.dumps(chunk_id).encode() + b",", at + 1)
+        needle = b'{"id": ' + json.dumps(chunk_id).encode() + b","
+        at = payload.find(needle)
+        while at > 0 and payload[at - 1 : at] != b"\n":  # only at a record's start
+            at = payload.find(needle, at + 1)
         if at < 0:
             return None
         end = payload.find(b"\n", at)
