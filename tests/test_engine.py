@@ -135,3 +135,45 @@ def test_a_damaged_modality_is_unavailable_not_fatal(corpus: Path, tmp_path: Pat
         assert "--repair" in response.unavailable["text"]
         assert response.results  # structural still answers
         damaged.write_bytes(pristine[damaged])
+
+
+def _fresh_corpus(root: Path) -> Path:
+    for rel in CORPUS_FILES:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(STDLIB / rel, root / rel)
+    build_index(root, config=NO_SEMANTIC)
+    return root
+
+
+def test_warm_loads_every_modality_and_segment_and_answers_the_same(tmp_path: Path):
+    from maguyva.chunkstore import SEGMENTS, SegmentedChunkStore
+
+    root = _fresh_corpus(tmp_path / "repo")
+    cold, warm = Engine.open(root), Engine.open(root)
+    took = warm.warm()
+    assert {"text", "structural", "graph", "chunks"} <= set(took)
+    assert "semantic" not in took  # not built here: skipped, not an error
+    assert isinstance(warm.chunks, SegmentedChunkStore)
+    assert len(warm.chunks._segments) == SEGMENTS  # every segment verified and indexed
+    assert len(cold.chunks._segments) == 0  # ... which a cold engine does on demand only
+    for query in ("how does the decoder scan strings", "JSONDecodeError", "shlex.split"):
+        a, b = cold.search(query, limit=5), warm.search(query, limit=5)
+        assert [(r.path, r.start_line, r.score) for r in a.results] == [
+            (r.path, r.start_line, r.score) for r in b.results
+        ]
+
+
+def test_warm_tables_survive_reopens_of_later_generations(tmp_path: Path):
+    """A warmed store's segment tables are carried to the next generation's store whether or
+    not a question touched them (hard-linked segments are the same files), and only those."""
+    from maguyva.chunkstore import SEGMENTS
+
+    root = _fresh_corpus(tmp_path / "repo")
+    Engine.open(root).warm()
+    for n in range(3):  # three later generations, none of them warmed or asked anything
+        (root / "shlex.py").write_text((STDLIB / "shlex.py").read_text() + f"\nX{n} = {n}\n")
+        build_index(root, config=NO_SEMANTIC)
+        engine = Engine.open(root)
+        carried = engine.chunks._decoded
+        assert len(carried) >= SEGMENTS - 1, len(carried)  # all but shlex.py's segment
+    assert engine.search("shlex split quotes", limit=3).results

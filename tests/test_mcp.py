@@ -386,3 +386,29 @@ def test_watching_server_exits_when_the_client_goes(tmp_path: Path):
     proc.stdout.close()
     assert proc.returncode == 0, err
     assert not list((root / ".maguyva").glob("gen-*.tmp-*"))
+
+
+def test_server_warms_the_index_at_startup(root: Path):
+    """Before any question: every modality and chunk segment loaded in the background (the
+    log line lists what it loaded), so the first question does not pay for it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "maguyva.cli", "mcp", "--root", str(root), "--log-level", "INFO"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    seen = ""
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 120
+        while "warm:" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stderr], [], [], 1.0)
+            if ready:
+                line = proc.stderr.readline()
+                if not line:
+                    break
+                seen += line
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    warm = next(line for line in seen.splitlines() if "warm:" in line)
+    for part in ("'text'", "'structural'", "'graph'", "'chunks'"):
+        assert part in warm, warm

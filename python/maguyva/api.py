@@ -196,6 +196,14 @@ class Index:
                 self._engine = Engine.open(self.root, self.index_dir)
             return self._engine
 
+    def warm(self) -> dict[str, float]:
+        """Open the newest generation's engine with every modality and chunk segment loaded
+        (`Engine.warm`); `{}` when there is no index yet. For long-running callers, off the
+        query path: the next question finds the engine ready."""
+        if not self.exists():
+            return {}
+        return self.engine().warm()
+
     def searcher(self, modality: str) -> Any:
         """A modality's searcher; `ModalityUnavailable` (with the reason) when it is not built."""
         return self.engine().searcher(modality)

@@ -87,6 +87,25 @@ class Engine:
             self._searchers[modality] = searcher
             return searcher
 
+    def warm(self) -> dict[str, float]:
+        """Open every built modality and index the chunk store's segments now, so that the
+        first questions do not pay for it: what a long-running server (`maguyva mcp`) does in
+        the background at startup and after each update its watcher commits. Returns the
+        seconds each part took (a modality that cannot be opened is skipped: its answers say
+        why)."""
+        took: dict[str, float] = {}
+        for name in ("text", "structural", "graph", "semantic"):
+            start = time.perf_counter()
+            try:
+                self.searcher(name)
+            except ModalityUnavailable:
+                continue
+            took[name] = time.perf_counter() - start
+        start = time.perf_counter()
+        self.chunks.warm()
+        took["chunks"] = time.perf_counter() - start
+        return took
+
     def available_modalities(self) -> list[str]:
         found = []
         for name in ("semantic", "text", "structural", "graph"):

@@ -282,9 +282,12 @@ def fit_search(output: SearchOutput, bodies: list[str], budget: int) -> SearchOu
 # -- the server ----------------------------------------------------------------------------------
 
 
-def create_server(root: Path | str, index_dir: Path | str | None = None) -> MCPServer:
-    """An MCP server answering for the repository at `root` (its index need not exist yet)."""
-    index = Index.open(root, index_dir=index_dir)
+def create_server(
+    root: Path | str, index_dir: Path | str | None = None, index: Index | None = None
+) -> MCPServer:
+    """An MCP server answering for the repository at `root` (its index need not exist yet),
+    through `index` when given (`serve` shares it with the warming thread)."""
+    index = index or Index.open(root, index_dir=index_dir)
     server = MCPServer(
         name="maguyva",
         title="Maguyva code search",
@@ -591,7 +594,32 @@ def serve(
         stream=sys.stderr,
         force=True,
     )
-    server = create_server(root, index_dir)
+    index = Index.open(root, index_dir=index_dir)
+    server = create_server(root, index_dir, index=index)
     log.info("serving %s", root)
-    with background_watcher(root, index_dir) if watch else contextlib.nullcontext():
+    warm_in_background(index)
+    watching = (
+        background_watcher(root, index_dir, on_update=lambda _summary: warm_in_background(index))
+        if watch
+        else contextlib.nullcontext()
+    )
+    with watching:
         anyio.run(server.run_stdio_async)
+
+
+def warm_in_background(index: Index) -> threading.Thread:
+    """Open the newest generation's engine, every modality and the chunk segments in a
+    daemon thread (`Index.warm`), at startup and after each update the watcher commits: the
+    agent's next question then finds them loaded instead of paying for it. A failure is
+    logged; the question that follows reports it properly."""
+
+    def run() -> None:
+        try:
+            took = index.warm()
+            log.info("warm: %s", {k: round(v, 3) for k, v in took.items()})
+        except Exception:  # a damaged index is reported by the questions, with the fix
+            log.warning("warming the index failed", exc_info=True)
+
+    thread = threading.Thread(target=run, name="maguyva-warm", daemon=True)
+    thread.start()
+    return thread
