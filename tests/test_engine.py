@@ -177,3 +177,12 @@ def test_warm_tables_survive_reopens_of_later_generations(tmp_path: Path):
         carried = engine.chunks._decoded
         assert len(carried) >= SEGMENTS - 1, len(carried)  # all but shlex.py's segment
     assert engine.search("shlex split quotes", limit=3).results
+
+
+def test_warm_builds_the_structural_term_tables(tmp_path: Path):
+    root = _fresh_corpus(tmp_path / "repo")
+    engine = Engine.open(root)
+    structural = engine.searcher("structural")
+    assert all(seg._terms is None for seg in structural._segs)  # built on first use only
+    engine.warm()
+    assert structural._segs and all(seg._terms is not None for seg in structural._segs)

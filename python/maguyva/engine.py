@@ -97,9 +97,12 @@ class Engine:
         for name in ("text", "structural", "graph", "semantic"):
             start = time.perf_counter()
             try:
-                self.searcher(name)
+                searcher = self.searcher(name)
             except ModalityUnavailable:
                 continue
+            warm = getattr(searcher, "warm", None)
+            if callable(warm):  # tables a searcher otherwise builds on its first question
+                warm()
             took[name] = time.perf_counter() - start
         start = time.perf_counter()
         self.chunks.warm()
