@@ -183,6 +183,9 @@ def test_warm_builds_the_structural_term_tables(tmp_path: Path):
     root = _fresh_corpus(tmp_path / "repo")
     engine = Engine.open(root)
     structural = engine.searcher("structural")
-    assert all(seg._terms is None for seg in structural._segs)  # built on first use only
+    assert all(seg._name_terms is None and seg._doc_terms is None for seg in structural._segs)
     engine.warm()
-    assert structural._segs and all(seg._terms is not None for seg in structural._segs)
+    assert structural._segs
+    assert all(
+        seg._name_terms is not None and seg._doc_terms is not None for seg in structural._segs
+    )

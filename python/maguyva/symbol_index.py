@@ -498,8 +498,8 @@ class _Segment:
     generations when the file is the same). The name tables are built at open; the sub-token
     and doc-word tables (natural-language questions, multi-word names) on first use."""
 
-    __slots__ = ("__weakref__", "_terms", "c", "exact", "folded", "lower", "n", "paths",
-                 "sorted_lower")  # fmt: skip
+    __slots__ = ("__weakref__", "_doc_terms", "_name_terms", "c", "exact", "folded", "lower",
+                 "n", "paths", "sorted_lower")  # fmt: skip
 
     def __init__(self, paths: list[str], cols: dict[str, list[Any]]) -> None:
         # Immutable from here: tuples, which the cyclic collector stops tracking (see below).
@@ -524,32 +524,46 @@ class _Segment:
         # collection, in whatever ran then).
         self.exact, self.lower, self.folded = _frozen(exact), _frozen(lower), _frozen(folded)
         self.sorted_lower = tuple(sorted(self.lower))
-        self._terms: tuple[dict[str, Ids], dict[str, Ids]] | None = None
+        self._name_terms: dict[str, Ids] | None = None
+        self._doc_terms: dict[str, Ids] | None = None
 
     def terms(self) -> tuple[dict[str, Ids], dict[str, Ids]]:
-        """(sub-token -> rows, doc word -> rows), built once."""
-        found = self._terms
+        """(sub-token -> rows, doc word -> rows), each built once, on first use."""
+        return self.name_terms(), self.doc_terms()
+
+    def name_terms(self) -> dict[str, Ids]:
+        """Sub-token -> rows: all a look-up by name needs. Built apart from the doc words
+        (three quarters of the work), so the first name look-up in a segment an edit
+        rewrote does not pay for them."""
+        found = self._name_terms
         if found is None:
             with _TERMS_LOCK:
-                found = self._terms
+                found = self._name_terms
                 if found is None:
-                    found = self._terms = self._build_terms()
+                    token: dict[str, list[int]] = defaultdict(list)
+                    for name, ids in self.exact.items():
+                        for tok in set(subtokens(name)):
+                            token[tok].extend(ids)
+                    for ids in token.values():
+                        if len(ids) > 1:
+                            ids.sort()
+                    found = self._name_terms = _frozen(token)
         return found
 
-    def _build_terms(self) -> tuple[dict[str, Ids], dict[str, Ids]]:
-        token: dict[str, list[int]] = defaultdict(list)
-        doc_token: dict[str, list[int]] = defaultdict(list)
-        for name, ids in self.exact.items():
-            for tok in set(subtokens(name)):
-                token[tok].extend(ids)
-        for ids in token.values():
-            if len(ids) > 1:
-                ids.sort()
-        for i, doc in enumerate(self.c["doc"]):
-            if doc:
-                for word in {w.lower() for w in _WORD.findall(doc)}:
-                    doc_token[word].append(i)
-        return _frozen(token), _frozen(doc_token)
+    def doc_terms(self) -> dict[str, Ids]:
+        """Doc-comment word (lower case) -> rows."""
+        found = self._doc_terms
+        if found is None:
+            with _TERMS_LOCK:
+                found = self._doc_terms
+                if found is None:
+                    doc_token: dict[str, list[int]] = defaultdict(list)
+                    for i, doc in enumerate(self.c["doc"]):
+                        if doc:
+                            for word in {w.lower() for w in _WORD.findall(doc)}:
+                                doc_token[word].append(i)
+                    found = self._doc_terms = _frozen(doc_token)
+        return found
 
 
 Ids = tuple[int, ...]
@@ -769,7 +783,7 @@ class StructuralSearcher:
         if len(tiers) < 50:
             toks = subtokens(name)
             if len(toks) >= 2:
-                tables = [seg.terms()[0] for seg in self._segs]
+                tables = [seg.name_terms() for seg in self._segs]
                 for s, first in enumerate(map(operator.methodcaller("get", toks[0]), tables)):
                     if first:
                         lists = [first, *(tables[s].get(t) for t in toks[1:])]
