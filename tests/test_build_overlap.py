@@ -1,0 +1,77 @@
+"""A small update builds the semantic part in a thread alongside the other modalities
+(`indexer._build_modalities`): its answer is the one the sequential build gives (see
+tests/test_semantic_update.py, whose updates take this path), and its failure is the
+update's failure. Real files (the standard library's json package), the local model."""
+
+from __future__ import annotations
+
+import errno
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from maguyva import indexer, semantic
+from maguyva.indexer import Indexer
+from maguyva.store import IndexDir, IndexWriteError
+
+STDLIB_JSON = Path(json.__file__).parent
+CONFIG = {"modalities": ["text", "structural", "semantic"], "semantic_phases": "heads",
+          "semantic_max_chunks": 2}  # fmt: skip
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(STDLIB_JSON, root / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _edit(root: Path, n: int) -> list[str]:
+    path = root / "json/decoder.py"
+    path.write_text(path.read_text() + f"\n\ndef overlap_{n}():\n    return {n}\n")
+    return ["json/decoder.py"]
+
+
+def test_semantic_runs_in_a_thread_for_small_updates_only(tmp_path: Path, monkeypatch) -> None:
+    root = _repo(tmp_path)
+    writer = Indexer(root, config=CONFIG)
+    threads: list[str] = []
+    inner = semantic.SemanticModality.build
+
+    def spy(self, ctx):
+        threads.append(threading.current_thread().name)
+        return inner(self, ctx)
+
+    monkeypatch.setattr(semantic.SemanticModality, "build", spy)
+    writer.update()  # a first build: in order, in the caller's thread
+    writer.update(hints=_edit(root, 1))  # one file: alongside the others
+    monkeypatch.setattr(indexer, "OVERLAP_MAX_CHANGES", 0)
+    writer.update(hints=_edit(root, 2))  # above the limit: in order again
+    main = threading.current_thread().name
+    assert threads == [main, "maguyva-build-semantic", main]
+    manifest = IndexDir(root / ".maguyva").current().manifest
+    assert all(manifest["modalities"][m]["built"] for m in CONFIG["modalities"])
+
+
+def test_a_failing_background_build_fails_the_update_and_keeps_the_generation(
+    tmp_path: Path, monkeypatch
+) -> None:
+    root = _repo(tmp_path)
+    writer = Indexer(root, config=CONFIG)
+    writer.update()
+    index = IndexDir(root / ".maguyva")
+    before = index.current().number
+
+    def full_disk(self, ctx):
+        assert threading.current_thread().name == "maguyva-build-semantic"
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(semantic.SemanticModality, "build", full_disk)
+    with pytest.raises(IndexWriteError, match=r"No space left.*previous generation still serves"):
+        writer.update(hints=_edit(root, 1))
+    assert index.current().number == before  # nothing committed, the last generation serves
+    monkeypatch.undo()
+    summary = writer.update()
+    assert index.current().number > before and summary.modalities["semantic"]["built"]
