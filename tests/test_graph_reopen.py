@@ -1,45 +1,103 @@
-"""A reader that reopens the graph of a new generation reuses the name tables when the names
-did not change (a body edit) and rebuilds them when they did (a definition added)."""
+"""A reader that reopens the graph of a new generation decodes no name at open: its name
+lookups (`by_name`, `by_lower`) come from the stored hash sections and answer exactly what
+dicts built from every decoded name would, before and after a definition is added."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import numpy as np
 from graph_support import build_graph
 
+from maguyva.graph import store as gstore
+from maguyva.graph.query import GraphIndex
+from maguyva.graph.schema import NodeKind
 from maguyva.graph.searcher import GraphSearcher
+
+FIXTURES = Path(__file__).parent / "fixtures" / "graph"
 
 REPO = {
     "pkg/__init__.py": "",
     "pkg/core.py": """
         def helper(x):
             return x + 1
+
+
+        class Helper:
+            def helper(self):
+                return helper(1)
         """,
     "pkg/use.py": """
-        from pkg.core import helper
+        import os
+        from pkg.core import helper, Helper
 
 
         def run():
-            return helper(2)
+            return helper(2) + Helper().helper() + len(os.sep)
         """,
 }
 
 
-def test_unchanged_names_are_shared_and_changed_names_rebuilt(tmp_path: Path) -> None:
-    first = build_graph(tmp_path / "r1", REPO, tmp_path / "g1")
-    same = tmp_path / "g1-copy"
-    shutil.copytree(first, same)
-    a, b = GraphSearcher.open(first).graph, GraphSearcher.open(same).graph
-    assert a.by_name is b.by_name and a.names is b.names
-    assert "added_later" not in a.by_name
+def reference(g: GraphIndex) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The name tables as the reader built them before format 3: every name decoded."""
+    by_name: dict[str, list[int]] = {}
+    by_lower: dict[str, list[int]] = {}
+    kinds = (NodeKind.DEFINITION, NodeKind.EXTERNAL, NodeKind.MODULE)
+    names = g.names.all()
+    for node in np.flatnonzero(np.isin(g.kind, kinds)).tolist():
+        by_name.setdefault(names[node], []).append(node)
+        by_lower.setdefault(names[node].lower(), []).append(node)
+    return by_name, by_lower
+
+
+def assert_lookups_match(g: GraphIndex) -> None:
+    by_name, by_lower = reference(g)
+    assert by_name, "a graph without lookup nodes proves nothing"
+    for key, nodes in by_name.items():
+        assert g.by_name.get(key) == nodes and g.by_name[key] == nodes and key in g.by_name
+    for key, nodes in by_lower.items():
+        assert g.by_lower.get(key, []) == nodes, key
+    for key in ("", "nothing_named_so", "HELPER", "Helper", "helper", "x" * 100):
+        assert g.by_name.get(key, []) == by_name.get(key, []), key
+        assert g.by_lower.get(key, []) == by_lower.get(key, []), key
+        assert (key in g.by_name) == (key in by_name)
+
+
+def test_lookups_equal_decoded_tables_and_follow_an_added_definition(tmp_path: Path) -> None:
+    first = GraphSearcher.open(build_graph(tmp_path / "r1", REPO, tmp_path / "g1")).graph
+    assert_lookups_match(first)
+    assert first.by_lower.get("helper") == sorted(first.by_name["helper"] + first.by_name["Helper"])
+    assert "added_later" not in first.by_name
     changed = dict(REPO)
     changed["pkg/core.py"] += "\n\ndef added_later():\n    return helper(3)\n"
-    second = build_graph(tmp_path / "r2", changed, tmp_path / "g2")
-    c = GraphSearcher.open(second).graph
-    assert c.by_name is not a.by_name
-    assert [c.names[n] for n in c.by_name["added_later"]] == ["added_later"]
-    assert "added_later" not in a.by_name  # the shared tables were not mutated
-    # answers from the shared tables equal those of a fresh decode
-    fresh = GraphSearcher.open(same)
-    assert fresh.graph.find("helper") == a.find("helper") != []
+    second = GraphSearcher.open(build_graph(tmp_path / "r2", changed, tmp_path / "g2"))
+    g = second.graph
+    assert_lookups_match(g)
+    assert [g.names[n] for n in g.by_name["added_later"]] == ["added_later"]
+    assert [g.full_name(n) for n in g.find("added_later")] == ["pkg.core.added_later"]
+    assert second.references("added_later") == [] and second.definition("added_later")
+
+
+def test_the_fixture_graphs_lookups_equal_decoded_tables(tmp_path: Path) -> None:
+    for language in ("python", "go", "js"):
+        root = tmp_path / language
+        shutil.copytree(FIXTURES / language, root)
+        out = build_graph(root, {}, tmp_path / f"g-{language}")
+        sections, _ = gstore.read(out / "graph")
+        assert set(gstore.LOOKUP_SECTIONS) <= sections.keys()
+        assert_lookups_match(GraphSearcher.open(out).graph)
+
+
+def test_sections_without_lookups_compute_them(tmp_path: Path) -> None:
+    """Sections of an older file (or built in memory) have no lookup sections: the reader
+    computes them, and answers as from the stored ones."""
+    out = build_graph(tmp_path / "r", REPO, tmp_path / "g")
+    sections, meta = gstore.read(out / "graph")
+    stored = GraphIndex(sections, meta)
+    bare = {k: v for k, v in sections.items() if k not in gstore.LOOKUP_SECTIONS}
+    computed = GraphIndex(bare, meta)
+    assert_lookups_match(computed)
+    for key in reference(stored)[0]:
+        assert computed.by_name[key] == stored.by_name[key]
+        assert computed.find(key) == stored.find(key)

@@ -1,7 +1,7 @@
-"""The graph's files: format 2 keeps the names in a part (`names.bin`) that a remembering
-writer hard-links from the previous generation after a body-only edit; format 1 files are
+"""The graph's files: the names live in a part (`names.bin`) that a remembering writer
+hard-links from the previous generation after a body-only edit; format 1 and 2 files are
 still read, newer ones refused; damage to either file is found by the loader and by fsck's
-`verify`."""
+`verify` (tests/test_graph_format.py: the format 3 trailer and the name lookups)."""
 
 from __future__ import annotations
 
@@ -61,9 +61,12 @@ def test_a_body_edit_links_the_names_part_and_writes_the_rest(built):
     assert GraphModality().verify(g2 / "graph") == []
 
 
-def test_a_format_1_file_is_still_read(tmp_path):
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_format_1_or_2_file_is_still_read(tmp_path, version):
     arrays = {"x": np.arange(5, dtype=np.int32)}
-    gstore.write(tmp_path, arrays, {"s": ["a", "bé"]}, {"k": 1}, version=1)
+    gstore.write(tmp_path, arrays, {"s": ["a", "bé"]}, {"k": 1}, version=version)
+    data = (tmp_path / gstore.FILE_NAME).read_bytes()
+    assert struct.unpack_from("<I", data, 8)[0] == version and not data.endswith(gstore.END)
     sections, meta = gstore.read(tmp_path)
     assert meta == {"k": 1} and sections["x"].tolist() == list(range(5))
     assert gstore.strings(sections, "s").all() == ["a", "bé"]
@@ -71,7 +74,8 @@ def test_a_format_1_file_is_still_read(tmp_path):
 
 def test_a_newer_format_is_refused_clearly(tmp_path):
     gstore.write(tmp_path, {"x": np.arange(3)}, {}, {}, version=gstore.VERSION + 1)
-    with pytest.raises(IndexVersionError, match="graph format 3, this Maguyva reads 1 to 2"):
+    newer = f"graph format {gstore.VERSION + 1}, this Maguyva reads 1 to {gstore.VERSION}"
+    with pytest.raises(IndexVersionError, match=newer):
         gstore.read(tmp_path)
 
 

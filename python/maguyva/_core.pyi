@@ -122,6 +122,22 @@ def crc32_file(path: str | _os.PathLike[str]) -> tuple[int, int]:
     """(size, CRC-32) of a whole file, the CRC equal to `zlib.crc32` (crc32fast, GIL released);
     OSError naming the file when it cannot be read."""
 
+def crc32_buffer(data: _np.ndarray, initial: int = 0) -> int:
+    """CRC-32 (equal to `zlib.crc32`) of a contiguous uint8 array, continuing from `initial`
+    (GIL released)."""
+
+def name_hash(data: bytes) -> int:
+    """The graph's 64-bit name lookup hash of one UTF-8 name (part of graph format 3)."""
+
+def name_hashes(
+    blob: _np.ndarray, offsets: _np.ndarray, nodes: _np.ndarray, ascii_lower: bool
+) -> tuple[_np.ndarray, _np.ndarray]:
+    """(uint64 hashes of strings `nodes` of a packed table, int64 positions of the non-ASCII
+    ones); with `ascii_lower`, of the ASCII-lowercased strings (non-ASCII: placeholders)."""
+
+def sort_by_hash(hashes: _np.ndarray, nodes: _np.ndarray) -> tuple[_np.ndarray, _np.ndarray]:
+    """(uint64 hashes sorted by (hash, node), int32 nodes in that order)."""
+
 def hamming_kernels() -> list[str]:
     """Supported distance kernels, fastest first: a subset of avx512, avx2, neon, words, scalar."""
 

@@ -108,6 +108,7 @@ class GraphModality:
                     got = len(sections.get(key, ())) - (key.endswith(".off"))
                     if got != n:
                         problems.append(f"{name}: section {key} has {got} rows, nodes {n}")
+                problems += _verify_lookup(sections)
         return problems
 
     def open(self, gen_dir: Path, manifest: dict[str, Any] | None = None) -> GraphSearcher:
@@ -115,6 +116,25 @@ class GraphModality:
         if not (path / store.FILE_NAME).exists():
             raise ModalityUnavailable(f"graph modality not built in {gen_dir}")
         return GraphSearcher.open(Path(gen_dir), manifest)
+
+
+def _verify_lookup(sections: dict[str, np.ndarray]) -> list[str]:
+    """The stored name lookup sections (format 3) equal to those computed again from the
+    names and kinds (a checksum proves a file is what was written, this that what was
+    written was right)."""
+    if not all(k in sections for k in store.LOOKUP_SECTIONS):
+        return []  # an older format: the reader computes them
+    try:
+        again = store.name_lookup(
+            sections["node_kind"], sections["node_name.blob"], sections["node_name.off"]
+        )
+    except Exception as exc:  # fsck reports, never raises
+        return [f"{store.NAMES_PART}: name lookup not computable: {exc}"]
+    return [
+        f"{store.NAMES_PART}: section {k} differs from the names it indexes"
+        for k in store.LOOKUP_SECTIONS
+        if again[k].dtype != sections[k].dtype or not np.array_equal(again[k], sections[k])
+    ]
 
 
 def _body_changes(changes: Any) -> list[str] | None:
@@ -163,6 +183,7 @@ def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | 
         except OSError:
             same = False
     if not same:
-        size = store.write(out, part, {}, {"part": "names"}, store.NAMES_PART)
+        lookup = store.name_lookup(part["node_kind"], part["node_name.blob"], part["node_name.off"])
+        size = store.write(out, {**part, **lookup}, {}, {"part": "names"}, store.NAMES_PART)
     memory.part = {k: np.array(v) for k, v in part.items()} if remember else None
     return size + store.write(out, arrays, strings, {**meta, "parts": [store.NAMES_PART]})

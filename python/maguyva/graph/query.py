@@ -4,11 +4,9 @@ breadth-first walk, so it holds the GIL only briefly."""
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import re
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,65 +35,61 @@ class Site:
     edge_kinds: set[str] = field(default_factory=set)
 
 
-@dataclass(frozen=True, slots=True)
-class _Names:
-    """What a reader derives from the graph's strings and node kinds (never mutated)."""
+class NameLookup:
+    """`by_name` / `by_lower` of a graph: name -> the lookup nodes (definitions, modules,
+    externals) with that name (`lower`: whose `str.lower()` is that name), in ascending node
+    order, like a dict of lists that holds only non-empty lists. Answered from the sorted
+    name hashes of the lookup sections (`store.name_lookup`): a binary search, then each
+    candidate's name is decoded and compared, so a hash collision never changes an answer.
+    Nothing is decoded when the graph is opened."""
 
-    names: list[str]
-    qnames: list[str]
-    paths: list[str]
-    def_kinds: list[str]
-    module_names: list[str]
-    path_index: dict[str, int]
-    by_name: dict[str, list[int]]
-    by_lower: dict[str, list[int]]
+    __slots__ = ("_hashes", "_lower", "_names", "_nodes")
+
+    def __init__(
+        self, hashes: np.ndarray, nodes: np.ndarray, names: store.StringTable, lower: bool
+    ) -> None:
+        self._hashes, self._nodes, self._names, self._lower = hashes, nodes, names, lower
+
+    def get(self, key: str, default=None):
+        if not isinstance(key, str):
+            return default
+        h = np.uint64(store.name_hash(key))
+        lo = int(np.searchsorted(self._hashes, h, "left"))
+        hi = int(np.searchsorted(self._hashes, h, "right"))
+        if lo == hi:
+            return default
+        names = self._names
+        if self._lower:
+            found = [n for n in self._nodes[lo:hi].tolist() if names[n].lower() == key]
+        else:
+            found = [n for n in self._nodes[lo:hi].tolist() if names[n] == key]
+        return found or default
+
+    def __getitem__(self, key: str) -> list[int]:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
 
 
-NAME_SECTIONS = ("node_name", "node_qname", "paths", "def_kinds", "module_names")
-_RECENT_NAMES: OrderedDict[bytes, _Names] = OrderedDict()
-"""The last few `_Names`, by a digest of the sections they come from: after a body-only edit
-the next generation's names are the same (a writer hard-links `names.bin`), so a reader that
-reopens takes them over instead of decoding every string and rebuilding the name tables
-again (~0.3 s of a 0.5 s reopen on a 10k-file tree)."""
-_RECENT_MAX = 2
-_RECENT_LOCK = threading.Lock()
-
-
-def _names(s: dict[str, np.ndarray]) -> _Names:
-    digest = hashlib.blake2b(digest_size=32)
-    for name in (*(f"{n}.{p}" for n in NAME_SECTIONS for p in ("blob", "off")), "node_kind"):
-        arr = np.ascontiguousarray(s[name])
-        digest.update(f"{name}:{arr.dtype.str}:{arr.size};".encode())
-        digest.update(memoryview(arr).cast("B"))
-    key = digest.digest()
-    with _RECENT_LOCK:
-        found = _RECENT_NAMES.get(key)
-        if found is not None:
-            _RECENT_NAMES.move_to_end(key)
-            return found
-    names = store.strings(s, "node_name").all()
-    paths = store.strings(s, "paths").all()
-    by_name: dict[str, list[int]] = {}
-    by_lower: dict[str, list[int]] = {}
-    lookup_kinds = (NodeKind.DEFINITION, NodeKind.EXTERNAL, NodeKind.MODULE)
-    for node in np.flatnonzero(np.isin(s["node_kind"], lookup_kinds)).tolist():
-        by_name.setdefault(names[node], []).append(node)
-        by_lower.setdefault(names[node].lower(), []).append(node)
-    found = _Names(
-        names=names,
-        qnames=store.strings(s, "node_qname").all(),
-        paths=paths,
-        def_kinds=store.strings(s, "def_kinds").all(),
-        module_names=store.strings(s, "module_names").all(),
-        path_index={p: i for i, p in enumerate(paths)},
-        by_name=by_name,
-        by_lower=by_lower,
-    )
-    with _RECENT_LOCK:
-        _RECENT_NAMES[key] = found
-        while len(_RECENT_NAMES) > _RECENT_MAX:
-            _RECENT_NAMES.popitem(last=False)
-    return found
+def _lookups(s: dict[str, np.ndarray], names: store.StringTable) -> tuple[NameLookup, NameLookup]:
+    """The name lookups from the stored sections (format 3), or computed from the names
+    (an older file, or sections built in memory)."""
+    n = len(s["node_kind"])
+    if not all(k in s for k in store.LOOKUP_SECTIONS):
+        s = {**s, **store.name_lookup(s["node_kind"], s["node_name.blob"], s["node_name.off"])}
+    out = []
+    for prefix, lower in (("lookup_name", False), ("lookup_lower", True)):
+        hashes, nodes = s[f"{prefix}.hash"], s[f"{prefix}.node"]
+        if len(hashes) != len(nodes) or (
+            len(nodes) and not 0 <= int(nodes.min()) <= int(nodes.max()) < n
+        ):
+            raise CorruptIndexError(f"graph: the {prefix} sections do not fit the nodes")
+        out.append(NameLookup(hashes, nodes, names, lower))
+    return out[0], out[1]
 
 
 class GraphIndex:
@@ -122,14 +116,15 @@ class GraphIndex:
         self.module_of_file = s["module_of_file"]
         self.file_cycle = s["file_cycle"]
         self.path_c = s["path_c"]
-        names = _names(s)
-        self.names, self.qnames, self.paths = names.names, names.qnames, names.paths
-        self.def_kinds, self.module_names = names.def_kinds, names.module_names
-        self.path_index, self.by_name, self.by_lower = (
-            names.path_index,
-            names.by_name,
-            names.by_lower,
-        )
+        self.names = store.strings(s, "node_name")
+        self.qnames = store.strings(s, "node_qname")
+        if not len(self.names) == len(self.qnames) == len(self.kind):
+            raise CorruptIndexError("graph: node names, qualified names and kinds differ in length")
+        self.paths = store.strings(s, "paths").all()
+        self.def_kinds = store.strings(s, "def_kinds").all()
+        self.module_names = store.strings(s, "module_names")
+        self.path_index = {p: i for i, p in enumerate(self.paths)}
+        self.by_name, self.by_lower = _lookups(s, self.names)
         self._chunk_sections = (store.strings(s, "chunk_ids"), s["chunk_c"])
         if len(self._chunk_sections[0]) != len(s["chunk_c"]):
             raise CorruptIndexError("graph: chunk_ids and chunk_c differ in length")

@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod fusion;
+mod graphio;
 mod hamming;
 mod trigram;
 mod walk;
@@ -13,6 +14,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     fusion::register(m)?;
+    graphio::register(m)?;
     trigram::register(m)?;
     hamming::register(m)?;
     walk::register(m)?;
