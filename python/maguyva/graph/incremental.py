@@ -171,7 +171,7 @@ class Memory:
         self.out_dir: Path | None = None
         self.key: tuple = ()
         self.stamp: tuple = ()  # (inode, size, mtime) of the graph.bin written
-        self.spans: list | None = None  # every chunk's (path, start, end, id), in order
+        self.spans: Any = None  # every chunk's span (`build.Spans`), in order
         self.columns: dict[str, Any] | None = None  # the declared nodes' `node_columns`
         self.packed: dict[str, tuple[np.ndarray, np.ndarray]] | None = None  # their names
         # PageRank and cycles with the edges they were computed from (build._same_input)
@@ -1020,22 +1020,17 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
     )  # fmt: skip
 
 
-def patched_spans(memory: Memory, chunks: Any, changed: list[str]) -> list | None:
-    """The chunk spans of the remembered build with the changed files' read again: a
-    segment-backed view orders chunks by (segment, path) and a path's chunks by line, so the
-    unchanged files' spans stay where they were. None when that cannot be followed."""
-    from ..chunkstore import segment_of
-
+def patched_spans(memory: Memory, chunks: Any, changed: list[str]) -> Any:
+    """The chunk spans (`build.Spans`) of the remembered build with the changed files' runs
+    read again and spliced in: a segment-backed view orders chunks by (segment, path) and a
+    path's chunks by line, so the unchanged files' spans stay where they were. None when that
+    cannot be followed."""
+    spans = memory.spans
     spans_of = getattr(chunks, "spans_of", None)
-    if memory.spans is None or not callable(spans_of):
+    if spans is None or not callable(spans_of):
         return None
-    by_path: dict[str, list] = {}
-    for span in memory.spans:
-        by_path.setdefault(span[0], []).append(span)
-    keys = list(by_path)
-    if keys != sorted(keys, key=lambda p: (segment_of(p), p)):
-        return None
-    for path in changed:
-        by_path[path] = list(spans_of([path]))
-    out = [span for p in sorted(by_path, key=lambda p: (segment_of(p), p)) for span in by_path[p]]
-    return out if len(out) == len(chunks) else None
+    for path in sorted(set(changed)):
+        spans = spans.spliced(path, list(spans_of([path])))
+        if spans is None:
+            return None
+    return spans if len(spans) == len(chunks) else None
