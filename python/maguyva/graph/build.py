@@ -61,10 +61,17 @@ def _same_input(cache: dict | None, name: str, inputs: tuple, compute: Callable[
     return value
 
 
+_DEF_KINDS: dict[str, int] = {}  # every definition kind seen, numbered as first seen
+
+
 def node_columns(nodes: Sequence[Any]) -> dict[str, Any]:
-    """The nodes' fields as columns: kind, file, start, end (arrays), def_kind, name, qname."""
+    """The nodes' fields as columns: kind, file, start, end, def_kind_id (`_DEF_KINDS`'s
+    number of the kind; arrays), def_kind, name, qname."""
     n = len(nodes)
+    kinds = _DEF_KINDS
+    kind_ids = (kinds.setdefault(x.def_kind, len(kinds)) for x in nodes)
     return {
+        "def_kind_id": np.fromiter(kind_ids, dtype=np.int32, count=n),
         "kind": np.fromiter((int(x.kind) for x in nodes), dtype=np.uint8, count=n),
         "file": np.fromiter((x.file for x in nodes), dtype=np.int32, count=n),
         "start": np.fromiter((x.start for x in nodes), dtype=np.int32, count=n),
@@ -257,17 +264,16 @@ def finish(
 
     cols = getattr(builder, "node_columns", None) or node_columns(nodes)
     node_kind, node_file, node_start, node_end = (cols[k] for k in ("kind", "file", "start", "end"))
-    def_kinds = sorted(set(cols["def_kind"]))
-    kind_index = {k: i for i, k in enumerate(def_kinds)}
-    node_dkind = np.fromiter(map(kind_index.__getitem__, cols["def_kind"]), dtype=np.uint8, count=n)
+    def_kinds, node_dkind = _def_kinds(cols)
     paths = builder.paths
-    test_file = np.array([is_test_path(p) for p in paths] + [False], dtype=bool)
+    cache = getattr(builder, "global_cache", None)
+    test_file = _per_file(cache, "test_file", builder,
+                          lambda: np.array([is_test_path(p) for p in paths] + [False], dtype=bool))  # fmt: skip
     flags = np.where(test_file[node_file], FLAG_TEST, 0).astype(np.uint8)
 
     # centrality: dependency edges only (contains is structure)
     dep = np.isin(kind, np.array(sorted(DEPENDENCY_KINDS), dtype=np.uint8))
     t1 = time.perf_counter()
-    cache = getattr(builder, "global_cache", None)
     pr = _same_input(cache, "pagerank", (n, src[dep], dst[dep], conf[dep]),
                      lambda: centrality.pagerank(n, src[dep], dst[dep], conf[dep].astype(np.float64)))  # fmt: skip
     indeg = np.bincount(dst[dep], minlength=n).astype(np.int32)
@@ -332,7 +338,7 @@ def finish(
         "paths": paths,
         "def_kinds": def_kinds,
         "chunk_ids": chunk_ids,
-        "module_names": [builder.index.unit_of_file[f].split(":", 1)[1] for f in range(len(paths))],
+        "module_names": _per_file(cache, "module_names", builder, lambda: _module_names(builder)),
     }
     kinds_count = {
         EdgeKind(k).name.lower(): int(v)
@@ -356,6 +362,40 @@ def finish(
     log = incremental.pack(builder, contents, signatures)
     report["log_s"] = round(time.perf_counter() - t2, 3)
     return arrays, strings, report, log
+
+
+def _def_kinds(cols: dict[str, Any]) -> tuple[list[str], np.ndarray]:
+    """The definition kinds present, sorted, and each node's index in that list."""
+    ids = cols.get("def_kind_id")
+    if ids is None or len(ids) != len(cols["def_kind"]):
+        def_kinds = sorted(set(cols["def_kind"]))
+        kind_index = {k: i for i, k in enumerate(def_kinds)}
+        n = len(cols["def_kind"])
+        return def_kinds, np.fromiter(map(kind_index.__getitem__, cols["def_kind"]),
+                                      dtype=np.uint8, count=n)  # fmt: skip
+    by_id = list(_DEF_KINDS)
+    def_kinds = sorted(by_id[i] for i in np.flatnonzero(np.bincount(ids)).tolist())
+    table = np.zeros(len(by_id), dtype=np.uint8)
+    table[[_DEF_KINDS[k] for k in def_kinds]] = np.arange(len(def_kinds))
+    return def_kinds, table[ids]
+
+
+def _per_file(cache: dict | None, name: str, builder: Any, compute: Callable[[], Any]) -> Any:
+    """`compute()` of something that depends on the files (their paths, modules) only: a
+    remembering writer's patches keep the builder's path list and module index (a file
+    added or removed means a build), so it is computed once."""
+    if cache is None:
+        return compute()
+    got = cache.get(name)
+    if got is not None and got[0] is builder.paths and got[1] is builder.index:
+        return got[2]
+    value = compute()
+    cache[name] = (builder.paths, builder.index, value)
+    return value
+
+
+def _module_names(builder: Any) -> list[str]:
+    return [builder.index.unit_of_file[f].split(":", 1)[1] for f in range(len(builder.paths))]
 
 
 def _columns(rows: Any) -> tuple[np.ndarray, ...]:
