@@ -65,16 +65,46 @@ def test_merge_rows_in_any_layout_with_any_hint_equals_merge_edges(rows, rnd, wi
     hint = list(range(len(rows)))
     rnd.shuffle(hint)
     for h in (None, np.array(hint, dtype=np.int64), np.arange(len(rows), dtype=np.int64)):
-        got, order = merge_rows(*cols, pos=pos, hint=h)
+        got, order, by_dst = merge_rows(*cols, pos=pos, hint=h)
         _check_same(got, want)
         assert sorted(order.tolist()) == list(range(len(rows)))
+        src, dst, kind = (x.tolist() for x in got[:3])
+        assert by_dst.tolist() == sorted(range(len(src)), key=lambda e: (dst[e], src[e], kind[e]))
 
 
 def test_merge_rows_of_nothing():
-    got, order = merge_rows(*(np.zeros(0, dtype=dt) for dt in
-                              (np.int32, np.int32, np.uint8, np.float64, np.int32)))  # fmt: skip
+    got, order, by_dst = merge_rows(*(np.zeros(0, dtype=dt) for dt in
+                                      (np.int32, np.int32, np.uint8, np.float64, np.int32)))  # fmt: skip
     _check_same(got, merge_edges(Columns()))
-    assert len(order) == 0
+    assert len(order) == 0 == len(by_dst)
+    ptr, idx = build._csr(3, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+    assert ptr.tolist() == [0, 0, 0, 0] and len(idx) == 0
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0])),
+                min_size=1, max_size=80), st.randoms(use_true_random=False),
+       st.sampled_from([None, "same", "stale"]))  # fmt: skip
+@settings(max_examples=200, deadline=None)
+def test_csr_with_any_near_order_and_kept_confidences_equals_lexsort(edges, rnd, kept):
+    """A node's edges by confidence (highest first), ties in edge order: whatever order the
+    edges are given in (`near`), and whether the kept distinct confidences are the same or
+    miss one (then found again, and kept)."""
+    keys = np.array([k for k, _ in edges], dtype=np.int32)
+    conf = np.array([c for _, c in edges], dtype=np.float32)
+    want = np.lexsort((-conf, keys)).astype(np.int32)
+    cache = None
+    if kept == "same":
+        cache = {"conf_values": np.unique(conf)}
+    elif kept == "stale":
+        cache = {"conf_values": np.unique(conf)[1:]}
+    near = list(range(len(edges)))
+    rnd.shuffle(near)
+    for nr in (None, np.array(near, dtype=np.int64)):
+        ptr, idx = build._csr(7, keys, conf, nr, cache)
+        assert idx.dtype == np.int32 and idx.tolist() == want.tolist()
+        assert ptr.tolist() == np.r_[0, np.cumsum(np.bincount(keys, minlength=7))].tolist()
+    if cache is not None:
+        assert np.array_equal(cache["conf_values"], np.unique(conf))
 
 
 def _spans(runs: dict[str, list[tuple[int, int]]]) -> list[tuple[str, int, int, str]]:

@@ -24,21 +24,40 @@ FLAG_TEST = 1
 FLAG_CYCLE = 2
 
 
-def _csr(n: int, keys: np.ndarray, conf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _csr(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None = None,
+         cache: dict | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Adjacency of `keys` (each edge's node) as (pointers, edge numbers): a node's edges by
-    confidence, highest first, ties in edge order. One stable sort of an int64 key (node,
-    then the float32 confidence's bits, which order like the values for non-negative ones);
-    edges in first-appearance order are nearly sorted by their source, so the forward
-    direction's sort is cheap."""
+    confidence, highest first, ties in edge order. One sort of distinct int64 values (node,
+    rank of the confidence, edge number); given `near`, the edges in an order close to that
+    one (edges in first-appearance order are nearly sorted by source; `merge_rows` gives
+    them by destination), a stable sort of nearly sorted input, which is cheap."""
     conf = np.asarray(conf, dtype=np.float32)
-    if len(conf) and (n < (1 << 31)) and float(conf.min()) >= 0.0 and np.isfinite(conf).all():
-        bits = conf.view(np.int32).astype(np.int64)
-        order = np.argsort((keys.astype(np.int64) << 31) | (0x7FFFFFFF - bits), kind="stable")
-    else:
-        order = np.lexsort((-conf, keys))
+    m = len(conf)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
-    return ptr, order.astype(np.int32)
+    rank, levels = _conf_rank(conf, cache)
+    cb, eb = max(levels - 1, 1).bit_length(), max(m - 1, 1).bit_length()
+    if m == 0 or max(n - 1, 1).bit_length() + cb + eb > 63:
+        return ptr, np.lexsort((-conf, keys)).astype(np.int32)
+    c = (keys.astype(np.int64) << (cb + eb)) | (rank << eb) | np.arange(m, dtype=np.int64)
+    if near is not None:
+        c = c[near]
+    c = np.sort(c, kind="stable")  # distinct values: the order is the same whatever the sort
+    return ptr, (c & ((1 << eb) - 1)).astype(np.int32)
+
+
+def _conf_rank(conf: np.ndarray, cache: dict | None) -> tuple[np.ndarray, int]:
+    """Each confidence's rank among the distinct values, highest first, and their number
+    (the distinct values are few and rarely change: a remembering writer keeps them)."""
+    values = cache.get("conf_values") if cache is not None else None
+    if values is not None and len(values):
+        at = np.searchsorted(values, conf)
+        if np.array_equal(values[np.minimum(at, len(values) - 1)], conf):
+            return (len(values) - 1 - at).astype(np.int64), len(values)
+    values, inverse = np.unique(conf, return_inverse=True)
+    if cache is not None:
+        cache["conf_values"] = values
+    return (len(values) - 1 - inverse.reshape(-1)).astype(np.int64), len(values)
 
 
 def _same_input(cache: dict | None, name: str, inputs: tuple, compute: Callable[[], Any]) -> Any:
@@ -100,9 +119,9 @@ def merge_rows(
     line_rows: np.ndarray,
     pos: np.ndarray | None = None,
     hint: np.ndarray | None = None,
-) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """`merge_edges` of the rows given as columns, and the rows' order by (src, dst, kind,
-    line). `pos` (default: the row numbers) orders the rows for "first appearance": rows may
+) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
+    """`merge_edges` of the rows given as columns, the rows' order by (dst, src, kind, line)
+    and the merged edges' numbers in order of (dst, src, kind). `pos` (default: the row numbers) orders the rows for "first appearance": rows may
     come in any order when `pos` says where each stands. `hint`, a permutation of the rows,
     is a guess of that order (the previous update's, rows mapped): the rows are sorted in
     that order first, with a stable sort that is fast on nearly sorted input. The result
@@ -112,9 +131,10 @@ def merge_rows(
     if big == 0:
         empty = np.zeros(0, dtype=np.int32)
         return (empty, empty.copy(), np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.float32),
-                np.zeros(1, dtype=np.int64), empty.copy()), np.zeros(0, dtype=np.int64)  # fmt: skip
+                np.zeros(1, dtype=np.int64), empty.copy()), np.zeros(0, dtype=np.int64), \
+            np.zeros(0, dtype=np.int64)  # fmt: skip
     n = int(max(src.max(), dst.max())) + 1
-    key = (src.astype(np.int64) * n + dst) * 8 + kind
+    key = (dst.astype(np.int64) * n + src) * 8 + kind  # by destination: see `_csr`
     lo = int(line_rows.min())
     lb = max((int(line_rows.max()) - lo).bit_length(), 1)
     if (n * n * 8 - 1).bit_length() + lb <= 63:  # (key, line) in one int64
@@ -160,7 +180,7 @@ def merge_rows(
     at += np.arange(int(lptr[-1]), dtype=np.int64)
     lines = lines_g[at]
     row = order[starts[group]]
-    return (src[row], dst[row], kind[row], conf, lptr, lines), order
+    return (src[row], dst[row], kind[row], conf, lptr, lines), order, edge_of_group
 
 
 def build_graph(
@@ -249,7 +269,7 @@ def finish(
     nodes = builder.nodes
     n = len(nodes)
     rows = builder.edges
-    merged, order = merge_rows(
+    merged, order, by_dst = merge_rows(
         *_columns(rows),
         pos=getattr(builder, "edge_pos", None),
         hint=getattr(builder, "edge_hint", None),
@@ -320,8 +340,8 @@ def finish(
     chunk_ids = spans.ids
     chunk_c = _chunk_centrality(spans, paths, node_file, node_start, node_c, is_def, module_of_file)
 
-    rev_ptr, rev_idx = _csr(n, dst, conf)
-    fwd_ptr, fwd_idx = _csr(n, src, conf)
+    rev_ptr, rev_idx = _csr(n, dst, conf, by_dst, cache)
+    fwd_ptr, fwd_idx = _csr(n, src, conf, None, cache)
     arrays = {
         "node_kind": node_kind, "node_file": node_file, "node_start": node_start,
         "node_end": node_end, "node_dkind": node_dkind, "node_flags": flags,
