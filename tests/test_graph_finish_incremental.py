@@ -214,3 +214,20 @@ def test_a_long_running_indexer_patches_equal_from_scratch_indexes(tmp_path, mon
         monkeypatch.setattr(graph, "MODALITY", writer_graph)
         assert_same_graph(_current(tmp_path / "idx"), _current(scratch))
     assert any(hints[2:]), hints
+
+
+@given(st.lists(st.sampled_from([0.0, 1e-6, 2e-6, 0.5, 1.0]), min_size=1, max_size=30),
+       st.randoms(use_true_random=False))  # fmt: skip
+@settings(max_examples=100, deadline=None)
+def test_percentile_of_a_subset_equals_the_whole_at_it(raw, rnd):
+    from maguyva.graph.centrality import percentile_scale
+
+    raw = np.array(raw)
+    pop = np.array(sorted(rnd.sample(range(len(raw)), rnd.randint(0, len(raw)))), dtype=np.int64)
+    at = np.array(sorted(rnd.sample(range(len(raw)), rnd.randint(0, len(raw)))), dtype=np.int64)
+    whole = percentile_scale(raw, pop)
+    part = percentile_scale(raw, pop, at)
+    assert (
+        np.array_equal(part[at], whole[at])
+        and not part[np.setdiff1d(np.arange(len(raw)), at)].any()
+    )

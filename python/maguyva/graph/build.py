@@ -300,7 +300,8 @@ def finish(
     raw = pr + 1e-12 * indeg  # degree breaks PageRank ties
     is_def = node_kind == NodeKind.DEFINITION
     node_c = centrality.percentile_scale(raw, np.flatnonzero(is_def))
-    mod_c = centrality.percentile_scale(raw, np.flatnonzero(node_kind == NodeKind.MODULE))
+    modules = np.flatnonzero(node_kind == NodeKind.MODULE)
+    mod_c = centrality.percentile_scale(raw, modules, modules)  # only modules' are read
     node_c = np.where(node_kind == NodeKind.MODULE, mod_c, node_c).astype(np.float32)
     node_c[node_kind == NodeKind.EXTERNAL] = 0.0
     t_centrality = time.perf_counter() - t1
