@@ -133,15 +133,21 @@ def merge_rows(
         return (empty, empty.copy(), np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.float32),
                 np.zeros(1, dtype=np.int64), empty.copy()), np.zeros(0, dtype=np.int64), \
             np.zeros(0, dtype=np.int64)  # fmt: skip
-    n = int(max(src.max(), dst.max())) + 1
-    key = (dst.astype(np.int64) * n + src) * 8 + kind  # by destination: see `_csr`
+    nb = max(int(max(src.max(), dst.max())).bit_length(), 1)
+    key = (((dst.astype(np.int64) << nb) | src) << 3) | kind  # by destination: see `_csr`
     lo = int(line_rows.min())
     lb = max((int(line_rows.max()) - lo).bit_length(), 1)
-    if (n * n * 8 - 1).bit_length() + lb <= 63:  # (key, line) in one int64
+    if 2 * nb + 3 + lb <= 63:  # (key, line) in one int64
         c = (key << lb) | (line_rows.astype(np.int64) - lo)
         del key
-        order = np.argsort(c) if hint is None else hint[np.argsort(c[hint], kind="stable")]
-        cs = c[order]
+        if hint is None:
+            order = np.argsort(c)
+            cs = c[order]
+        else:  # gathered once: the sorted order is close to the hint's (cheap to follow)
+            c = c[hint]
+            by = np.argsort(c, kind="stable")
+            order, cs = hint[by], c[by]
+            del by
         del c
         sk, sl = cs >> lb, cs & ((1 << lb) - 1)
         del cs
@@ -152,21 +158,23 @@ def merge_rows(
     new = np.empty(big, dtype=bool)
     new[0] = True
     np.not_equal(sk[1:], sk[:-1], out=new[1:])
-    del sk
     distinct = new.copy()  # a row with another line than the row before, in its edge
     distinct[1:] |= sl[1:] != sl[:-1]
     starts = np.flatnonzero(new)
     del new
+    group_key = sk[starts]  # (dst, src, kind) of each group, in key order
+    del sk
     m = len(starts)
     # each edge's first position, and the edges in that order
     first = np.minimum.reduceat(order if pos is None else pos[order], starts)
     is_first = np.zeros(int(first.max()) + 1, dtype=bool)
     is_first[first] = True
-    edge_of_group = np.cumsum(is_first)[first] - 1
+    edge_of_group = np.cumsum(is_first, dtype=np.int64 if big >> 31 else np.int32)[first] - 1
     del is_first, first
     group = np.empty(m, dtype=np.int64)  # edges in order of first appearance -> their group
     group[edge_of_group] = np.arange(m)
-    conf = np.maximum.reduceat(conf_rows[order], starts)[group].astype(np.float32)
+    # float32 first: the cast is monotone, so the maximum of the cast is the cast of the maximum
+    conf = np.maximum.reduceat(conf_rows.astype(np.float32)[order], starts)[group]
     # each edge's distinct lines, ascending: the groups' runs of distinct rows, reordered
     lines_g = (sl[distinct] + lo).astype(np.int32)
     seen = np.cumsum(distinct)
@@ -179,8 +187,11 @@ def merge_rows(
     at = np.repeat(gstart[group] - lptr[:-1], ecount)
     at += np.arange(int(lptr[-1]), dtype=np.int64)
     lines = lines_g[at]
-    row = order[starts[group]]
-    return (src[row], dst[row], kind[row], conf, lptr, lines), order, edge_of_group
+    key = group_key[group]  # decoded: one gather instead of one per column
+    kind_e = (key & 7).astype(np.uint8)
+    key >>= 3
+    src_e, dst_e = (key & ((1 << nb) - 1)).astype(np.int32), (key >> nb).astype(np.int32)
+    return (src_e, dst_e, kind_e, conf, lptr, lines), order, edge_of_group
 
 
 def build_graph(
