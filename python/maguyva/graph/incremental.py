@@ -1023,11 +1023,11 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
         from .build import node_columns
 
         lazy = node_columns(nodes[d:])
-        columns = {k: np.concatenate([v, lazy[k]]) if isinstance(v, np.ndarray) else v + lazy[k]
-                   for k, v in memory.columns.items()}  # fmt: skip
         # the declared nodes' names do not change in a patch: packed once, the rest appended
         if memory.packed is None:
             memory.packed = {k: store.pack_strings(memory.columns[k]) for k in ("name", "qname")}
+        columns = {k: np.concatenate([v, lazy[k]]) if isinstance(v, np.ndarray) else v + lazy[k]
+                   for k, v in memory.columns.items() if k not in memory.packed}  # fmt: skip
         for k, (blob, off) in memory.packed.items():
             more_blob, more_off = store.pack_strings(lazy[k])
             columns[k] = store.Packed(np.concatenate([blob, more_blob]),
@@ -1061,25 +1061,24 @@ def _edge_tags(memory: Memory, n_decl: int, keep: np.ndarray, log_ptr: np.ndarra
         return None, None
     ck = np.zeros(len(keep) + 1, dtype=np.int64)
     np.cumsum(keep, out=ck[1:])
-    kept_len = np.diff(ck[log_ptr])
-    seg_len = np.r_[np.bincount(decl_file, minlength=files), kept_len]
-    seg_start = np.zeros(2 * files + 1, dtype=np.int64)
+    # the segments are contiguous (declaration rows by file, then log rows by file), the
+    # module CONTAINS rows last (segment 2 * files: no tag that a later layout matches)
+    seg_len = np.r_[np.bincount(decl_file, minlength=files), np.diff(ck[log_ptr]), n_ins]
+    seg_start = np.zeros(len(seg_len) + 1, dtype=np.int64)
     np.cumsum(seg_len, out=seg_start[1:])
-    seg = np.concatenate([decl_file.astype(np.int64),
-                          np.repeat(np.arange(files, 2 * files, dtype=np.int64), kept_len),
-                          np.full(n_ins, 2 * files, dtype=np.int64)])  # fmt: skip
-    seg_start = np.r_[seg_start, len(seg)]  # segment 2 * files: the rows without a tag
-    tag = (seg << _TAG_SHIFT) | (np.arange(len(seg), dtype=np.int64) - seg_start[seg])
+    base = (np.arange(len(seg_len), dtype=np.int64) << _TAG_SHIFT) - seg_start[:-1]
+    tag = np.repeat(base, seg_len)
+    tag += np.arange(len(tag), dtype=np.int64)
     old = memory.edge_tags
     if old is None or memory.edge_files != files:
         memory.edge_files = files
         return tag, None
     oseg = old >> _TAG_SHIFT
-    off = old & ((1 << _TAG_SHIFT) - 1)
-    lens = np.r_[seg_len, 0]
-    ok = (oseg < 2 * files) & (off < lens[np.minimum(oseg, 2 * files)])
+    off = old - (oseg << _TAG_SHIFT)
+    seg_len[-1] = 0  # untagged
+    ok = off < seg_len[oseg]
     cand = seg_start[oseg[ok]] + off[ok]
-    mark = np.zeros(len(seg), dtype=bool)
+    mark = np.zeros(len(tag), dtype=bool)
     mark[cand] = True
     return tag, np.concatenate([cand, np.flatnonzero(~mark)])
 
