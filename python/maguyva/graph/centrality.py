@@ -60,15 +60,22 @@ def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray) -> np
     return x
 
 
-def percentile_scale(raw: np.ndarray, population: np.ndarray) -> np.ndarray:
-    """Scale `raw` scores to `c` by their percentile among `raw[population]`."""
+def percentile_scale(raw: np.ndarray, population: np.ndarray,
+                     at: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Scale `raw` scores to `c` by their percentile among `raw[population]` (of `raw[at]`
+    only, when given: the rest stays 0)."""
     c = np.zeros(len(raw), dtype=np.float32)
     pop = np.sort(raw[population])
     if len(pop) == 0:
         return c
-    below = np.searchsorted(pop, raw, side="left")
+    values = raw if at is None else raw[at]
+    below = np.searchsorted(pop, values, side="left")
     q = below / max(len(pop) - 1, 1)
-    c[:] = C_MAX * np.clip(q, 0.0, 1.0) ** SHAPE
+    scaled = C_MAX * np.clip(q, 0.0, 1.0) ** SHAPE
+    if at is None:
+        c[:] = scaled
+    else:
+        c[at] = scaled
     return c
 
 

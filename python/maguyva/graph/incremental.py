@@ -171,7 +171,7 @@ class Memory:
         self.out_dir: Path | None = None
         self.key: tuple = ()
         self.stamp: tuple = ()  # (inode, size, mtime) of the graph.bin written
-        self.spans: list | None = None  # every chunk's (path, start, end, id), in order
+        self.spans: Any = None  # every chunk's span (`build.Spans`), in order
         self.columns: dict[str, Any] | None = None  # the declared nodes' `node_columns`
         self.packed: dict[str, tuple[np.ndarray, np.ndarray]] | None = None  # their names
         # PageRank and cycles with the edges they were computed from (build._same_input)
@@ -188,6 +188,9 @@ class Memory:
         self.part_linked = False  # ... hard-linked from the generation before
         # word -> {name: count}: names that take their meaning from the word (`_close_names`)
         self.follows: dict[str, dict[str, int]] | None = None
+        # the last patch's edge rows in merged order, as `_edge_tags` (the next one's hint)
+        self.edge_tags: np.ndarray | None = None
+        self.edge_files = -1
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -903,53 +906,66 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
     """What a full build holds after `resolve_all`, from the remembered log with the rows of
     the changed files replaced: the log's external / module names numbered in order of first
     appearance (as `emit` and `replay` number them), their nodes after the declared ones, and
-    a module node's CONTAINS edges just before the row that first uses it."""
+    a module node's CONTAINS edges just before the row that first uses it.
+
+    The edge rows are laid out as the declaration rows, the log's rows, then the CONTAINS
+    rows of the module nodes, with each row's position in a full build's order (`edge_pos`:
+    `build.merge_rows` takes the first appearance from it), and `edge_hint`, the previous
+    update's sorted order of the rows mapped to this layout (a row keeps its file and its
+    rank in the file's rows: `edge_tag`)."""
     assert memory.log is not None
     arrays, strings, _ = memory.log
     ptr = arrays["ptr"]
-    names_old = list(strings["names"])
-    cid_of = {t: i for i, t in enumerate(names_old)}
-    tags = list(names_old)
-    for t in names_now:
-        if t not in cid_of:
-            cid_of[t] = len(tags)
+    # a name's number in `names_now` (the kept builder's `log_names`: never renumbered)
+    stable_of = {t: i for i, t in enumerate(names_now)}
+    tags = list(names_now)
+    for t in strings["names"]:
+        if t not in stable_of:
+            stable_of[t] = len(tags)
             tags.append(t)
-    now_cid = np.array([cid_of[t] for t in names_now] or [0], dtype=np.int64)
+    old_stable = np.array([stable_of[t] for t in strings["names"]] or [0], dtype=np.int64)
     pieces: list[tuple[np.ndarray, ...]] = []
-    cids: list[np.ndarray] = []
     lengths = np.diff(ptr).copy()
     at = 0
+
+    def old_piece(lo: int, hi: int) -> tuple[np.ndarray, ...]:
+        t = old_cols[1][lo:hi]
+        neg = t < 0
+        if neg.any():
+            t = t.astype(np.int64)
+            t[neg] = -1 - old_stable[-1 - t[neg]]
+        return (old_cols[0][lo:hi], t, *(c[lo:hi] for c in old_cols[2:]))
+
     for fid in sorted(new_rows):
         lo, hi = int(ptr[fid]), int(ptr[fid + 1])
-        pieces.append(tuple(c[at:lo] for c in old_cols))
-        t = old_cols[1][at:lo].astype(np.int64)
-        cids.append(np.where(t < 0, -1 - t, -1))
-        rows = new_rows[fid]
-        pieces.append(rows)
-        t = rows[1].astype(np.int64)
-        cids.append(np.where(t < 0, now_cid[np.maximum(-1 - t, 0)], -1))
-        lengths[fid] = len(rows[0])
+        pieces.append(old_piece(at, lo))
+        pieces.append(new_rows[fid])
+        lengths[fid] = len(new_rows[fid][0])
         at = hi
-    pieces.append(tuple(c[at:] for c in old_cols))
-    t = old_cols[1][at:].astype(np.int64)
-    cids.append(np.where(t < 0, -1 - t, -1))
+    pieces.append(old_piece(at, len(old_cols[0])))
     cols = [np.concatenate([p[i] for p in pieces]).astype(dt, copy=False)
             for i, dt in enumerate(_DTYPES)]  # fmt: skip
-    cid = np.concatenate(cids)
-    neg = np.flatnonzero(cid >= 0)
-    uniq, first = np.unique(cid[neg], return_index=True)
-    order = np.argsort(first, kind="stable")
-    new_index = np.full(len(tags), -1, dtype=np.int64)
-    new_index[uniq[order]] = np.arange(len(order))
-    names = [tags[c] for c in uniq[order].tolist()]
-    first_row = neg[first[order]]  # the log row where each name first appears
-    d = memory.declared_nodes
+    del pieces
+    total = len(cols[0])
+    # the names in order of first appearance
     target = cols[1].astype(np.int64)
-    idx = new_index[cid[neg]]
+    neg = np.flatnonzero(target < 0)
+    cid = -1 - target[neg]
+    first = np.full(len(tags), total, dtype=np.int64)
+    np.minimum.at(first, cid, neg)
+    used = np.flatnonzero(first < total)
+    used = used[np.argsort(first[used], kind="stable")]
+    new_index = np.full(len(tags), -1, dtype=np.int64)
+    new_index[used] = np.arange(len(used))
+    names = [tags[c] for c in used.tolist()]
+    first_row = first[used]  # the log row where each name first appears
+    d = memory.declared_nodes
+    idx = new_index[cid]
     target[neg] = -1 - idx
     cols[1] = target.astype(np.int32)
-    dst = cols[1].astype(np.int64)
-    dst[neg] = d + idx
+    target[neg] = d + idx  # the graph's numbering
+    dst = target.astype(np.int32)
+    del target
     # the nodes made on first use, and a module node's CONTAINS edges to its files
     file_nodes = memory.fstart.tolist() if memory.fstart is not None else b.file_nodes
     if memory.columns is not None:
@@ -980,62 +996,104 @@ def _assemble(b: GraphBuilder, memory: Memory, decl: list[np.ndarray],
             ext_nodes[name] = d + k
     src = cols[0]
     keep = (src != dst) | (cols[2] == CALLS)
-    e_src, e_dst, e_kind, e_conf, e_line = src, dst.astype(np.int32), cols[2], cols[3], cols[4]
-    if ins_at:
-        at_arr = np.array(ins_at, dtype=np.int64)
-        m = len(ins_at)
-        e_src = np.insert(e_src, at_arr, np.array(ins_src, dtype=np.int32))
-        e_dst = np.insert(e_dst, at_arr, np.array(ins_dst, dtype=np.int32))
-        e_kind = np.insert(e_kind, at_arr, np.full(m, CONTAINS, dtype=np.uint8))
-        e_conf = np.insert(e_conf, at_arr, np.ones(m))
-        e_line = np.insert(e_line, at_arr, np.zeros(m, dtype=np.int32))
-        keep = np.insert(keep, at_arr, np.ones(m, dtype=bool))
+    n_decl = len(decl[0])
+    n_ins = len(ins_at)
+    # positions in a full build's row order: the CONTAINS rows inserted before their row
+    at_arr = np.array(ins_at, dtype=np.int64)
+    shift = np.zeros(total + 1, dtype=np.int64)
+    np.add.at(shift, at_arr, 1)
+    np.cumsum(shift, out=shift)
+    kept = np.flatnonzero(keep)
+    pos = np.concatenate([np.arange(n_decl, dtype=np.int64), n_decl + kept + shift[kept],
+                          n_decl + at_arr + np.arange(n_ins, dtype=np.int64)])  # fmt: skip
+    del shift
+    ins = (np.array(ins_src, dtype=np.int32), np.array(ins_dst, dtype=np.int32),
+           np.full(n_ins, CONTAINS, dtype=np.uint8), np.ones(n_ins), np.zeros(n_ins, dtype=np.int32))  # fmt: skip
     edges = _Rows(tuple(
-        np.concatenate([dc, ec[keep]]).astype(dt, copy=False)
-        for dc, ec, dt in zip(decl, (e_src, e_dst, e_kind, e_conf, e_line), _DTYPES, strict=True)
+        np.concatenate([dc, ec[keep], ic]).astype(dt, copy=False)
+        for dc, ec, ic, dt in zip(decl, (src, dst, cols[2], cols[3], cols[4]), ins, _DTYPES,
+                                  strict=True)
     ))  # fmt: skip
+    log_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=log_ptr[1:])
+    tag, hint = _edge_tags(memory, n_decl, keep, log_ptr, n_ins)
+    del keep, kept
     columns = None
     if memory.columns is not None:
         from .build import node_columns
 
         lazy = node_columns(nodes[d:])
-        columns = {k: np.concatenate([v, lazy[k]]) if isinstance(v, np.ndarray) else v + lazy[k]
-                   for k, v in memory.columns.items()}  # fmt: skip
         # the declared nodes' names do not change in a patch: packed once, the rest appended
         if memory.packed is None:
             memory.packed = {k: store.pack_strings(memory.columns[k]) for k in ("name", "qname")}
+        columns = {k: np.concatenate([v, lazy[k]]) if isinstance(v, np.ndarray) else v + lazy[k]
+                   for k, v in memory.columns.items() if k not in memory.packed}  # fmt: skip
         for k, (blob, off) in memory.packed.items():
             more_blob, more_off = store.pack_strings(lazy[k])
             columns[k] = store.Packed(np.concatenate([blob, more_blob]),
                                       np.concatenate([off, more_off[1:] + off[-1]]))  # fmt: skip
-    log_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=log_ptr[1:])
     totals = stats.sum(axis=0).tolist() if len(stats) else [0] * len(STAT_KEYS)
+
+    def merged_to(order: np.ndarray) -> None:
+        memory.edge_tags = tag[order] if tag is not None else None
+
     return _Assembled(
         floor=b.floor, paths=b.paths, languages=b.languages, index=b.index, nodes=nodes,
         edges=edges, ext_nodes=ext_nodes, unit_nodes=unit_nodes, file_nodes=file_nodes,
         stats=dict(zip(STAT_KEYS, (int(v) for v in totals), strict=True)), log=_Rows(tuple(cols)),
         log_ptr=log_ptr, log_names=names, file_stats=stats, node_columns=columns,
-        global_cache=memory.global_cache,
+        global_cache=memory.global_cache, edge_pos=pos, edge_hint=hint, merged_to=merged_to,
     )  # fmt: skip
 
 
-def patched_spans(memory: Memory, chunks: Any, changed: list[str]) -> list | None:
-    """The chunk spans of the remembered build with the changed files' read again: a
-    segment-backed view orders chunks by (segment, path) and a path's chunks by line, so the
-    unchanged files' spans stay where they were. None when that cannot be followed."""
-    from ..chunkstore import segment_of
+_TAG_SHIFT = 32  # edge_tag: segment << 32 | rank of the row in its segment
 
+
+def _edge_tags(memory: Memory, n_decl: int, keep: np.ndarray, log_ptr: np.ndarray,
+               n_ins: int) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    """Each edge row's tag (its segment: a file's declaration rows, a file's log rows; the
+    module CONTAINS rows have none; and its rank there) and the previous update's sorted
+    order as a permutation of this layout's rows (None on the first patch)."""
+    files = len(log_ptr) - 1
+    decl_file = memory.decl_file
+    if len(decl_file) != n_decl:  # not known: no tags, no hint
+        memory.edge_files = -1
+        return None, None
+    ck = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(keep, out=ck[1:])
+    # the segments are contiguous (declaration rows by file, then log rows by file), the
+    # module CONTAINS rows last (segment 2 * files: no tag that a later layout matches)
+    seg_len = np.r_[np.bincount(decl_file, minlength=files), np.diff(ck[log_ptr]), n_ins]
+    seg_start = np.zeros(len(seg_len) + 1, dtype=np.int64)
+    np.cumsum(seg_len, out=seg_start[1:])
+    base = (np.arange(len(seg_len), dtype=np.int64) << _TAG_SHIFT) - seg_start[:-1]
+    tag = np.repeat(base, seg_len)
+    tag += np.arange(len(tag), dtype=np.int64)
+    old = memory.edge_tags
+    if old is None or memory.edge_files != files:
+        memory.edge_files = files
+        return tag, None
+    oseg = old >> _TAG_SHIFT
+    off = old - (oseg << _TAG_SHIFT)
+    seg_len[-1] = 0  # untagged
+    ok = off < seg_len[oseg]
+    cand = seg_start[oseg[ok]] + off[ok]
+    mark = np.zeros(len(tag), dtype=bool)
+    mark[cand] = True
+    return tag, np.concatenate([cand, np.flatnonzero(~mark)])
+
+
+def patched_spans(memory: Memory, chunks: Any, changed: list[str]) -> Any:
+    """The chunk spans (`build.Spans`) of the remembered build with the changed files' runs
+    read again and spliced in: a segment-backed view orders chunks by (segment, path) and a
+    path's chunks by line, so the unchanged files' spans stay where they were. None when that
+    cannot be followed."""
+    spans = memory.spans
     spans_of = getattr(chunks, "spans_of", None)
-    if memory.spans is None or not callable(spans_of):
+    if spans is None or not callable(spans_of):
         return None
-    by_path: dict[str, list] = {}
-    for span in memory.spans:
-        by_path.setdefault(span[0], []).append(span)
-    keys = list(by_path)
-    if keys != sorted(keys, key=lambda p: (segment_of(p), p)):
-        return None
-    for path in changed:
-        by_path[path] = list(spans_of([path]))
-    out = [span for p in sorted(by_path, key=lambda p: (segment_of(p), p)) for span in by_path[p]]
-    return out if len(out) == len(chunks) else None
+    for path in sorted(set(changed)):
+        spans = spans.spliced(path, list(spans_of([path])))
+        if spans is None:
+            return None
+    return spans if len(spans) == len(chunks) else None

@@ -14,7 +14,7 @@ from ..errors import ModalityUnavailable
 from ..gcpause import paused_gc
 from ..retriever import BuildContext
 from . import incremental, store
-from .build import SpanList, build_with_log, finish
+from .build import build_with_log, finish
 from .schema import CONF_FLOOR
 from .searcher import GraphSearcher
 
@@ -60,8 +60,8 @@ class GraphModality:
                         "digest_s": 0.0, "resolve_s": round(time.perf_counter() - t0, 3),
                         "mode": "patch"}  # fmt: skip
                 spans = incremental.patched_spans(memory, ctx.chunks, changed or [])
-                chunks = SpanList(spans) if spans is not None else ctx.chunks
-                memory.spans = chunks if spans is not None else None
+                chunks = spans if spans is not None else ctx.chunks
+                memory.spans = spans
                 arrays, strings, report, log = finish(assembled, chunks, contents, signatures, head)
             else:
                 memory = incremental.Memory()
