@@ -129,14 +129,19 @@ def crc32_buffer(data: _np.ndarray, initial: int = 0) -> int:
 def name_hash(data: bytes) -> int:
     """The graph's 64-bit name lookup hash of one UTF-8 name (part of graph format 3)."""
 
-def name_hashes(
-    blob: _np.ndarray, offsets: _np.ndarray, nodes: _np.ndarray, ascii_lower: bool
-) -> tuple[_np.ndarray, _np.ndarray]:
-    """(uint64 hashes of strings `nodes` of a packed table, int64 positions of the non-ASCII
-    ones); with `ascii_lower`, of the ASCII-lowercased strings (non-ASCII: placeholders)."""
+def non_ascii_strings(blob: _np.ndarray, offsets: _np.ndarray, nodes: _np.ndarray) -> _np.ndarray:
+    """Positions i (int64) whose string `nodes[i]` of a packed table is not ASCII."""
 
-def sort_by_hash(hashes: _np.ndarray, nodes: _np.ndarray) -> tuple[_np.ndarray, _np.ndarray]:
-    """(uint64 hashes sorted by (hash, node), int32 nodes in that order)."""
+def name_lookup(
+    blob: _np.ndarray,
+    offsets: _np.ndarray,
+    nodes: _np.ndarray,
+    fix_at: _np.ndarray,
+    fix_hash: _np.ndarray,
+) -> tuple[_np.ndarray, _np.ndarray, _np.ndarray, _np.ndarray]:
+    """The graph's name lookup sections of strings `nodes` of a packed table: (uint64 name
+    hashes, int32 nodes, uint64 lowercased-name hashes, int32 nodes), each sorted by (hash,
+    node); the lowercased hash of position `fix_at[j]` is `fix_hash[j]` (non-ASCII names)."""
 
 def hamming_kernels() -> list[str]:
     """Supported distance kernels, fastest first: a subset of avx512, avx2, neon, words, scalar."""

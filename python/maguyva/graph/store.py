@@ -142,20 +142,18 @@ def name_lookup(kind: np.ndarray, blob: np.ndarray, offsets: np.ndarray) -> dict
     """The name lookup sections (`LOOKUP_SECTIONS`) of nodes of `kind` named by the packed
     `blob`/`offsets`: the lookup nodes' name hashes and lowercased-name hashes, each sorted by
     (hash, node), with the nodes in that order. Hashing and sorting run in Rust; the
-    lowercased hash of a non-ASCII name is computed from Python's `str.lower`."""
+    lowercased hash of a non-ASCII name is computed from Python's `str.lower` (for ASCII,
+    lowercasing the bytes is the same)."""
     nodes = np.flatnonzero(np.isin(kind, LOOKUP_KINDS)).astype(np.int64)
     blob = np.ascontiguousarray(blob, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    exact, _ = _core.name_hashes(blob, offsets, nodes, False)
-    lower, non_ascii = _core.name_hashes(blob, offsets, nodes, True)
-    if len(non_ascii):
-        table = StringTable(blob, offsets)
-        for i in non_ascii.tolist():
-            lower[i] = name_hash(table[int(nodes[i])].lower())
-    out: dict[str, np.ndarray] = {}
-    for prefix, hashes in (("lookup_name", exact), ("lookup_lower", lower)):
-        out[f"{prefix}.hash"], out[f"{prefix}.node"] = _core.sort_by_hash(hashes, nodes)
-    return out
+    fix_at = _core.non_ascii_strings(blob, offsets, nodes)
+    table = StringTable(blob, offsets)
+    fix_hash = np.array(
+        [name_hash(table[int(nodes[i])].lower()) for i in fix_at.tolist()], dtype=np.uint64
+    )
+    arrays = _core.name_lookup(blob, offsets, nodes, fix_at, fix_hash)
+    return dict(zip(LOOKUP_SECTIONS, arrays, strict=True))
 
 
 def name_hash(name: str) -> int:
