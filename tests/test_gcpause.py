@@ -28,3 +28,33 @@ def test_an_already_paused_collector_stays_paused() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.other: _Node | None = None
+
+
+def test_what_the_block_allocated_skips_the_young_generations_but_is_still_collected() -> None:
+    gc.collect()
+    with paused_gc():
+        made = [[] for _ in range(5000)]
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a  # a cycle, garbage once dropped
+    # promoted to the oldest generation: a young collection has nothing of theirs to walk
+    assert gc.get_count()[0] < 100 and gc.get_freeze_count() == 0
+    assert gc.collect(0) == 0
+    del made, a, b
+    assert gc.collect(1) == 0  # the cycle is in the oldest generation now ...
+    assert gc.collect() >= 2  # ... and a full pass frees it: nothing leaks
+
+
+def test_objects_the_process_froze_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
