@@ -101,3 +101,41 @@ def test_sections_without_lookups_compute_them(tmp_path: Path) -> None:
     for key in reference(stored)[0]:
         assert computed.by_name[key] == stored.by_name[key]
         assert computed.find(key) == stored.find(key)
+
+
+def test_find_orders_candidates_as_the_sort_key_does(tmp_path: Path) -> None:
+    """`find` picks definitions, else modules, else externals, best first by (test, -c, node)
+    (vectorised): the same list as `sorted` with that key, for every name of the fixture."""
+    checked = 0
+    for language in ("python", "go", "js"):
+        shutil.copytree(FIXTURES / language, tmp_path / language)
+        g = GraphSearcher.open(build_graph(tmp_path / language, {}, tmp_path / f"g-{language}"))
+        checked += _check_find(g.graph)
+    # a name defined in many files, tests among them, called more or less often
+    many = {f"pkg/m{i}.py": f"def run():\n    return {i}\n\n\ndef Run():\n    return 0\n"
+            for i in range(6)}  # fmt: skip
+    many["tests/test_run.py"] = "from pkg.m1 import run\n\n\ndef run_test():\n    return run()\n"
+    many["pkg/use.py"] = "".join(f"from pkg.m{i} import run as r{i}\n" for i in range(6)) + (
+        "\n\ndef main():\n    return r2() + r2() + r4() + r5()\n"
+    )
+    g = GraphSearcher.open(build_graph(tmp_path / "many", many, tmp_path / "g-many")).graph
+    assert len(g.find("run")) == 6
+    checked += _check_find(g)
+    assert checked >= 3  # names with several candidates, where the order matters
+
+
+def _check_find(g: GraphIndex) -> int:
+    by_name, by_lower = reference(g)
+    checked = 0
+    for name in sorted(by_name):
+        if not name.isidentifier():
+            continue
+        cands = by_name.get(name) or by_lower.get(name.lower(), [])
+        for kind in (NodeKind.DEFINITION, NodeKind.MODULE, NodeKind.EXTERNAL):
+            chosen = [n for n in cands if g.kind[n] == kind]
+            if chosen:
+                break
+        want = sorted(chosen, key=lambda n: (g.is_test(n), -float(g.c[n]), n))
+        assert g.find(name) == want, name
+        checked += len(want) > 1
+    return checked

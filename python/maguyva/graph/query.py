@@ -203,10 +203,18 @@ class GraphIndex:
                 or self.full_name(n).endswith("." + dotted)
                 or self.qnames[n].replace("::", ".") == dotted
             ]
-        defs = [n for n in cands if self.kind[n] == NodeKind.DEFINITION]
-        mods = [n for n in cands if self.kind[n] == NodeKind.MODULE]
-        chosen = defs or mods or [n for n in cands if self.kind[n] == NodeKind.EXTERNAL]
-        return sorted(chosen, key=lambda n: (self.is_test(n), -float(self.c[n]), n))
+        if not cands:
+            return []
+        # vectorised over the candidates (a common name, `__init__`, has thousands): best
+        # first by (test, -c, node), as `sorted` with that key would order them
+        nodes = np.asarray(cands, dtype=np.int64)
+        kinds = self.kind[nodes]
+        for kind in (NodeKind.DEFINITION, NodeKind.MODULE, NodeKind.EXTERNAL):
+            chosen = nodes[kinds == kind]
+            if len(chosen):
+                break
+        order = np.lexsort((chosen, -self.c[chosen], (self.flags[chosen] & FLAG_TEST) != 0))
+        return chosen[order].tolist()
 
     # -- walks ------------------------------------------------------------------------------
 
