@@ -215,3 +215,33 @@ def test_format_2_index_is_read_as_is_and_updated_to_format_3(tmp_path):
     assert not build(tmp_path).noop
     current = IndexDir(tmp_path / ".maguyva").current(pin=False)
     assert current.manifest["format_version"] == 3 and current.manifest["layout"]["mode"] == "delta"
+
+
+def test_checksum_table_takes_a_written_files_crc_only_while_it_is_that_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A graph file's CRC comes from its writer (no read back) and equals the file's; a file
+    changed since it was written is read again."""
+    import zlib
+
+    import numpy as np
+
+    from maguyva import store
+    from maguyva.graph import store as graph_store
+    from maguyva.store import checksum_table
+
+    d = tmp_path / "gen"
+    graph_store.write(d, {"a": np.arange(100_000, dtype=np.int64)}, {"s": ["x", "y"]}, {})
+    data = (d / "graph.bin").read_bytes()
+    with monkeypatch.context() as m:
+
+        def no_read_back(path: Path) -> int:
+            raise AssertionError(f"{path} read back")
+
+        m.setattr(store, "checksum_table_one", no_read_back)
+        assert checksum_table(d)["graph.bin"] == [len(data), zlib.crc32(data)]
+    graph_store.write(d, {"a": np.arange(100_000, dtype=np.int64)}, {"s": ["x", "z"]}, {})
+    damaged = bytearray((d / "graph.bin").read_bytes())
+    damaged[100] ^= 1
+    (d / "graph.bin").write_bytes(bytes(damaged))  # another inode or mtime: not the written one
+    assert checksum_table(d)["graph.bin"] == [len(damaged), zlib.crc32(bytes(damaged))]

@@ -32,8 +32,10 @@ import fcntl
 import json
 import os
 import shutil
+import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -177,6 +179,33 @@ def _files_under(top: str) -> dict[str, os.DirEntry[str]]:
     return out
 
 
+_WRITTEN_CRC: OrderedDict[tuple[int, int, int, int], int] = OrderedDict()
+_WRITTEN_CRC_MAX = 64
+_WRITTEN_CRC_LOCK = threading.Lock()
+
+
+def _file_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def remember_crc(path: Path, crc: int) -> int:
+    """Record the CRC-32 of a file this process has just written whole (computed from the
+    bytes it wrote), so that the commit's checksum table takes it instead of reading the file
+    back (~14 ms for a 10k-file tree's graph files). Keyed by the file's identity (device,
+    inode, size, mtime): a file changed since is read as usual. Returns the file's size."""
+    st = os.stat(path)
+    with _WRITTEN_CRC_LOCK:
+        _WRITTEN_CRC[_file_key(st)] = crc & 0xFFFFFFFF
+        while len(_WRITTEN_CRC) > _WRITTEN_CRC_MAX:
+            _WRITTEN_CRC.popitem(last=False)
+    return st.st_size
+
+
+def _written_crc(st: os.stat_result) -> int | None:
+    with _WRITTEN_CRC_LOCK:
+        return _WRITTEN_CRC.pop(_file_key(st), None)
+
+
 def checksum_table(
     gen_dir: Path, previous: Path | None = None, linked: set[str] | None = None
 ) -> dict[str, list[int]]:
@@ -204,10 +233,9 @@ def checksum_table(
             if linked is not None:
                 linked.add(rel)
             continue
-        table[rel] = [
-            entry.stat(follow_symlinks=False).st_size,
-            checksum_table_one(Path(entry.path)),
-        ]
+        st = entry.stat(follow_symlinks=False)
+        crc = _written_crc(st)
+        table[rel] = [st.st_size, crc if crc is not None else checksum_table_one(Path(entry.path))]
     return table
 
 

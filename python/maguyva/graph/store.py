@@ -52,6 +52,7 @@ import json
 import mmap
 import os
 import struct
+import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -59,6 +60,7 @@ import numpy as np
 
 from .. import _core
 from ..errors import CorruptIndexError, IndexVersionError, ModalityUnavailable
+from ..store import remember_crc
 from .schema import NodeKind
 
 MAGIC = b"MGVGRAPH"
@@ -196,8 +198,11 @@ def write(
             else:
                 crc = _core.crc32_buffer(chunk, crc)
             fh.write(chunk)
-        fh.write(digest.digest() if digest is not None else struct.pack("<I", crc) + END)
+        trailer = digest.digest() if digest is not None else struct.pack("<I", crc) + END
+        fh.write(trailer)
     os.replace(tmp, directory / file_name)
+    if digest is None:  # the whole file's CRC, so the commit need not read it back
+        return remember_crc(directory / file_name, zlib.crc32(trailer, crc))
     return (directory / file_name).stat().st_size
 
 
