@@ -25,9 +25,11 @@ FLAG_CYCLE = 2
 
 
 def _csr(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None = None,
-         cache: dict | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+         cache: dict | None = None, ranked: tuple[np.ndarray, int] | None = None,
+         ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Adjacency of `keys` (each edge's node) as (pointers, edge numbers): a node's edges by
-    confidence, highest first, ties in edge order. One sort of distinct int64 values (node,
+    confidence, highest first, ties in edge order (`ranked`: `_conf_rank` of `conf`, when
+    the caller has it). One sort of distinct int64 values (node,
     rank of the confidence, edge number); given `near`, the edges in an order close to that
     one (edges in first-appearance order are nearly sorted by source; `merge_rows` gives
     them by destination), a stable sort of nearly sorted input, which is cheap."""
@@ -35,7 +37,7 @@ def _csr(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None = N
     m = len(conf)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
-    rank, levels = _conf_rank(conf, cache)
+    rank, levels = ranked if ranked is not None else _conf_rank(conf, cache)
     cb, eb = max(levels - 1, 1).bit_length(), max(m - 1, 1).bit_length()
     if m == 0 or max(n - 1, 1).bit_length() + cb + eb > 63:
         return ptr, np.lexsort((-conf, keys)).astype(np.int32)
@@ -352,8 +354,9 @@ def finish(
     chunk_ids = spans.ids
     chunk_c = _chunk_centrality(spans, paths, node_file, node_start, node_c, is_def, module_of_file)
 
-    rev_ptr, rev_idx = _csr(n, dst, conf, by_dst, cache)
-    fwd_ptr, fwd_idx = _csr(n, src, conf, None, cache)
+    ranked = _conf_rank(np.asarray(conf, dtype=np.float32), cache)  # one ranking, both ways
+    rev_ptr, rev_idx = _csr(n, dst, conf, by_dst, cache, ranked)
+    fwd_ptr, fwd_idx = _csr(n, src, conf, None, cache, ranked)
     arrays = {
         "node_kind": node_kind, "node_file": node_file, "node_start": node_start,
         "node_end": node_end, "node_dkind": node_dkind, "node_flags": flags,
