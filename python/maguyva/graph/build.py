@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from ..extract_types import FileExtraction
 from ..model import Chunk, SourceFile
 from ..retriever import chunk_spans
@@ -35,9 +36,23 @@ def _csr(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None = N
     them by destination), a stable sort of nearly sorted input, which is cheap."""
     conf = np.asarray(conf, dtype=np.float32)
     m = len(conf)
+    rank, levels = ranked if ranked is not None else _conf_rank(conf, cache)
+    cb, eb = max(levels - 1, 1).bit_length(), max(m - 1, 1).bit_length()
+    native = getattr(_core, "csr_by_rank", None)
+    packs = m > 0 and max(n - 1, 1).bit_length() + cb + eb <= 63
+    if native is not None and packs and keys.dtype == np.int32 and rank.dtype == np.int64:
+        # the same order: two stable counting sorts, by rank then by node
+        return native(n, np.ascontiguousarray(keys), np.ascontiguousarray(rank), levels)
+    return _csr_numpy(n, keys, conf, near, rank, levels)
+
+
+def _csr_numpy(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None,
+               rank: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """`_csr` with numpy (float32 `conf`, its `rank` and `levels`): the fallback when the
+    native module lacks `csr_by_rank`, and the tests' reference."""
+    m = len(conf)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
-    rank, levels = ranked if ranked is not None else _conf_rank(conf, cache)
     cb, eb = max(levels - 1, 1).bit_length(), max(m - 1, 1).bit_length()
     if m == 0 or max(n - 1, 1).bit_length() + cb + eb > 63:
         return ptr, np.lexsort((-conf, keys)).astype(np.int32)
@@ -53,9 +68,20 @@ def _conf_rank(conf: np.ndarray, cache: dict | None) -> tuple[np.ndarray, int]:
     (the distinct values are few and rarely change: a remembering writer keeps them)."""
     values = cache.get("conf_values") if cache is not None else None
     if values is not None and len(values):
+        native = getattr(_core, "conf_ranks", None)
+        if native is not None and conf.dtype == np.float32 and values.dtype == np.float32:
+            got = native(np.ascontiguousarray(conf), np.ascontiguousarray(values))
+            if got is not None:
+                return got, len(values)
+            return _conf_rank_unique(conf, cache)
         at = np.searchsorted(values, conf)
         if np.array_equal(values[np.minimum(at, len(values) - 1)], conf):
             return (len(values) - 1 - at).astype(np.int64), len(values)
+    return _conf_rank_unique(conf, cache)
+
+
+def _conf_rank_unique(conf: np.ndarray, cache: dict | None) -> tuple[np.ndarray, int]:
+    """`_conf_rank` from the distinct values, found again (and remembered)."""
     values, inverse = np.unique(conf, return_inverse=True)
     if cache is not None:
         cache["conf_values"] = values
@@ -128,7 +154,42 @@ def merge_rows(
     is a guess of that order (the previous update's, rows mapped): the rows are sorted in
     that order first, with a stable sort that is fast on nearly sorted input. The result
     does not depend on the hint, only the time does (equal rows are merged whatever their
-    order: a maximum, a set of lines, the smallest position)."""
+    order: a maximum, a set of lines, the smallest position).
+
+    Rows with equal (dst, src, kind, line) stand in `order` in the hint's order, or by row
+    number (no hint, or keys too wide for one int64). The native kernel
+    (`_core.merge_edge_rows`: one radix sort, linear passes) computes exactly this; the numpy
+    code (`_merge_rows_numpy`) runs without it and outside its domain (see its doc)."""
+    native = getattr(_core, "merge_edge_rows", None)
+    if (
+        native is not None
+        and (src.dtype, dst.dtype, kind.dtype) == (np.int32, np.int32, np.uint8)
+        and (conf_rows.dtype, line_rows.dtype) == (np.float64, np.int32)
+        and (pos is None or (pos.dtype.kind in "iu" and pos.dtype != np.uint64))
+        and (hint is None or hint.dtype == np.int64)
+    ):
+        got = native(
+            *map(np.ascontiguousarray, (src, dst, kind, conf_rows, line_rows)),
+            pos=None if pos is None else np.ascontiguousarray(pos, dtype=np.int64),
+            hint=None if hint is None else np.ascontiguousarray(hint),
+        )
+        if got is not None:
+            return got
+    return _merge_rows_numpy(src, dst, kind, conf_rows, line_rows, pos, hint)
+
+
+def _merge_rows_numpy(
+    src: np.ndarray,
+    dst: np.ndarray,
+    kind: np.ndarray,
+    conf_rows: np.ndarray,
+    line_rows: np.ndarray,
+    pos: np.ndarray | None = None,
+    hint: np.ndarray | None = None,
+) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
+    """`merge_rows` with numpy: the fallback when the native module lacks `merge_edge_rows`
+    or the input is outside its domain (a negative node or position, a kind above 7, a NaN
+    or -0.0 confidence, a hint that is not a permutation), and the tests' reference."""
     big = len(src)
     if big == 0:
         empty = np.zeros(0, dtype=np.int32)
@@ -142,8 +203,8 @@ def merge_rows(
     if 2 * nb + 3 + lb <= 63:  # (key, line) in one int64
         c = (key << lb) | (line_rows.astype(np.int64) - lo)
         del key
-        if hint is None:
-            order = np.argsort(c)
+        if hint is None:  # stable: equal rows by row number, as the native kernel has them
+            order = np.argsort(c, kind="stable")
             cs = c[order]
         else:  # gathered once: the sorted order is close to the hint's (cheap to follow)
             c = c[hint]

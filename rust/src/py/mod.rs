@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod errors;
 mod fusion;
 mod graphio;
+mod graphmerge;
 mod hamming;
 mod trigram;
 mod walk;
@@ -15,6 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     fusion::register(m)?;
     graphio::register(m)?;
+    graphmerge::register(m)?;
     trigram::register(m)?;
     hamming::register(m)?;
     walk::register(m)?;

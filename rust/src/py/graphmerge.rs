@@ -1,0 +1,656 @@
+//! The graph writer's edge merge and adjacency (`maguyva.graph.build.merge_rows`, `_csr`,
+//! `_conf_rank`): the same results as the numpy code, bit for bit, with one radix sort of
+//! (key, row) pairs and linear passes instead of whole-array numpy passes. All run with the
+//! GIL released.
+//!
+//! A kernel returns `None` for inputs outside the domain where numpy's result is defined by
+//! the docstrings alone (a negative node number or position, an edge kind above 7, a NaN or
+//! negative-zero confidence, a hint that is not a permutation of the rows): the caller then
+//! runs the numpy code, so `merge_rows` stays what it was for any input.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// Bits needed to write `v` (Python's `int.bit_length` for a non-negative value).
+fn bit_length(v: u64) -> u32 {
+    64 - v.leading_zeros()
+}
+
+/// Stable LSD radix sort of (key, row) pairs by the low `bits` bits of the key, 8 bits a
+/// pass (a pass whose byte is the same in every key is skipped).
+fn radix_sort(items: &mut Vec<(u64, u32)>, bits: u32) {
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    let passes = bits.div_ceil(8) as usize;
+    let mut counts = vec![[0usize; 256]; passes];
+    for &(k, _) in items.iter() {
+        for (p, c) in counts.iter_mut().enumerate() {
+            c[((k >> (8 * p)) & 0xFF) as usize] += 1;
+        }
+    }
+    let mut other = vec![(0u64, 0u32); n];
+    for (p, c) in counts.iter().enumerate() {
+        if c.contains(&n) {
+            continue; // one byte value: this pass keeps the order
+        }
+        let mut at = [0usize; 256];
+        let mut sum = 0;
+        for (a, &x) in at.iter_mut().zip(c.iter()) {
+            *a = sum;
+            sum += x;
+        }
+        let shift = 8 * p;
+        for &item in items.iter() {
+            let b = ((item.0 >> shift) & 0xFF) as usize;
+            other[at[b]] = item;
+            at[b] += 1;
+        }
+        std::mem::swap(items, &mut other);
+    }
+}
+
+/// `merge_rows`' results, edges in order of first appearance.
+#[derive(Debug, Default, PartialEq)]
+pub struct Merged {
+    pub src: Vec<i32>,
+    pub dst: Vec<i32>,
+    pub kind: Vec<u8>,
+    pub conf: Vec<f32>,
+    pub lptr: Vec<i64>,
+    pub lines: Vec<i32>,
+    /// The rows sorted by (dst, src, kind, line); ties by the hint's order, else by row.
+    pub order: Vec<i64>,
+    /// Each group's (edge in key order) number in first-appearance order.
+    pub edge_of_group: Vec<i64>,
+}
+
+/// The edge rows merged by (src, dst, kind) as `build.merge_rows` merges them; `Ok(None)`
+/// outside the kernel's domain (see the module doc); `Err` for columns of unequal length or
+/// a `pos` giving two edges the same first position (numpy's result is undefined there).
+pub fn merge(
+    src: &[i32],
+    dst: &[i32],
+    kind: &[u8],
+    conf_rows: &[f64],
+    line_rows: &[i32],
+    pos: Option<&[i64]>,
+    hint: Option<&[i64]>,
+) -> Result<Option<Merged>, String> {
+    let big = src.len();
+    if [dst.len(), kind.len(), conf_rows.len(), line_rows.len()]
+        .iter()
+        .any(|&l| l != big)
+        || pos.is_some_and(|p| p.len() != big)
+    {
+        return Err("the row columns differ in length".into());
+    }
+    if big == 0 {
+        return Ok(Some(Merged {
+            lptr: vec![0],
+            ..Merged::default()
+        }));
+    }
+    if big > u32::MAX as usize
+        || src.iter().chain(dst).any(|&v| v < 0)
+        || kind.iter().any(|&k| k > 7)
+        || conf_rows.iter().any(|&c| {
+            let f = c as f32;
+            f.is_nan() || f.to_bits() == 0x8000_0000
+        })
+        || pos.is_some_and(|p| p.iter().any(|&v| v < 0))
+    {
+        return Ok(None);
+    }
+    if let Some(h) = hint {
+        if h.len() != big {
+            return Ok(None);
+        }
+        let mut seen = vec![false; big];
+        for &r in h {
+            match usize::try_from(r).ok().filter(|&r| r < big) {
+                Some(r) if !seen[r] => seen[r] = true,
+                _ => return Ok(None),
+            }
+        }
+    }
+    let top = src.iter().chain(dst).copied().max().unwrap_or(0) as u64;
+    let nb = bit_length(top).max(1);
+    if 2 * nb + 3 > 63 {
+        return Ok(None); // numpy's int64 key would overflow
+    }
+    let lo = i64::from(*line_rows.iter().min().unwrap_or(&0));
+    let hi = i64::from(*line_rows.iter().max().unwrap_or(&0));
+    let lb = bit_length((hi - lo) as u64).max(1);
+    let key_of =
+        |r: usize| -> u64 { ((((dst[r] as u64) << nb) | src[r] as u64) << 3) | u64::from(kind[r]) };
+    let groups = if 2 * nb + 3 + lb <= 63 {
+        // (key, line) in one u64; the hint's order first, then a stable sort
+        let c: Vec<u64> = (0..big)
+            .map(|r| (key_of(r) << lb) | (i64::from(line_rows[r]) - lo) as u64)
+            .collect();
+        let mut items: Vec<(u64, u32)> = match hint {
+            Some(h) => h.iter().map(|&r| (c[r as usize], r as u32)).collect(),
+            None => c.iter().enumerate().map(|(r, &v)| (v, r as u32)).collect(),
+        };
+        drop(c);
+        radix_sort(&mut items, 2 * nb + 3 + lb);
+        let mask = (1u64 << lb) - 1;
+        group_pass(
+            big,
+            |j| {
+                let (v, r) = items[j];
+                (v >> lb, ((v & mask) as i64 + lo) as i32, r)
+            },
+            conf_rows,
+            pos,
+        )
+    } else {
+        // numpy's lexsort: (key, line), ties by row
+        let mut items: Vec<(u64, i32, u32)> = (0..big)
+            .map(|r| (key_of(r), line_rows[r], r as u32))
+            .collect();
+        items.sort_unstable();
+        group_pass(
+            big,
+            |j| {
+                let (k, l, r) = items[j];
+                (k, l, r)
+            },
+            conf_rows,
+            pos,
+        )
+    };
+    let Groups {
+        order,
+        key,
+        first,
+        conf,
+        lstart,
+        lines_g,
+    } = groups;
+    let m = key.len();
+    // each group's rank by first position: the edges in first-appearance order
+    let mut group = vec![0u32; m];
+    let mut edge_of_group = vec![0i64; m];
+    let max_first = first.iter().copied().max().unwrap_or(0) as usize;
+    let dup = || "pos gives two edges the same first position".to_string();
+    if max_first <= 4 * big {
+        let mut slot = vec![u32::MAX; max_first + 1];
+        for (g, &f) in first.iter().enumerate() {
+            let s = &mut slot[f as usize];
+            if *s != u32::MAX {
+                return Err(dup());
+            }
+            *s = g as u32;
+        }
+        for (e, &g) in slot.iter().filter(|&&g| g != u32::MAX).enumerate() {
+            group[e] = g;
+            edge_of_group[g as usize] = e as i64;
+        }
+    } else {
+        let mut by: Vec<(i64, u32)> = first
+            .iter()
+            .enumerate()
+            .map(|(g, &f)| (f, g as u32))
+            .collect();
+        by.sort_unstable();
+        if by.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(dup());
+        }
+        for (e, &(_, g)) in by.iter().enumerate() {
+            group[e] = g;
+            edge_of_group[g as usize] = e as i64;
+        }
+    }
+    let mut out = Merged {
+        src: Vec::with_capacity(m),
+        dst: Vec::with_capacity(m),
+        kind: Vec::with_capacity(m),
+        conf: Vec::with_capacity(m),
+        lptr: Vec::with_capacity(m + 1),
+        lines: Vec::with_capacity(lines_g.len()),
+        order,
+        edge_of_group,
+    };
+    out.lptr.push(0);
+    let node_mask = (1u64 << nb) - 1;
+    for &g in &group {
+        let g = g as usize;
+        let k = key[g];
+        out.kind.push((k & 7) as u8);
+        out.src.push(((k >> 3) & node_mask) as i32);
+        out.dst.push((k >> (3 + nb)) as i32);
+        out.conf.push(conf[g]);
+        out.lines
+            .extend_from_slice(&lines_g[lstart[g] as usize..lstart[g + 1] as usize]);
+        out.lptr.push(out.lines.len() as i64);
+    }
+    Ok(Some(out))
+}
+
+/// The groups of sorted rows with equal keys, in key order.
+struct Groups {
+    order: Vec<i64>,
+    key: Vec<u64>,
+    first: Vec<i64>,
+    conf: Vec<f32>,
+    lstart: Vec<u64>,
+    lines_g: Vec<i32>,
+}
+
+/// One pass over the sorted rows (`at(j)`: the j-th row's key, line and row number): each
+/// group's key, smallest position, largest float32 confidence and distinct lines.
+fn group_pass(
+    big: usize,
+    at: impl Fn(usize) -> (u64, i32, u32),
+    conf_rows: &[f64],
+    pos: Option<&[i64]>,
+) -> Groups {
+    let mut g = Groups {
+        order: Vec::with_capacity(big),
+        key: Vec::new(),
+        first: Vec::new(),
+        conf: Vec::new(),
+        lstart: Vec::new(),
+        lines_g: Vec::with_capacity(big),
+    };
+    let (mut prev_key, mut prev_line) = (0u64, 0i32);
+    for j in 0..big {
+        let (k, l, r) = at(j);
+        let r = r as usize;
+        g.order.push(r as i64);
+        let p = pos.map_or(r as i64, |p| p[r]);
+        let c = conf_rows[r] as f32;
+        if j == 0 || k != prev_key {
+            g.key.push(k);
+            g.first.push(p);
+            g.conf.push(c);
+            g.lstart.push(g.lines_g.len() as u64);
+            g.lines_g.push(l);
+        } else {
+            let last = g.key.len() - 1;
+            g.first[last] = g.first[last].min(p);
+            if c > g.conf[last] {
+                g.conf[last] = c;
+            }
+            if l != prev_line {
+                g.lines_g.push(l);
+            }
+        }
+        (prev_key, prev_line) = (k, l);
+    }
+    g.lstart.push(g.lines_g.len() as u64);
+    g
+}
+
+/// Each confidence's rank among the sorted distinct `values` (highest first: `len - 1 -`
+/// its index), or `None` when one is not among them (numpy's `searchsorted` + equality).
+pub fn conf_rank(conf: &[f32], values: &[f32]) -> Option<Vec<i64>> {
+    let last = values.len().checked_sub(1)?;
+    let mut out = Vec::with_capacity(conf.len());
+    for &x in conf {
+        let at = values.partition_point(|&v| v < x);
+        if at > last || values[at] != x {
+            return None;
+        }
+        out.push((last - at) as i64);
+    }
+    Some(out)
+}
+
+/// The adjacency of `keys` (each edge's node, `0 <= key < n`) as (pointers, edge numbers),
+/// a node's edges by `rank` (`0 <= rank < levels`), ties in edge order: two stable counting
+/// sorts, by rank then by node.
+pub fn csr(
+    n: usize,
+    keys: &[i32],
+    rank: &[i64],
+    levels: usize,
+) -> Result<(Vec<i64>, Vec<i32>), String> {
+    let m = keys.len();
+    if rank.len() != m {
+        return Err("keys and ranks differ in length".into());
+    }
+    if m > i32::MAX as usize {
+        return Err("too many edges for int32 edge numbers".into());
+    }
+    let mut ptr = vec![0i64; n + 1];
+    for &k in keys {
+        match usize::try_from(k).ok().filter(|&k| k < n) {
+            Some(k) => ptr[k + 1] += 1,
+            None => return Err(format!("node {k} out of range (n = {n})")),
+        }
+    }
+    for i in 0..n {
+        ptr[i + 1] += ptr[i];
+    }
+    let by_rank: Vec<u32> = if levels <= 1 {
+        if rank.iter().any(|&r| r != 0) {
+            return Err("a rank is out of range".into());
+        }
+        (0..m as u32).collect()
+    } else {
+        let mut at = vec![0usize; levels + 1];
+        for &r in rank {
+            match usize::try_from(r).ok().filter(|&r| r < levels) {
+                Some(r) => at[r + 1] += 1,
+                None => return Err("a rank is out of range".into()),
+            }
+        }
+        for i in 0..levels {
+            at[i + 1] += at[i];
+        }
+        let mut out = vec![0u32; m];
+        for (e, &r) in rank.iter().enumerate() {
+            let slot = &mut at[r as usize];
+            out[*slot] = e as u32;
+            *slot += 1;
+        }
+        out
+    };
+    let mut cursor: Vec<i64> = ptr[..n].to_vec();
+    let mut idx = vec![0i32; m];
+    for &e in &by_rank {
+        let slot = &mut cursor[keys[e as usize] as usize];
+        idx[*slot as usize] = e as i32;
+        *slot += 1;
+    }
+    Ok((ptr, idx))
+}
+
+fn contiguous<'a, T: numpy::Element>(
+    arr: &'a PyReadonlyArray1<'_, T>,
+    what: &str,
+) -> PyResult<&'a [T]> {
+    arr.as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{what} must be a contiguous 1-d array")))
+}
+
+/// `merge_edge_rows(src, dst, kind, conf, line, pos=None, hint=None) -> ((src, dst, kind,
+/// conf, lptr, lines), order, edge_of_group) | None`: `build.merge_rows` of int32 `src` /
+/// `dst`, uint8 `kind`, float64 `conf`, int32 `line`, int64 `pos` and `hint`, or None outside
+/// the kernel's domain (a negative node or position, a kind above 7, a NaN or -0.0
+/// confidence, a hint that is not a permutation of the rows). ValueError for columns of
+/// unequal length or a `pos` giving two edges the same first position.
+#[pyfunction]
+#[pyo3(signature = (src, dst, kind, conf, line, pos = None, hint = None))]
+#[allow(clippy::too_many_arguments)]
+fn merge_edge_rows<'py>(
+    py: Python<'py>,
+    src: PyReadonlyArray1<'py, i32>,
+    dst: PyReadonlyArray1<'py, i32>,
+    kind: PyReadonlyArray1<'py, u8>,
+    conf: PyReadonlyArray1<'py, f64>,
+    line: PyReadonlyArray1<'py, i32>,
+    pos: Option<PyReadonlyArray1<'py, i64>>,
+    hint: Option<PyReadonlyArray1<'py, i64>>,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let (s, d, k, c, l) = (
+        contiguous(&src, "src")?,
+        contiguous(&dst, "dst")?,
+        contiguous(&kind, "kind")?,
+        contiguous(&conf, "conf")?,
+        contiguous(&line, "line")?,
+    );
+    let p = pos.as_ref().map(|a| contiguous(a, "pos")).transpose()?;
+    let h = hint.as_ref().map(|a| contiguous(a, "hint")).transpose()?;
+    let big = s.len();
+    let merged = py
+        .detach(|| merge(s, d, k, c, l, p, h))
+        .map_err(PyValueError::new_err)?;
+    let Some(mg) = merged else {
+        return Ok(None);
+    };
+    let columns = (
+        mg.src.into_pyarray(py),
+        mg.dst.into_pyarray(py),
+        mg.kind.into_pyarray(py),
+        mg.conf.into_pyarray(py),
+        mg.lptr.into_pyarray(py),
+        mg.lines.into_pyarray(py),
+    )
+        .into_pyobject(py)?;
+    let order = mg.order.into_pyarray(py).into_any();
+    // numpy's dtype: int32 unless there are none or 2**31 rows or more
+    let eog = if big == 0 || big >> 31 != 0 {
+        mg.edge_of_group.into_pyarray(py).into_any()
+    } else {
+        let narrow: Vec<i32> = mg.edge_of_group.iter().map(|&e| e as i32).collect();
+        narrow.into_pyarray(py).into_any()
+    };
+    Ok(Some(PyTuple::new(py, [columns.into_any(), order, eog])?))
+}
+
+/// `conf_ranks(conf, values) -> ranks | None`: each float32 confidence's rank (int64) among
+/// the sorted distinct float32 `values`, highest first, or None when one is not among them.
+#[pyfunction]
+fn conf_ranks<'py>(
+    py: Python<'py>,
+    conf: PyReadonlyArray1<'py, f32>,
+    values: PyReadonlyArray1<'py, f32>,
+) -> PyResult<Option<Bound<'py, PyArray1<i64>>>> {
+    let (c, v) = (contiguous(&conf, "conf")?, contiguous(&values, "values")?);
+    Ok(py.detach(|| conf_rank(c, v)).map(|r| r.into_pyarray(py)))
+}
+
+/// Pointers and edge numbers, returned together.
+type Adjacency<'py> = PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i32>>)>;
+
+/// `csr_by_rank(n, keys, rank, levels) -> (ptr, idx)`: the adjacency of int32 `keys` (each
+/// edge's node, below `n`) as int64 pointers and int32 edge numbers, a node's edges by int64
+/// `rank` (below `levels`), ties in edge order. ValueError for a node or rank out of range.
+#[pyfunction]
+fn csr_by_rank<'py>(
+    py: Python<'py>,
+    n: usize,
+    keys: PyReadonlyArray1<'py, i32>,
+    rank: PyReadonlyArray1<'py, i64>,
+    levels: usize,
+) -> Adjacency<'py> {
+    let (k, r) = (contiguous(&keys, "keys")?, contiguous(&rank, "rank")?);
+    let (ptr, idx) = py
+        .detach(|| csr(n, k, r, levels))
+        .map_err(PyValueError::new_err)?;
+    Ok((ptr.into_pyarray(py), idx.into_pyarray(py)))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(merge_edge_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(conf_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(csr_by_rank, m)?)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An edge being merged: (src, dst, kind), first position, best conf, lines.
+    type Acc = ((i32, i32, u8), i64, f32, Vec<i32>);
+
+    /// A plain reference: the rows merged one by one, the edges by first position.
+    fn reference(
+        src: &[i32],
+        dst: &[i32],
+        kind: &[u8],
+        conf: &[f64],
+        line: &[i32],
+        pos: Option<&[i64]>,
+    ) -> Vec<(i32, i32, u8, f32, Vec<i32>)> {
+        let n = src.len();
+        let mut edges: Vec<Acc> = Vec::new();
+        for r in 0..n {
+            let p = pos.map_or(r as i64, |p| p[r]);
+            let k = (src[r], dst[r], kind[r]);
+            match edges.iter_mut().find(|e| e.0 == k) {
+                Some(e) => {
+                    e.1 = e.1.min(p);
+                    e.2 = e.2.max(conf[r] as f32);
+                    e.3.push(line[r]);
+                }
+                None => edges.push((k, p, conf[r] as f32, vec![line[r]])),
+            }
+        }
+        edges.sort_by_key(|e| e.1);
+        edges
+            .into_iter()
+            .map(|(k, _, c, mut l)| {
+                l.sort_unstable();
+                l.dedup();
+                (k.0, k.1, k.2, c, l)
+            })
+            .collect()
+    }
+
+    fn edges_of(m: &Merged) -> Vec<(i32, i32, u8, f32, Vec<i32>)> {
+        (0..m.src.len())
+            .map(|e| {
+                let l = m.lines[m.lptr[e] as usize..m.lptr[e + 1] as usize].to_vec();
+                (m.src[e], m.dst[e], m.kind[e], m.conf[e], l)
+            })
+            .collect()
+    }
+
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn merges_like_the_reference() {
+        let mut seed = 0x1234_5678_9ABC_DEF1u64;
+        for round in 0..200 {
+            let n = (rng(&mut seed) % 60) as usize;
+            let nodes = 1 + rng(&mut seed) % if round % 2 == 0 { 5 } else { 1 << 29 };
+            let span = 1 + rng(&mut seed) % if round % 3 == 0 { 4 } else { 1 << 30 };
+            let src: Vec<i32> = (0..n).map(|_| (rng(&mut seed) % nodes) as i32).collect();
+            let dst: Vec<i32> = (0..n).map(|_| (rng(&mut seed) % nodes) as i32).collect();
+            let kind: Vec<u8> = (0..n).map(|_| (rng(&mut seed) % 3) as u8).collect();
+            let conf: Vec<f64> = (0..n).map(|_| (rng(&mut seed) % 7) as f64 / 7.0).collect();
+            let line: Vec<i32> = (0..n)
+                .map(|_| (rng(&mut seed) % span) as i32 - (span / 2) as i32)
+                .collect();
+            let mut pos: Vec<i64> = (0..n as i64).map(|p| 3 * p + 1).collect();
+            let mut hint: Vec<i64> = (0..n as i64).collect();
+            for i in (1..n).rev() {
+                pos.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
+                hint.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
+            }
+            let want = reference(&src, &dst, &kind, &conf, &line, Some(&pos));
+            for h in [None, Some(hint.as_slice())] {
+                let got = merge(&src, &dst, &kind, &conf, &line, Some(&pos), h)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(edges_of(&got), want);
+                // order: a permutation sorted by (dst, src, kind, line)
+                let key = |r: i64| {
+                    let r = r as usize;
+                    (dst[r], src[r], kind[r], line[r])
+                };
+                assert!(got.order.windows(2).all(|w| key(w[0]) <= key(w[1])));
+                let mut o = got.order.clone();
+                o.sort_unstable();
+                assert_eq!(o, (0..n as i64).collect::<Vec<_>>());
+                // edge_of_group numbers the groups (in key order) by first appearance
+                let mut groups: Vec<(i32, i32, u8)> =
+                    want.iter().map(|e| (e.1, e.0, e.2)).collect();
+                groups.sort_unstable();
+                for (g, &(d, s, k)) in groups.iter().enumerate() {
+                    let e = got.edge_of_group[g] as usize;
+                    assert_eq!((got.src[e], got.dst[e], got.kind[e]), (s, d, k));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ties_follow_the_hint_then_the_row() {
+        let (src, dst, kind) = ([1, 1, 1], [2, 2, 2], [0u8, 0, 0]);
+        let (conf, line) = ([0.5, 0.5, 0.5], [7, 7, 7]);
+        let got = merge(&src, &dst, &kind, &conf, &line, None, None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.order, [0, 1, 2]);
+        let got = merge(&src, &dst, &kind, &conf, &line, None, Some(&[2, 0, 1]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.order, [2, 0, 1]);
+        assert_eq!(
+            (got.lptr.as_slice(), got.lines.as_slice()),
+            (&[0, 1][..], &[7][..])
+        );
+    }
+
+    #[test]
+    fn outside_the_domain_is_none_and_bad_input_an_error() {
+        let one = |s: i32, k: u8, c: f64| merge(&[s], &[0], &[k], &[c], &[0], None, None);
+        assert!(one(-1, 0, 0.5).unwrap().is_none());
+        assert!(one(0, 8, 0.5).unwrap().is_none());
+        assert!(one(0, 0, f64::NAN).unwrap().is_none());
+        assert!(one(0, 0, -0.0).unwrap().is_none());
+        assert!(one(0, 0, 0.5).unwrap().is_some());
+        let two = merge(
+            &[0, 1],
+            &[0, 0],
+            &[0, 0],
+            &[1.0, 1.0],
+            &[0, 0],
+            None,
+            Some(&[0, 0]),
+        );
+        assert!(two.unwrap().is_none()); // not a permutation
+        let same = merge(
+            &[0, 1],
+            &[0, 0],
+            &[0, 0],
+            &[1.0, 1.0],
+            &[0, 0],
+            Some(&[4, 4]),
+            None,
+        );
+        assert!(same.is_err());
+        assert!(merge(&[0], &[], &[0], &[1.0], &[0], None, None).is_err());
+        let empty = merge(&[], &[], &[], &[], &[], None, None).unwrap().unwrap();
+        assert_eq!(empty.lptr, [0]);
+    }
+
+    #[test]
+    fn radix_sort_is_stable() {
+        let mut seed = 99u64;
+        let mut items: Vec<(u64, u32)> = (0..5000)
+            .map(|i| ((rng(&mut seed) % 300) << 20, i))
+            .collect();
+        let mut want = items.clone();
+        want.sort_by_key(|p| p.0); // stable
+        radix_sort(&mut items, 29);
+        assert_eq!(items, want);
+    }
+
+    #[test]
+    fn csr_orders_by_node_rank_then_edge() {
+        let keys = [2, 0, 2, 2, 1, 0];
+        let rank = [1, 0, 0, 1, 2, 0];
+        let (ptr, idx) = csr(4, &keys, &rank, 3).unwrap();
+        assert_eq!(ptr, [0, 2, 3, 6, 6]);
+        assert_eq!(idx, [1, 5, 4, 2, 0, 3]);
+        assert!(csr(2, &keys, &rank, 3).is_err());
+        assert!(csr(4, &keys, &rank, 2).is_err());
+        assert_eq!(csr(3, &[], &[], 0).unwrap(), (vec![0; 4], vec![]));
+    }
+
+    #[test]
+    fn ranks_highest_first() {
+        let values = [0.25f32, 0.5, 1.0];
+        assert_eq!(conf_rank(&[1.0, 0.25, 0.5], &values), Some(vec![0, 2, 1]));
+        assert_eq!(conf_rank(&[0.3], &values), None);
+        assert_eq!(conf_rank(&[2.0], &values), None);
+        assert_eq!(conf_rank(&[f32::NAN], &values), None);
+        assert_eq!(conf_rank(&[1.0], &[]), None);
+    }
+}
