@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,15 @@ class Memory:
         self.part_linked = False  # ... hard-linked from the generation before
         # word -> {name: count}: names that take their meaning from the word (`_close_names`)
         self.follows: dict[str, dict[str, int]] | None = None
+        # the builder's resolution memo indexed by what invalidates an entry (`_index_memo`):
+        # the oldest `memo_seen` entries of `memo_of` are indexed, the newer ones not yet
+        self.memo_of: dict | None = None
+        self.memo_seen = 0
+        self.memo_refs = 0  # keys held by the index (some already dropped through another)
+        self.memo_by_name: dict[str, list[tuple]] = {}
+        self.memo_by_file: dict[int, list[tuple]] = {}
+        self.memo_by_class: dict[int, list[tuple]] = {}
+        self.memo_other: list[tuple] = []  # entries of kinds the index does not know
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -509,10 +519,7 @@ def _import_view(scope) -> tuple[dict[str, tuple], list]:
 
 
 def _direct_subclasses(b: GraphBuilder) -> dict[int, list[int]]:
-    if b._subclasses is None:
-        b.subclasses_of(-1)
-    assert b._subclasses is not None
-    return b._subclasses
+    return b.direct_subclasses()
 
 
 def _declaration_patch(memory: Memory, decl: list[np.ndarray],
@@ -524,24 +531,31 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     assert b is not None and memory.log is not None
     memory.numbering()
     assert memory.order is not None and memory.fstart is not None and memory.ndefs is not None
-    old_sub = {k: list(v) for k, v in _direct_subclasses(b).items()}
+    _direct_subclasses(b)  # the table before the change (made once, then moved class by class)
+    _index_memo(memory, b)
     old_touched = dict(b._touched)
     old_order = memory.order
+    classes = {n for fid, _ in declared for n in memory.defs_of(fid)}
     names: set[str] = set()
     for fid, ex in declared:
         if not _declare_again(b, memory, decl, fid, ex, names):
             return None
     reach = {fid for fid, _ in declared}
+    # the declared files' definitions before and after: their bases are resolved again
+    classes.update(n for fid in reach for n in memory.defs_of(fid))
     # the memos: an entry is dropped when what it was computed from may have changed (a
     # changed name, a declared file, a class whose bases name a changed word, the subclass
     # sets); everything else (most of it) is kept, so that files resolved again are as cheap
-    # as in a full build. Entries are always filtered from the memo before the patch.
-    base_memo = b._memo
+    # as in a full build. Each pass drops more, and the entries the pass before computed.
+    memo = b._memo
     gone_files = set(reach)
     _close_names(memory, b, names)
     stale: set[int] | None = None
     memo_names: set[str] = set()
-    down: set[int] | None = None
+    down: set[int] = set()
+    dropped: tuple[set, set, set] = (set(), set(), set())  # names, stale classes, down
+    before: dict[int, list[int]] = {}  # resolved bases before the patch of the classes moved
+    mark = -1  # entries of `memo` the pass before left; after them, what it computed
     size = -1
     while True:
         files = memory.files_using(names) | reach
@@ -551,16 +565,33 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
             break
         stale = now if stale is None else stale | now
         size = len(wide)
-        b._memo = _kept_memo(b, base_memo, wide, gone_files, stale, down)
+        if mark < 0:
+            _drop_memo(memory, memo, memory.memo_by_file, gone_files)
+            for k in memory.memo_other:
+                memo.pop(k, None)
+            memory.memo_other = []
+        else:
+            for k in list(islice(reversed(memo), len(memo) - mark)):
+                del memo[k]
+        _drop_memo(memory, memo, memory.memo_by_name, wide - dropped[0])
+        _drop_memo(memory, memo, memory.memo_by_class, down - dropped[2])
+        for c in stale - dropped[1]:
+            memo.pop(("b", c), None)
+        dropped[0].update(wide)
+        dropped[1].update(stale)
+        dropped[2].update(down)
+        b._sub_memo = {}  # the subclass sets, their families and receiver words
         b._trans.clear()
-        b._subclasses = None
-        new_sub = _direct_subclasses(b)
+        mark = len(memo)
+        for c, old in b.update_subclasses(classes | stale | b._bases_cut).items():
+            before.setdefault(c, old)
         if "__getattr__" in names:  # a class that may have any member (`_open_class`)
-            _open_classes(b, memory, declared, old_sub, new_sub, names)
-        down, up = _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
+            _open_classes(b, memory, declared, before, names)
+        down, up = _inheritance(b, memory, before, old_touched, names, reach)
         if down:  # a lookup through a class whose bases changed may find another member
             memo_names |= {m for x in up | down for m in b.children.get(x, {})}
         _close_names(memory, b, names)
+    memory.memo_seen = mark
     for nm in names | memo_names:
         b._unique_top.pop(nm, None)
     b.types._lines = None
@@ -583,6 +614,62 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     cols = (src.astype(np.int32), target.astype(np.int32), arrays["kind"], arrays["conf"],
             arrays["line"])  # fmt: skip
     return reach, cols
+
+
+def _index_memo(memory: Memory, b: GraphBuilder) -> None:
+    """Index the memo entries made since the last declaration patch by what drops them:
+    `("u", unit, name)` by name; `("i", file, name)` by name and file; `("m", class, name)`
+    by name, class and the class's file; `("al" | "in", node)` by the node's name and file;
+    `("b", class)` needs none (dropped by key). The memo only grows between patches (entries
+    are added, never replaced), so the new entries are the last ones in its order."""
+    memo = b._memo
+    if memory.memo_of is not memo or memory.memo_refs > 4 * len(memo) + 100_000:
+        memory.memo_of, memory.memo_seen, memory.memo_refs = memo, 0, 0
+        memory.memo_by_name, memory.memo_by_file, memory.memo_by_class = {}, {}, {}
+        memory.memo_other = []
+    new = len(memo) - memory.memo_seen
+    if new <= 0:
+        return
+    keys = list(memo) if not memory.memo_seen else list(islice(reversed(memo), new))
+    by_name, by_file, by_class = memory.memo_by_name, memory.memo_by_file, memory.memo_by_class
+    other = memory.memo_other
+    nodes = b.nodes
+    refs = 0
+    for k in keys:
+        t = k[0]
+        if t == "u":
+            by_name.setdefault(k[2], []).append(k)
+            refs += 1
+        elif t == "i":
+            by_name.setdefault(k[2], []).append(k)
+            by_file.setdefault(k[1], []).append(k)
+            refs += 2
+        elif t == "m":
+            by_name.setdefault(k[2], []).append(k)
+            by_class.setdefault(k[1], []).append(k)
+            by_file.setdefault(nodes[k[1]].file, []).append(k)
+            refs += 3
+        elif t == "b":
+            pass
+        elif t == "al" or t == "in":
+            n = nodes[k[1]]
+            by_name.setdefault(n.name, []).append(k)
+            by_file.setdefault(n.file, []).append(k)
+            refs += 2
+        else:
+            other.append(k)
+    memory.memo_refs += refs
+    memory.memo_seen = len(memo)
+
+
+def _drop_memo(memory: Memory, memo: dict, index: dict, what: Any) -> None:
+    """Drop the memo entries `index` files under each of `what` (and forget them there)."""
+    for x in what:
+        keys = index.pop(x, None)
+        if keys:
+            memory.memo_refs -= len(keys)
+            for k in keys:
+                memo.pop(k, None)
 
 
 def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int,
@@ -741,27 +828,47 @@ def _exported(b: GraphBuilder, units: set) -> set[str] | None:
     return out
 
 
-def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
+def _subclasses_then_and_now(b: GraphBuilder, before: dict[int, list[int]]):
+    """(a class's direct superclasses, its direct subclasses), each before the patch or
+    now: the table now (`GraphBuilder._subclasses`) and, for the classes moved by the
+    patch, their resolved bases before."""
+    direct, supers = b.direct_subclasses(), b._supers
+    old_kids: dict[int, list[int]] = {}
+    for c, old in before.items():
+        for p in old:
+            old_kids.setdefault(p, []).append(c)
+
+    def parents(x: int) -> list[int]:
+        return [*before.get(x, ()), *supers.get(x, ())]
+
+    def kids(x: int) -> list[int]:
+        return [*direct.get(x, ()), *old_kids.get(x, ())]
+
+    return parents, kids
+
+
+def _inheritance(b: GraphBuilder, memory: Memory, before: dict[int, list[int]],
                  old_touched: dict, names: set[str], reach: set[int]) -> tuple[set, set]:  # fmt: skip
     """Classes whose bases resolve differently: their subclasses' (inclusive) names and
     members may now mean something else (a method found through another base), their files
     are read again, and so are the files whose candidate evidence (`_evidence`,
-    `_names_class`) reads the changed subclass sets."""
-    old_e = {(c, p) for p, cs in old_sub.items() for c in cs}
-    new_e = {(c, p) for p, cs in new_sub.items() for c in cs}
-    changed = old_e ^ new_e
+    `_names_class`) reads the changed subclass sets. `before`: the resolved bases before the
+    patch of every class whose bases were resolved again (the others' did not change)."""
+    changed = set()
+    for c, old in before.items():
+        now = b._supers.get(c, [])
+        if old != now:  # bases in another order too: a member is looked up in that order
+            changed.update((c, p) for p in {*old, *now})
     if not changed:
         return set(), set()
+    parents, kids = _subclasses_then_and_now(b, before)
     up: set[int] = set()
     todo = [p for _, p in changed]
-    parents: dict[int, list[int]] = {}
-    for c, p in old_e | new_e:
-        parents.setdefault(c, []).append(p)
     while todo:
         x = todo.pop()
         if x not in up:
             up.add(x)
-            todo.extend(parents.get(x, ()))
+            todo.extend(parents(x))
     down: set[int] = set()
     todo = [c for c, _ in changed]
     while todo:
@@ -769,8 +876,7 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
         if x in down:
             continue
         down.add(x)
-        todo.extend(old_sub.get(x, ()))
-        todo.extend(new_sub.get(x, ()))
+        todo.extend(kids(x))
     units = set()
     words: set[str] = set()
     for x in down:
@@ -788,11 +894,12 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
     return down, up
 
 
-def _open_classes(b: GraphBuilder, memory: Memory, declared: list, old_sub: dict,
-                  new_sub: dict, names: set[str]) -> None:  # fmt: skip
+def _open_classes(b: GraphBuilder, memory: Memory, declared: list,
+                  before: dict[int, list[int]], names: set[str]) -> None:  # fmt: skip
     """A declared file's class that gained or lost `__getattr__` may now have any member: the
     duck-typed candidates among its and its subclasses' methods (`_has_members`) change, so
     their names join `names`."""
+    _, kids = _subclasses_then_and_now(b, before)
     todo = [n for fid, _ in declared for n in memory.defs_of(fid) if n in b.children]
     seen: set[int] = set()
     while todo:
@@ -801,38 +908,7 @@ def _open_classes(b: GraphBuilder, memory: Memory, declared: list, old_sub: dict
             continue
         seen.add(x)
         names.update(b.children.get(x, {}))
-        todo.extend(old_sub.get(x, ()))
-        todo.extend(new_sub.get(x, ()))
-
-
-def _kept_memo(b: GraphBuilder, memo: dict, names: set[str], files: set[int],
-               stale: set[int], down: set[int] | None) -> dict:  # fmt: skip
-    """The entries of `memo` (see `GraphBuilder._memoized`) that cannot have changed: not
-    about a name in `names`, a node of a file in `files`, a class in `stale` (bases) or
-    `down` (bases changed); the subclass sets only when no class's bases changed (`down`
-    empty; None: not known yet, dropped)."""
-    nodes = b.nodes
-    keep_sub = down is not None and not down
-    down = down or set()
-    out = {}
-    for k, v in memo.items():
-        t = k[0]
-        if t == "u":
-            ok = k[2] not in names
-        elif t == "i":
-            ok = k[1] not in files and k[2] not in names
-        elif t == "m":
-            ok = k[2] not in names and k[1] not in down and nodes[k[1]].file not in files
-        elif t == "b":
-            ok = k[1] not in stale
-        elif t in ("al", "in", "cw"):
-            n = nodes[k[1]]
-            ok = n.file not in files and n.name not in names and (t != "cw" or keep_sub)
-        else:  # "s", "fu": the subclass sets
-            ok = keep_sub
-        if ok:
-            out[k] = v
-    return out
+        todo.extend(kids(x))
 
 
 def _file_follows(b: GraphBuilder, memory: Memory, fid: int) -> list[tuple[str, str]]:
