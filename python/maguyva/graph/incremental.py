@@ -555,6 +555,8 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     down: set[int] = set()
     dropped: tuple[set, set, set] = (set(), set(), set())  # names, stale classes, down
     before: dict[int, list[int]] = {}  # resolved bases before the patch of the classes moved
+    moved = False  # a list of direct subclasses changed
+    base_sub = b._sub_memo
     mark = -1  # entries of `memo` the pass before left; after them, what it computed
     size = -1
     while True:
@@ -583,8 +585,11 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
         b._sub_memo = {}  # the subclass sets, their families and receiver words
         b._trans.clear()
         mark = len(memo)
-        for c, old in b.update_subclasses(classes | stale | b._bases_cut).items():
+        got, now_moved = b.update_subclasses(classes | stale | b._bases_cut)
+        moved = moved or now_moved
+        for c, old in got.items():
             before.setdefault(c, old)
+        b._sub_memo = {}  # made while the table was half moved
         if "__getattr__" in names:  # a class that may have any member (`_open_class`)
             _open_classes(b, memory, declared, before, names)
         down, up = _inheritance(b, memory, before, old_touched, names, reach)
@@ -592,6 +597,8 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
             memo_names |= {m for x in up | down for m in b.children.get(x, {})}
         _close_names(memory, b, names)
     memory.memo_seen = mark
+    if not moved and all(b._supers.get(c, []) == old for c, old in before.items()):
+        _keep_sub_memo(b, base_sub, names, classes)
     for nm in names | memo_names:
         b._unique_top.pop(nm, None)
     b.types._lines = None
@@ -614,6 +621,18 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     cols = (src.astype(np.int32), target.astype(np.int32), arrays["kind"], arrays["conf"],
             arrays["line"])  # fmt: skip
     return reach, cols
+
+
+def _keep_sub_memo(b: GraphBuilder, sub: dict, names: set[str], classes: set[int]) -> None:
+    """No class's bases or subclasses changed: the subclass sets and families stay, and so
+    do the receiver words of a method candidate (`_names_class`, `_inheritors`) unless a
+    member of its name changed somewhere (an override added or removed: another class may
+    inherit it) or it is a definition of a declared file."""
+    for c in (*classes, *(c for nm in names for c in b.methods.get(nm, ()))):
+        sub.pop(("cw", c), None)
+        sub.pop(("cw", c, "ih"), None)
+    sub.update(b._sub_memo)  # what the patch computed since, with the table as it is now
+    b._sub_memo = sub
 
 
 def _index_memo(memory: Memory, b: GraphBuilder) -> None:

@@ -1230,20 +1230,24 @@ class GraphBuilder:
             self._subclasses = direct
         return self._subclasses
 
-    def update_subclasses(self, classes: Iterable[int]) -> dict[int, list[int]]:
+    def update_subclasses(self, classes: Iterable[int]) -> tuple[dict[int, list[int]], bool]:
         """Resolve the bases of `classes` again (their memo entries dropped by a declaration
         change, or the class made, removed or declared again) and move them in the
-        direct-subclass table; returns their resolved bases before."""
+        direct-subclass table; returns their resolved bases before, and whether any class's
+        list of direct subclasses changed (members or order)."""
         direct = self.direct_subclasses()
         okey = self.okey.__getitem__ if self.okey else None
         before: dict[int, list[int]] = {}
+        lists: dict[int, list[int]] = {}  # the lists taken from, as they were
         for node in classes:
             old = before[node] = self._supers.pop(node, [])
             for base in set(old):
                 subs = direct[base]
+                lists.setdefault(base, list(subs))
                 subs[:] = [s for s in subs if s != node]
                 if not subs:
                     del direct[base]
+        moved = False
         for node in before:
             self._bases_cut.discard(node)
             if node not in self.bases:
@@ -1252,8 +1256,10 @@ class GraphBuilder:
             if ("b", node) not in self._memo:
                 self._bases_cut.add(node)
             for base in supers:
+                moved = moved or base not in lists
                 bisect.insort(direct.setdefault(base, []), node, key=okey)
-        return before
+        moved = moved or any(direct.get(p, []) != subs for p, subs in lists.items())
+        return before, moved
 
     # -- phase 2: edges -------------------------------------------------------------------
 
