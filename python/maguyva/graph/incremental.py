@@ -606,20 +606,19 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     for fid in reach:
         b._touched.pop(fid, None)
     # the previous edge log in the new numbering (rows of files not reached keep their edges)
-    canon = memory.graph_number(old_order)
+    canon = memory.graph_number(old_order).astype(np.int32)  # old graph numbers -> new
     arrays = memory.log[0]
-    src = canon[arrays["src"].astype(np.int64)]
-    target = arrays["target"].astype(np.int64)
-    pos = target >= 0
-    target[pos] = canon[target[pos]]
-    ptr = arrays["ptr"]
-    bad = np.flatnonzero((src < 0) | (pos & (target < 0)))
-    if len(bad):
-        owners = set((np.searchsorted(ptr, bad, side="right") - 1).tolist())
-        if not owners <= reach:
-            return None  # a kept file's edge to a removed definition: the reach is wrong
-    cols = (src.astype(np.int32), target.astype(np.int32), arrays["kind"], arrays["conf"],
-            arrays["line"])  # fmt: skip
+    src, target = arrays["src"], arrays["target"]
+    if not np.array_equal(canon, np.arange(len(canon), dtype=np.int32)):
+        src = canon[src]
+        pos = target >= 0
+        target = np.where(pos, canon[np.maximum(target, 0)], target)
+        bad = np.flatnonzero((src < 0) | (pos & (target < 0)))
+        if len(bad):
+            owners = set((np.searchsorted(arrays["ptr"], bad, side="right") - 1).tolist())
+            if not owners <= reach:
+                return None  # a kept file's edge to a removed definition: the reach is wrong
+    cols = (src, target, arrays["kind"], arrays["conf"], arrays["line"])
     return reach, cols
 
 
@@ -701,25 +700,24 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
     old_views = {o: _view(b, o) for o in old_ids}
     scope = b.scopes[fid]
     old_imports, old_stars = _import_view(scope)
-    old_lists = {}
-    for o in old_ids:
-        nm = b.nodes[o].name
-        if nm not in old_lists:
-            mine = set(old_ids)
-            old_lists[nm] = ([x for x in b.by_name.get(nm, ()) if x in mine],
-                             [x for x in b.methods.get(nm, ()) if x in mine])  # fmt: skip
     if memory.follows is not None:
         _follow(memory, _file_follows(b, memory, fid), -1)
-    # forget the file's declarations
-    gone = set(old_ids)
-    for o in old_ids:
-        nm = b.nodes[o].name
+    # forget the file's declarations: in the lists of same-named definitions (in the graph's
+    # order), the file's are one run; taken out, and kept to compare with the new ones
+    old_lists = {}
+    for nm in dict.fromkeys(b.nodes[o].name for o in old_ids):
+        got = []
         for table in (b.by_name, b.methods):
-            lst = table.get(nm)
-            if lst is not None and o in lst:
-                lst.remove(o)
+            lst = table.get(nm, [])
+            lo, hi = _file_run(b, lst, fid)
+            got.append(lst[lo:hi])
+            if hi > lo:
+                del lst[lo:hi]
                 if not lst:
                     del table[nm]
+        old_lists[nm] = tuple(got)
+    gone = set(old_ids)
+    for o in old_ids:
         for table in (b.children, b.parent, b.bases, b.owner_name, b.alts, b.aliases,
                       b.instances, b.types._memo):  # fmt: skip
             table.pop(o, None)  # type: ignore[attr-defined]
@@ -758,9 +756,9 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
     for node in gone | new_ids:
         if node not in gone or node not in new_ids or old_views[node] != _view(b, node):
             names.add(b.nodes[node].name)
-    for nm, (by_name, methods) in old_lists.items():
-        if ([x for x in b.by_name.get(nm, ()) if x in new_ids],
-                [x for x in b.methods.get(nm, ()) if x in new_ids]) != (by_name, methods):  # fmt: skip
+    for nm, old in old_lists.items():
+        if tuple(lst[slice(*_file_run(b, lst, fid))] for lst in
+                 (b.by_name.get(nm, []), b.methods.get(nm, []))) != old:  # fmt: skip
             names.add(nm)
     new_imports, new_stars = _import_view(scope)
     for local in old_imports.keys() | new_imports.keys():
@@ -826,6 +824,14 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
                                        np.full(len(mine[0]), fid, dtype=np.int32),
                                        memory.decl_file[hi:]])  # fmt: skip
     return True
+
+
+def _file_run(b: GraphBuilder, nodes: list[int], fid: int) -> tuple[int, int]:
+    """Where file `fid`'s definitions are in `nodes`, a list in the graph's order (`okey`)."""
+    assert b.okey is not None
+    key = b.okey.__getitem__
+    return (bisect.bisect_left(nodes, fid * _RANK, key=key),
+            bisect.bisect_left(nodes, (fid + 1) * _RANK, key=key))  # fmt: skip
 
 
 def _exported(b: GraphBuilder, units: set) -> set[str] | None:
