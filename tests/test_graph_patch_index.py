@@ -74,6 +74,11 @@ REPO = {
             holder.hold()
             hexagon.area()
             return circle.area()
+
+
+        def duck(obj):
+            obj.hold()
+            return obj.squeeze()
         """,
     "pkg/other.py": """
         def helper():
@@ -138,6 +143,10 @@ EDITS = [
     # ... then Cross's bases swap: it inherits Beta.spin, the receiver words kept for the
     # candidates must go though no class gained or lost a subclass
     ("pkg/cross.py", "class Cross(Alpha, Beta):", "class Cross(Beta, Alpha):"),
+    # a base from outside the repository (resolving to nothing, as before): Grip may now have
+    # any member, so `obj.hold(); obj.squeeze()` (duck typing) fits Grip.hold, though nothing
+    # that use.py names changed
+    ("pkg/bases.py", "class Grip:", "class Grip(LibraryBase):"),
 ]  # fmt: skip
 
 
@@ -177,3 +186,72 @@ def test_declaration_patches_keep_their_indexes_right(tmp_path, upto):
     assert any(
         not np.array_equal(before[k], after[k]) for k in ("edge_src", "edge_dst", "edge_conf")
     )
+
+
+DUCK = {
+    "pkg/__init__.py": "",
+    "pkg/bases.py": """
+        class Base:
+            def m(self):
+                return 1
+
+
+        class Mixin:
+            def extra(self):
+                return 2
+
+
+        class Other:
+            def m(self):
+                return 3
+        """,
+    "pkg/use.py": """
+        def f(x):
+            x.m()
+            return x.extra()
+        """,
+    "pkg/new.py": """
+        from pkg.bases import Base, Mixin
+
+
+        def g():
+            return 0
+        """,
+}
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        # a subclass of two classes: Base.m is now inherited by a class that has `extra`
+        ("pkg/new.py", "def g():", "class N(Base, Mixin):\n    pass\n\n\ndef g():"),
+        # a subclass with a base from outside the repository: it may have any member
+        ("pkg/new.py", "def g():", "class N(Base, Lib):\n    pass\n\n\ndef g():"),
+        # a subclass with `__getattr__`
+        ("pkg/new.py", "def g():",
+         "class N(Base):\n    def __getattr__(self, name):\n        return name\n\n\ndef g():"),
+        # `__getattr__` on the class itself
+        ("pkg/bases.py", "class Base:\n",
+         "class Base:\n    def __getattr__(self, name):\n        return name\n\n"),
+    ],
+)  # fmt: skip
+def test_duck_typing_reaches_the_callers_of_the_methods_a_changed_class_inherits(tmp_path, step):
+    """`x.m(); x.extra()` in use.py names nothing the edit changes, but whether Base.m has
+    an inheriting class with `extra` (or one that may have any member) does: the callers of
+    the changed class's inherited methods are reached (`incremental._duck_typing`)."""
+    root = tmp_path / "repo"
+    for rel, text in DUCK.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+    writer = GraphModality()
+    _build(writer, root, tmp_path / "g0")
+    _build(writer, root, tmp_path / "g1", tmp_path / "g0", [])
+    rel, old, new = step
+    path = root / rel
+    path.write_text(path.read_text().replace(old, new, 1))
+    report = _build(writer, root, tmp_path / "g2", tmp_path / "g1", [rel])
+    assert report.get("mode") == "patch", report["reuse"]
+    _build(GraphModality(), root, tmp_path / "scratch")
+    assert_same_graph(tmp_path / "g2", tmp_path / "scratch")
+    before, after = _edges(tmp_path / "g1"), _edges(tmp_path / "scratch")
+    assert not np.array_equal(before["edge_conf"], after["edge_conf"])

@@ -31,6 +31,7 @@ from . import store
 from .receivers import scan
 from .resolve import (
     CALLS,
+    CLOSED_BASES,
     CONTAINS,
     STAT_KEYS,
     Body,
@@ -537,8 +538,9 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     old_order = memory.order
     classes = {n for fid, _ in declared for n in memory.defs_of(fid)}
     names: set[str] = set()
+    then_open: dict[int, bool] = {}  # the declared files' classes: open before the patch?
     for fid, ex in declared:
-        if not _declare_again(b, memory, decl, fid, ex, names):
+        if not _declare_again(b, memory, decl, fid, ex, names, then_open):
             return None
     reach = {fid for fid, _ in declared}
     # the declared files' definitions before and after: their bases are resolved again
@@ -590,15 +592,14 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
         for c, old in got.items():
             before.setdefault(c, old)
         b._sub_memo = {}  # made while the table was half moved
-        if "__getattr__" in names:  # a class that may have any member (`_open_class`)
-            _open_classes(b, memory, declared, before, names)
         down, up = _inheritance(b, memory, before, old_touched, names, reach)
+        _duck_typing(b, before, then_open, classes, down, names)
         if down:  # a lookup through a class whose bases changed may find another member
             memo_names |= {m for x in up | down for m in b.children.get(x, {})}
         _close_names(memory, b, names)
     memory.memo_seen = mark
     if not moved and all(b._supers.get(c, []) == old for c, old in before.items()):
-        _keep_sub_memo(b, base_sub, names, classes)
+        _keep_sub_memo(b, base_sub, names | memo_names, classes)
     for nm in names | memo_names:
         b._unique_top.pop(nm, None)
     b.types._lines = None
@@ -691,12 +692,16 @@ def _drop_memo(memory: Memory, memo: dict, index: dict, what: Any) -> None:
 
 
 def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int,
-                   ex: FileExtraction, names: set[str]) -> bool:  # fmt: skip
+                   ex: FileExtraction, names: set[str],
+                   then_open: dict[int, bool] | None = None) -> bool:  # fmt: skip
     """Declare file `fid` again from `ex`; add to `names` every name whose meaning to
-    another file may have changed."""
+    another file may have changed; `then_open`: whether each of its classes was open
+    before (`_open_here`)."""
     assert memory.order is not None and memory.fstart is not None and memory.ndefs is not None
     assert b.okey is not None
     old_ids = memory.defs_of(fid)
+    if then_open is not None:
+        then_open.update((o, _open_here(b, o)) for o in old_ids if o in b.bases or o in b.children)
     old_views = {o: _view(b, o) for o in old_ids}
     scope = b.scopes[fid]
     old_imports, old_stars = _import_view(scope)
@@ -919,21 +924,56 @@ def _inheritance(b: GraphBuilder, memory: Memory, before: dict[int, list[int]],
     return down, up
 
 
-def _open_classes(b: GraphBuilder, memory: Memory, declared: list,
-                  before: dict[int, list[int]], names: set[str]) -> None:  # fmt: skip
-    """A declared file's class that gained or lost `__getattr__` may now have any member: the
-    duck-typed candidates among its and its subclasses' methods (`_has_members`) change, so
-    their names join `names`."""
-    _, kids = _subclasses_then_and_now(b, before)
-    todo = [n for fid, _ in declared for n in memory.defs_of(fid) if n in b.children]
-    seen: set[int] = set()
+def _open_here(b: GraphBuilder, cls: int, supers: list[int] | None = None) -> bool:
+    """A class that may have any member by itself (`GraphBuilder._open_class`, without its
+    bases): a `__getattr__`, or a written base that resolves to no class of the repository."""
+    if "__getattr__" in b.children.get(cls, {}):
+        return True
+    written = sum(1 for w in b.bases.get(cls, ()) if w not in CLOSED_BASES)
+    return written > len(b._supers.get(cls, ()) if supers is None else supers)
+
+
+def _duck_typing(b: GraphBuilder, before: dict[int, list[int]], then_open: dict[int, bool],
+                 classes: set[int], down: set[int], names: set[str]) -> None:  # fmt: skip
+    """Duck typing (`_has_members`) asks whether some class inheriting a candidate method,
+    or one of its subclasses, has every other method called on the receiver or may have any
+    (`_open_class`): the answer changes for the methods of a class's ancestors when the class
+    becomes open or closed (a `__getattr__`, or a base from outside the repository, added or
+    removed), or gains or loses subclass edges while it is open or has several bases (their
+    members meet in it). Those methods' names join `names` (so their callers are reached),
+    and so do the members of a class that opened or closed and of its subclasses."""
+    parents, kids = _subclasses_then_and_now(b, before)
+
+    def then(y: int) -> bool:
+        got = then_open.get(y)
+        return _open_here(b, y, before.get(y)) if got is None else got
+
+    def above(x: int) -> set[int]:
+        out: set[int] = set()
+        todo = list(parents(x))
+        while todo:
+            y = todo.pop()
+            if y not in out:
+                out.add(y)
+                todo.extend(parents(y))
+        return out
+
+    opened = {c for c in classes if then_open.get(c, False) != _open_here(b, c)}
+    todo, below = list(opened), set()
     while todo:
         x = todo.pop()
-        if x in seen:
-            continue
-        seen.add(x)
-        names.update(b.children.get(x, {}))
-        todo.extend(kids(x))
+        if x not in below:
+            below.add(x)
+            todo.extend(kids(x))
+    for x in below | down:
+        up = above(x)
+        if (
+            x in below
+            or len({*before.get(x, ()), *b._supers.get(x, ())}) > 1
+            or any(then(y) or _open_here(b, y) for y in (x, *up))
+        ):
+            for y in (x, *up):
+                names.update(b.children.get(y, {}))
 
 
 def _file_follows(b: GraphBuilder, memory: Memory, fid: int) -> list[tuple[str, str]]:
