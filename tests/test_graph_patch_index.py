@@ -209,6 +209,11 @@ DUCK = {
         def f(x):
             x.m()
             return x.extra()
+
+
+        def h(y):
+            y.r()
+            return y.zzz()
         """,
     "pkg/new.py": """
         from pkg.bases import Base, Mixin
@@ -216,6 +221,28 @@ DUCK = {
 
         def g():
             return 0
+        """,
+    "pkg/root.py": """
+        class Root:
+            def r(self):
+                return 1
+
+
+        class Other2:
+            def r(self):
+                return 2
+        """,
+    "pkg/chain.py": """
+        class Mid:
+            def q(self):
+                return 1
+        """,
+    "pkg/opened.py": """
+        from pkg.chain import Mid
+
+
+        class Opened(Mid, Lib):
+            pass
         """,
 }
 
@@ -233,6 +260,9 @@ DUCK = {
         # `__getattr__` on the class itself
         ("pkg/bases.py", "class Base:\n",
          "class Base:\n    def __getattr__(self, name):\n        return name\n\n"),
+        # a base for Mid: Root.r is now inherited by Opened, a subclass of Mid in another file
+        # that may have any member (`y.r(); y.zzz()` fits it)
+        ("pkg/chain.py", "class Mid:", "from pkg.root import Root\n\n\nclass Mid(Root):"),
     ],
 )  # fmt: skip
 def test_duck_typing_reaches_the_callers_of_the_methods_a_changed_class_inherits(tmp_path, step):

@@ -593,7 +593,7 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
             before.setdefault(c, old)
         b._sub_memo = {}  # made while the table was half moved
         down, up = _inheritance(b, memory, before, old_touched, names, reach)
-        _duck_typing(b, before, then_open, classes, down, names)
+        _duck_typing(b, memory, before, then_open, classes, down, names, reach)
         if down:  # a lookup through a class whose bases changed may find another member
             memo_names |= {m for x in up | down for m in b.children.get(x, {})}
         _close_names(memory, b, names)
@@ -642,7 +642,11 @@ def _index_memo(memory: Memory, b: GraphBuilder) -> None:
     `("b", class)` needs none (dropped by key). The memo only grows between patches (entries
     are added, never replaced), so the new entries are the last ones in its order."""
     memo = b._memo
-    if memory.memo_of is not memo or memory.memo_refs > 4 * len(memo) + 100_000:
+    if (
+        memory.memo_of is not memo
+        or len(memo) < memory.memo_seen  # entries went some other way: index it all again
+        or memory.memo_refs > 4 * len(memo) + 100_000
+    ):
         memory.memo_of, memory.memo_seen, memory.memo_refs = memo, 0, 0
         memory.memo_by_name, memory.memo_by_file, memory.memo_by_class = {}, {}, {}
         memory.memo_other = []
@@ -933,20 +937,25 @@ def _open_here(b: GraphBuilder, cls: int, supers: list[int] | None = None) -> bo
     return written > len(b._supers.get(cls, ()) if supers is None else supers)
 
 
-def _duck_typing(b: GraphBuilder, before: dict[int, list[int]], then_open: dict[int, bool],
-                 classes: set[int], down: set[int], names: set[str]) -> None:  # fmt: skip
+def _duck_typing(b: GraphBuilder, memory: Memory, before: dict[int, list[int]],
+                 then_open: dict[int, bool], classes: set[int], down: set[int],
+                 names: set[str], reach: set[int]) -> None:  # fmt: skip
     """Duck typing (`_has_members`) asks whether some class inheriting a candidate method,
     or one of its subclasses, has every other method called on the receiver or may have any
-    (`_open_class`): the answer changes for the methods of a class's ancestors when the class
+    (`_open_class`). The answer changes for the methods of a class's ancestors when the class
     becomes open or closed (a `__getattr__`, or a base from outside the repository, added or
-    removed), or gains or loses subclass edges while it is open or has several bases (their
-    members meet in it). Those methods' names join `names` (so their callers are reached),
-    and so do the members of a class that opened or closed and of its subclasses."""
+    removed) or gains or loses subclass edges while it is open: their names join `names` (so
+    their callers are reached), with the members of a class that opened or closed and of its
+    subclasses. A class with several bases that gains or loses subclass edges joins the
+    members of one base's side to the other's: a call of one side's method with one of the
+    other side's on the same receiver may change, and so the files that call a name of
+    each side are reached."""
     parents, kids = _subclasses_then_and_now(b, before)
 
-    def then(y: int) -> bool:
-        got = then_open.get(y)
-        return _open_here(b, y, before.get(y)) if got is None else got
+    def then(y: int) -> bool:  # (a declared file's class made by the patch: not before)
+        if y in classes:
+            return then_open.get(y, False)
+        return _open_here(b, y, before.get(y))
 
     def above(x: int) -> set[int]:
         out: set[int] = set()
@@ -958,6 +967,9 @@ def _duck_typing(b: GraphBuilder, before: dict[int, list[int]], then_open: dict[
                 todo.extend(parents(y))
         return out
 
+    def members(xs) -> set[str]:
+        return {m for y in xs for m in b.children.get(y, {})}
+
     opened = {c for c in classes if then_open.get(c, False) != _open_here(b, c)}
     todo, below = list(opened), set()
     while todo:
@@ -967,13 +979,17 @@ def _duck_typing(b: GraphBuilder, before: dict[int, list[int]], then_open: dict[
             todo.extend(kids(x))
     for x in below | down:
         up = above(x)
-        if (
-            x in below
-            or len({*before.get(x, ()), *b._supers.get(x, ())}) > 1
-            or any(then(y) or _open_here(b, y) for y in (x, *up))
-        ):
-            for y in (x, *up):
-                names.update(b.children.get(y, {}))
+        if x in below or any(then(y) or _open_here(b, y) for y in (x, *up)):
+            names.update(members((x, *up)))
+            continue
+        bases = {*before.get(x, ()), *b._supers.get(x, ())}
+        if len(bases) < 2:
+            continue  # one base: the class has its members and its own (in `names` already)
+        sides = [members({y, *above(y)}) for y in bases]
+        users = [memory.files_using(side) for side in sides]
+        for i, mine in enumerate(users):
+            others = set().union(*(u for j, u in enumerate(users) if j != i))
+            reach |= mine & others
 
 
 def _file_follows(b: GraphBuilder, memory: Memory, fid: int) -> list[tuple[str, str]]:
