@@ -132,11 +132,15 @@ EDITS = [
     ("pkg/bases.py", "class X(B, A):", "class X(B):"),
     # a method added to a class: the memoised member lookups by that name go
     ("pkg/bases.py", "class B:\n", "class B:\n    def hold(self):\n        return 6\n\n"),
+    # X loses its last base: its own resolved bases (memoised) go too
+    ("pkg/bases.py", "class X(B):", "class X:"),
+    # ... and gets one back
+    ("pkg/bases.py", "class X:", "class X(A):"),
     # a subclass removed: its node dies, the subclass table and families must drop it
     ("pkg/other.py", "class Holder(Keeper):\n    def hold(self):\n        return 5\n", ""),
     # a class renamed that another file imports by its old name: every memo entry about
     # `X` goes, those the patches computed while moving classes included
-    ("pkg/bases.py", "class X(B):", "class Z(B):"),
+    ("pkg/bases.py", "class X(A):", "class Z(A):"),
     # a body edit: spin.py resolved by the writer (`cross.spin()`: the receiver word `cross`
     # names Cross, which inherits Alpha.spin) ...
     ("pkg/spin.py", "    return cross.spin()", "    len(cross)\n    return cross.spin()"),

@@ -571,6 +571,8 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
         size = len(wide)
         if mark < 0:
             _drop_memo(memory, memo, memory.memo_by_file, gone_files)
+            for c in classes:  # (a class whose bases all went is not in `stale`)
+                memo.pop(("b", c), None)
             for k in memory.memo_other:
                 memo.pop(k, None)
             memory.memo_other = []
