@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from . import store
 from .receivers import scan
 from .resolve import (
     CALLS,
+    CLOSED_BASES,
     CONTAINS,
     STAT_KEYS,
     Body,
@@ -191,6 +193,15 @@ class Memory:
         # the last patch's edge rows in merged order, as `_edge_tags` (the next one's hint)
         self.edge_tags: np.ndarray | None = None
         self.edge_files = -1
+        # the builder's resolution memo indexed by what invalidates an entry (`_index_memo`):
+        # the oldest `memo_seen` entries of `memo_of` are indexed, the newer ones not yet
+        self.memo_of: dict | None = None
+        self.memo_seen = 0
+        self.memo_refs = 0  # keys held by the index (some already dropped through another)
+        self.memo_by_name: dict[str, list[tuple]] = {}
+        self.memo_by_file: dict[int, list[tuple]] = {}
+        self.memo_by_class: dict[int, list[tuple]] = {}
+        self.memo_other: list[tuple] = []  # entries of kinds the index does not know
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -512,10 +523,7 @@ def _import_view(scope) -> tuple[dict[str, tuple], list]:
 
 
 def _direct_subclasses(b: GraphBuilder) -> dict[int, list[int]]:
-    if b._subclasses is None:
-        b.subclasses_of(-1)
-    assert b._subclasses is not None
-    return b._subclasses
+    return b.direct_subclasses()
 
 
 def _declaration_patch(memory: Memory, decl: list[np.ndarray],
@@ -527,24 +535,34 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     assert b is not None and memory.log is not None
     memory.numbering()
     assert memory.order is not None and memory.fstart is not None and memory.ndefs is not None
-    old_sub = {k: list(v) for k, v in _direct_subclasses(b).items()}
+    _direct_subclasses(b)  # the table before the change (made once, then moved class by class)
+    _index_memo(memory, b)
     old_touched = dict(b._touched)
     old_order = memory.order
+    classes = {n for fid, _ in declared for n in memory.defs_of(fid)}
     names: set[str] = set()
+    then_open: dict[int, bool] = {}  # the declared files' classes: open before the patch?
     for fid, ex in declared:
-        if not _declare_again(b, memory, decl, fid, ex, names):
+        if not _declare_again(b, memory, decl, fid, ex, names, then_open):
             return None
     reach = {fid for fid, _ in declared}
+    # the declared files' definitions before and after: their bases are resolved again
+    classes.update(n for fid in reach for n in memory.defs_of(fid))
     # the memos: an entry is dropped when what it was computed from may have changed (a
     # changed name, a declared file, a class whose bases name a changed word, the subclass
     # sets); everything else (most of it) is kept, so that files resolved again are as cheap
-    # as in a full build. Entries are always filtered from the memo before the patch.
-    base_memo = b._memo
+    # as in a full build. Each pass drops more, and the entries the pass before computed.
+    memo = b._memo
     gone_files = set(reach)
     _close_names(memory, b, names)
     stale: set[int] | None = None
     memo_names: set[str] = set()
-    down: set[int] | None = None
+    down: set[int] = set()
+    dropped: tuple[set, set, set] = (set(), set(), set())  # names, stale classes, down
+    before: dict[int, list[int]] = {}  # resolved bases before the patch of the classes moved
+    moved = False  # a list of direct subclasses changed
+    base_sub = b._sub_memo
+    mark = -1  # entries of `memo` the pass before left; after them, what it computed
     size = -1
     while True:
         files = memory.files_using(names) | reach
@@ -554,16 +572,39 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
             break
         stale = now if stale is None else stale | now
         size = len(wide)
-        b._memo = _kept_memo(b, base_memo, wide, gone_files, stale, down)
+        if mark < 0:
+            _drop_memo(memory, memo, memory.memo_by_file, gone_files)
+            for c in classes:  # (a class whose bases all went is not in `stale`)
+                memo.pop(("b", c), None)
+            for k in memory.memo_other:
+                memo.pop(k, None)
+            memory.memo_other = []
+        else:
+            for k in list(islice(reversed(memo), len(memo) - mark)):
+                del memo[k]
+        _drop_memo(memory, memo, memory.memo_by_name, wide - dropped[0])
+        _drop_memo(memory, memo, memory.memo_by_class, down - dropped[2])
+        for c in stale - dropped[1]:
+            memo.pop(("b", c), None)
+        dropped[0].update(wide)
+        dropped[1].update(stale)
+        dropped[2].update(down)
+        b._sub_memo = {}  # the subclass sets, their families and receiver words
         b._trans.clear()
-        b._subclasses = None
-        new_sub = _direct_subclasses(b)
-        if "__getattr__" in names:  # a class that may have any member (`_open_class`)
-            _open_classes(b, memory, declared, old_sub, new_sub, names)
-        down, up = _inheritance(b, memory, old_sub, new_sub, old_touched, names, reach)
+        mark = len(memo)
+        got, now_moved = b.update_subclasses(classes | stale | b._bases_cut)
+        moved = moved or now_moved
+        for c, old in got.items():
+            before.setdefault(c, old)
+        b._sub_memo = {}  # made while the table was half moved
+        down, up = _inheritance(b, memory, before, old_touched, names, reach)
+        _duck_typing(b, memory, before, then_open, classes, down, names, reach)
         if down:  # a lookup through a class whose bases changed may find another member
             memo_names |= {m for x in up | down for m in b.children.get(x, {})}
         _close_names(memory, b, names)
+    memory.memo_seen = mark
+    if not moved and all(b._supers.get(c, []) == old for c, old in before.items()):
+        _keep_sub_memo(b, base_sub, names | memo_names, classes)
     for nm in names | memo_names:
         b._unique_top.pop(nm, None)
     b.types._lines = None
@@ -571,52 +612,126 @@ def _declaration_patch(memory: Memory, decl: list[np.ndarray],
     for fid in reach:
         b._touched.pop(fid, None)
     # the previous edge log in the new numbering (rows of files not reached keep their edges)
-    canon = memory.graph_number(old_order)
+    canon = memory.graph_number(old_order).astype(np.int32)  # old graph numbers -> new
     arrays = memory.log[0]
-    src = canon[arrays["src"].astype(np.int64)]
-    target = arrays["target"].astype(np.int64)
-    pos = target >= 0
-    target[pos] = canon[target[pos]]
-    ptr = arrays["ptr"]
-    bad = np.flatnonzero((src < 0) | (pos & (target < 0)))
-    if len(bad):
-        owners = set((np.searchsorted(ptr, bad, side="right") - 1).tolist())
-        if not owners <= reach:
-            return None  # a kept file's edge to a removed definition: the reach is wrong
-    cols = (src.astype(np.int32), target.astype(np.int32), arrays["kind"], arrays["conf"],
-            arrays["line"])  # fmt: skip
+    src, target = arrays["src"], arrays["target"]
+    if not np.array_equal(canon, np.arange(len(canon), dtype=np.int32)):
+        src = canon[src]
+        pos = target >= 0
+        target = np.where(pos, canon[np.maximum(target, 0)], target)
+        bad = np.flatnonzero((src < 0) | (pos & (target < 0)))
+        if len(bad):
+            owners = set((np.searchsorted(arrays["ptr"], bad, side="right") - 1).tolist())
+            if not owners <= reach:
+                return None  # a kept file's edge to a removed definition: the reach is wrong
+    cols = (src, target, arrays["kind"], arrays["conf"], arrays["line"])
     return reach, cols
 
 
+def _keep_sub_memo(b: GraphBuilder, sub: dict, names: set[str], classes: set[int]) -> None:
+    """No class's bases or subclasses changed: the subclass sets and families stay, and so
+    do the receiver words of a method candidate (`_names_class`, `_inheritors`) unless a
+    member of its name changed somewhere (an override added or removed: another class may
+    inherit it) or it is a definition of a declared file."""
+    for c in (*classes, *(c for nm in names for c in b.methods.get(nm, ()))):
+        sub.pop(("cw", c), None)
+        sub.pop(("cw", c, "ih"), None)
+    sub.update(b._sub_memo)  # what the patch computed since, with the table as it is now
+    b._sub_memo = sub
+
+
+def _index_memo(memory: Memory, b: GraphBuilder) -> None:
+    """Index the memo entries made since the last declaration patch by what drops them:
+    `("u", unit, name)` by name; `("i", file, name)` by name and file; `("m", class, name)`
+    by name, class and the class's file; `("al" | "in", node)` by the node's name and file;
+    `("b", class)` needs none (dropped by key). The memo only grows between patches (entries
+    are added, never replaced), so the new entries are the last ones in its order."""
+    memo = b._memo
+    if (
+        memory.memo_of is not memo
+        or len(memo) < memory.memo_seen  # entries went some other way: index it all again
+        or memory.memo_refs > 4 * len(memo) + 100_000
+    ):
+        memory.memo_of, memory.memo_seen, memory.memo_refs = memo, 0, 0
+        memory.memo_by_name, memory.memo_by_file, memory.memo_by_class = {}, {}, {}
+        memory.memo_other = []
+    new = len(memo) - memory.memo_seen
+    if new <= 0:
+        return
+    keys = list(memo) if not memory.memo_seen else list(islice(reversed(memo), new))
+    by_name, by_file, by_class = memory.memo_by_name, memory.memo_by_file, memory.memo_by_class
+    other = memory.memo_other
+    nodes = b.nodes
+    refs = 0
+    for k in keys:
+        t = k[0]
+        if t == "u":
+            by_name.setdefault(k[2], []).append(k)
+            refs += 1
+        elif t == "i":
+            by_name.setdefault(k[2], []).append(k)
+            by_file.setdefault(k[1], []).append(k)
+            refs += 2
+        elif t == "m":
+            by_name.setdefault(k[2], []).append(k)
+            by_class.setdefault(k[1], []).append(k)
+            by_file.setdefault(nodes[k[1]].file, []).append(k)
+            refs += 3
+        elif t == "b":
+            pass
+        elif t == "al" or t == "in":
+            n = nodes[k[1]]
+            by_name.setdefault(n.name, []).append(k)
+            by_file.setdefault(n.file, []).append(k)
+            refs += 2
+        else:
+            other.append(k)
+    memory.memo_refs += refs
+    memory.memo_seen = len(memo)
+
+
+def _drop_memo(memory: Memory, memo: dict, index: dict, what: Any) -> None:
+    """Drop the memo entries `index` files under each of `what` (and forget them there)."""
+    for x in what:
+        keys = index.pop(x, None)
+        if keys:
+            memory.memo_refs -= len(keys)
+            for k in keys:
+                memo.pop(k, None)
+
+
 def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int,
-                   ex: FileExtraction, names: set[str]) -> bool:  # fmt: skip
+                   ex: FileExtraction, names: set[str],
+                   then_open: dict[int, bool] | None = None) -> bool:  # fmt: skip
     """Declare file `fid` again from `ex`; add to `names` every name whose meaning to
-    another file may have changed."""
+    another file may have changed; `then_open`: whether each of its classes was open
+    before (`_open_here`)."""
     assert memory.order is not None and memory.fstart is not None and memory.ndefs is not None
     assert b.okey is not None
     old_ids = memory.defs_of(fid)
+    if then_open is not None:
+        then_open.update((o, _open_here(b, o)) for o in old_ids if o in b.bases or o in b.children)
     old_views = {o: _view(b, o) for o in old_ids}
     scope = b.scopes[fid]
     old_imports, old_stars = _import_view(scope)
-    old_lists = {}
-    for o in old_ids:
-        nm = b.nodes[o].name
-        if nm not in old_lists:
-            mine = set(old_ids)
-            old_lists[nm] = ([x for x in b.by_name.get(nm, ()) if x in mine],
-                             [x for x in b.methods.get(nm, ()) if x in mine])  # fmt: skip
     if memory.follows is not None:
         _follow(memory, _file_follows(b, memory, fid), -1)
-    # forget the file's declarations
-    gone = set(old_ids)
-    for o in old_ids:
-        nm = b.nodes[o].name
+    # forget the file's declarations: in the lists of same-named definitions (in the graph's
+    # order), the file's are one run; taken out, and kept to compare with the new ones
+    old_lists = {}
+    for nm in dict.fromkeys(b.nodes[o].name for o in old_ids):
+        got = []
         for table in (b.by_name, b.methods):
-            lst = table.get(nm)
-            if lst is not None and o in lst:
-                lst.remove(o)
+            lst = table.get(nm, [])
+            lo, hi = _file_run(b, lst, fid)
+            got.append(lst[lo:hi])
+            if hi > lo:
+                del lst[lo:hi]
                 if not lst:
                     del table[nm]
+        old_lists[nm] = tuple(got)
+    gone = set(old_ids)
+    for o in old_ids:
         for table in (b.children, b.parent, b.bases, b.owner_name, b.alts, b.aliases,
                       b.instances, b.types._memo):  # fmt: skip
             table.pop(o, None)  # type: ignore[attr-defined]
@@ -655,9 +770,9 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
     for node in gone | new_ids:
         if node not in gone or node not in new_ids or old_views[node] != _view(b, node):
             names.add(b.nodes[node].name)
-    for nm, (by_name, methods) in old_lists.items():
-        if ([x for x in b.by_name.get(nm, ()) if x in new_ids],
-                [x for x in b.methods.get(nm, ()) if x in new_ids]) != (by_name, methods):  # fmt: skip
+    for nm, old in old_lists.items():
+        if tuple(lst[slice(*_file_run(b, lst, fid))] for lst in
+                 (b.by_name.get(nm, []), b.methods.get(nm, []))) != old:  # fmt: skip
             names.add(nm)
     new_imports, new_stars = _import_view(scope)
     for local in old_imports.keys() | new_imports.keys():
@@ -725,6 +840,14 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
     return True
 
 
+def _file_run(b: GraphBuilder, nodes: list[int], fid: int) -> tuple[int, int]:
+    """Where file `fid`'s definitions are in `nodes`, a list in the graph's order (`okey`)."""
+    assert b.okey is not None
+    key = b.okey.__getitem__
+    return (bisect.bisect_left(nodes, fid * _RANK, key=key),
+            bisect.bisect_left(nodes, (fid + 1) * _RANK, key=key))  # fmt: skip
+
+
 def _exported(b: GraphBuilder, units: set) -> set[str] | None:
     """Every name `lookup_in_unit` can find in `units` (through their star imports too)."""
     out: set[str] = set()
@@ -744,27 +867,47 @@ def _exported(b: GraphBuilder, units: set) -> set[str] | None:
     return out
 
 
-def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
+def _subclasses_then_and_now(b: GraphBuilder, before: dict[int, list[int]]):
+    """(a class's direct superclasses, its direct subclasses), each before the patch or
+    now: the table now (`GraphBuilder._subclasses`) and, for the classes moved by the
+    patch, their resolved bases before."""
+    direct, supers = b.direct_subclasses(), b._supers
+    old_kids: dict[int, list[int]] = {}
+    for c, old in before.items():
+        for p in old:
+            old_kids.setdefault(p, []).append(c)
+
+    def parents(x: int) -> list[int]:
+        return [*before.get(x, ()), *supers.get(x, ())]
+
+    def kids(x: int) -> list[int]:
+        return [*direct.get(x, ()), *old_kids.get(x, ())]
+
+    return parents, kids
+
+
+def _inheritance(b: GraphBuilder, memory: Memory, before: dict[int, list[int]],
                  old_touched: dict, names: set[str], reach: set[int]) -> tuple[set, set]:  # fmt: skip
     """Classes whose bases resolve differently: their subclasses' (inclusive) names and
     members may now mean something else (a method found through another base), their files
     are read again, and so are the files whose candidate evidence (`_evidence`,
-    `_names_class`) reads the changed subclass sets."""
-    old_e = {(c, p) for p, cs in old_sub.items() for c in cs}
-    new_e = {(c, p) for p, cs in new_sub.items() for c in cs}
-    changed = old_e ^ new_e
+    `_names_class`) reads the changed subclass sets. `before`: the resolved bases before the
+    patch of every class whose bases were resolved again (the others' did not change)."""
+    changed = set()
+    for c, old in before.items():
+        now = b._supers.get(c, [])
+        if old != now:  # bases in another order too: a member is looked up in that order
+            changed.update((c, p) for p in {*old, *now})
     if not changed:
         return set(), set()
+    parents, kids = _subclasses_then_and_now(b, before)
     up: set[int] = set()
     todo = [p for _, p in changed]
-    parents: dict[int, list[int]] = {}
-    for c, p in old_e | new_e:
-        parents.setdefault(c, []).append(p)
     while todo:
         x = todo.pop()
         if x not in up:
             up.add(x)
-            todo.extend(parents.get(x, ()))
+            todo.extend(parents(x))
     down: set[int] = set()
     todo = [c for c, _ in changed]
     while todo:
@@ -772,8 +915,7 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
         if x in down:
             continue
         down.add(x)
-        todo.extend(old_sub.get(x, ()))
-        todo.extend(new_sub.get(x, ()))
+        todo.extend(kids(x))
     units = set()
     words: set[str] = set()
     for x in down:
@@ -791,51 +933,68 @@ def _inheritance(b: GraphBuilder, memory: Memory, old_sub: dict, new_sub: dict,
     return down, up
 
 
-def _open_classes(b: GraphBuilder, memory: Memory, declared: list, old_sub: dict,
-                  new_sub: dict, names: set[str]) -> None:  # fmt: skip
-    """A declared file's class that gained or lost `__getattr__` may now have any member: the
-    duck-typed candidates among its and its subclasses' methods (`_has_members`) change, so
-    their names join `names`."""
-    todo = [n for fid, _ in declared for n in memory.defs_of(fid) if n in b.children]
-    seen: set[int] = set()
+def _open_here(b: GraphBuilder, cls: int, supers: list[int] | None = None) -> bool:
+    """A class that may have any member by itself (`GraphBuilder._open_class`, without its
+    bases): a `__getattr__`, or a written base that resolves to no class of the repository."""
+    if "__getattr__" in b.children.get(cls, {}):
+        return True
+    written = sum(1 for w in b.bases.get(cls, ()) if w not in CLOSED_BASES)
+    return written > len(b._supers.get(cls, ()) if supers is None else supers)
+
+
+def _duck_typing(b: GraphBuilder, memory: Memory, before: dict[int, list[int]],
+                 then_open: dict[int, bool], classes: set[int], down: set[int],
+                 names: set[str], reach: set[int]) -> None:  # fmt: skip
+    """Duck typing (`_has_members`) asks whether some class inheriting a candidate method,
+    or one of its subclasses, has every other method called on the receiver or may have any
+    (`_open_class`). The answer changes for the methods of a class's ancestors when the class
+    becomes open or closed (a `__getattr__`, or a base from outside the repository, added or
+    removed) or gains or loses subclass edges while it is open: their names join `names` (so
+    their callers are reached), with the members of a class that opened or closed and of its
+    subclasses. A class with several bases that gains or loses subclass edges joins the
+    members of one base's side to the other's: a call of one side's method with one of the
+    other side's on the same receiver may change, and so the files that call a name of
+    each side are reached."""
+    parents, kids = _subclasses_then_and_now(b, before)
+
+    def then(y: int) -> bool:  # (a declared file's class made by the patch: not before)
+        if y in classes:
+            return then_open.get(y, False)
+        return _open_here(b, y, before.get(y))
+
+    def above(x: int) -> set[int]:
+        out: set[int] = set()
+        todo = list(parents(x))
+        while todo:
+            y = todo.pop()
+            if y not in out:
+                out.add(y)
+                todo.extend(parents(y))
+        return out
+
+    def members(xs) -> set[str]:
+        return {m for y in xs for m in b.children.get(y, {})}
+
+    opened = {c for c in classes if then_open.get(c, False) != _open_here(b, c)}
+    todo, below = list(opened), set()
     while todo:
         x = todo.pop()
-        if x in seen:
+        if x not in below:
+            below.add(x)
+            todo.extend(kids(x))
+    for x in below | down:
+        up = above(x)
+        if x in below or any(then(y) or _open_here(b, y) for y in (x, *up)):
+            names.update(members((x, *up)))
             continue
-        seen.add(x)
-        names.update(b.children.get(x, {}))
-        todo.extend(old_sub.get(x, ()))
-        todo.extend(new_sub.get(x, ()))
-
-
-def _kept_memo(b: GraphBuilder, memo: dict, names: set[str], files: set[int],
-               stale: set[int], down: set[int] | None) -> dict:  # fmt: skip
-    """The entries of `memo` (see `GraphBuilder._memoized`) that cannot have changed: not
-    about a name in `names`, a node of a file in `files`, a class in `stale` (bases) or
-    `down` (bases changed); the subclass sets only when no class's bases changed (`down`
-    empty; None: not known yet, dropped)."""
-    nodes = b.nodes
-    keep_sub = down is not None and not down
-    down = down or set()
-    out = {}
-    for k, v in memo.items():
-        t = k[0]
-        if t == "u":
-            ok = k[2] not in names
-        elif t == "i":
-            ok = k[1] not in files and k[2] not in names
-        elif t == "m":
-            ok = k[2] not in names and k[1] not in down and nodes[k[1]].file not in files
-        elif t == "b":
-            ok = k[1] not in stale
-        elif t in ("al", "in", "cw"):
-            n = nodes[k[1]]
-            ok = n.file not in files and n.name not in names and (t != "cw" or keep_sub)
-        else:  # "s", "fu": the subclass sets
-            ok = keep_sub
-        if ok:
-            out[k] = v
-    return out
+        bases = {*before.get(x, ()), *b._supers.get(x, ())}
+        if len(bases) < 2:
+            continue  # one base: the class has its members and its own (in `names` already)
+        sides = [members({y, *above(y)}) for y in bases]
+        users = [memory.files_using(side) for side in sides]
+        for i, mine in enumerate(users):
+            others = set().union(*(u for j, u in enumerate(users) if j != i))
+            reach |= mine & others
 
 
 def _file_follows(b: GraphBuilder, memory: Memory, fid: int) -> list[tuple[str, str]]:

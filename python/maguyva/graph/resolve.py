@@ -215,16 +215,21 @@ class GraphBuilder:
         self.instances: dict[int, str] = {}  # module variable -> its class (`_inst = Random()`)
         self.types = ReceiverTypes(read_text)
         self._memo: dict[tuple, object] = {}
+        # the memos that read the subclass sets ("s", "fu", "cw"): a declaration change that
+        # may alter them drops them all at once (`incremental._declaration_patch`)
+        self._sub_memo: dict[tuple, object] = {}
         self._trans: dict[tuple, object] = {}
         self._busy: set[tuple] = set()
         self._depth = 0
         self._cuts = 0
-        self._subclasses: dict[int, list[int]] | None = None
+        self._subclasses: dict[int, list[int]] | None = None  # class -> direct subclasses
+        self._supers: dict[int, list[int]] = {}  # class -> its resolved bases, as in the table
+        self._bases_cut: set[int] = set()  # classes whose bases met a cycle (not memoised)
         self._touched: dict[int, frozenset[str]] = {}
         self._resolved: dict[tuple, object] = {}  # per file: (caller, written, ref) -> result
         self._cand_sets: dict[tuple, list] = {}  # per file: ranked candidates of a method name
         self._cocalls: tuple[Body, dict[tuple, frozenset[str]]] | None = None
-        self._class_suffixes: tuple[object, set[str], set[str]] | None = None
+        self._class_suffixes: tuple[set[str], set[str]] | None = None  # see `_could_name`
         self._caller_free: set[str] | None = None
         self._unique_top: dict[str, int | None] = {}
         # a node's place in the graph's numbering when a kept builder's differs (see
@@ -444,6 +449,8 @@ class GraphBuilder:
             if local:
                 scope.imports.setdefault(local, []).append((imp.line, imp))
         scope.imports = {k: sorted(v, key=lambda x: x[0]) for k, v in scope.imports.items()}
+        if ids is not None:
+            self._note_classes(self.nodes[i] for i in ids)
 
     def _add_ordered(self, nodes: list[int], node: int) -> None:
         """Append `node`; in a kept builder whose numbering is no longer the graph's
@@ -474,8 +481,15 @@ class GraphBuilder:
 
     # -- memoisation ------------------------------------------------------------------------
 
-    def _memoized(self, key: tuple, compute: Callable[[], Any], cut_value: Any = None) -> Any:
-        value = self._memo.get(key, _MISSING)
+    def _memoized(
+        self,
+        key: tuple,
+        compute: Callable[[], Any],
+        cut_value: Any = None,
+        store: dict[tuple, object] | None = None,
+    ) -> Any:
+        memo = self._memo if store is None else store
+        value = memo.get(key, _MISSING)
         if value is not _MISSING:
             return value
         value = self._trans.get(key, _MISSING)
@@ -494,7 +508,7 @@ class GraphBuilder:
             self._depth -= 1
             self._busy.discard(key)
         if self._cuts == cuts:
-            self._memo[key] = value
+            memo[key] = value
         else:
             self._trans[key] = value
         if self._depth == 0:
@@ -976,7 +990,9 @@ class GraphBuilder:
     def _inheritors(self, cand: int) -> tuple[int, ...]:
         """The method's class and its subclasses that inherit it without overriding it."""
         # keyed as the receiver-name words ("cw"), which have the same dependencies
-        return self._memoized(("cw", cand, "ih"), lambda: self._inheritors_of(cand), ())
+        return self._memoized(
+            ("cw", cand, "ih"), lambda: self._inheritors_of(cand), (), self._sub_memo
+        )
 
     def _inheritors_of(self, cand: int) -> tuple[int, ...]:
         # top down from the class: a subclass defining the name overrides it (and so do its
@@ -1042,18 +1058,23 @@ class GraphBuilder:
         cheap test on the suffixes of every class word, before testing each candidate."""
         if not word:
             return False
-        if self._subclasses is None:
-            self.subclasses_of(-1)  # builds the direct-subclass table
-        if self._class_suffixes is None or self._class_suffixes[0] is not self._subclasses:
-            # a prefilter only (a superset is harmless), built again with the subclass table
-            # (which a change of declarations builds again)
-            words = {
-                w for n in self.nodes if n.def_kind in CLASS_KINDS for w in _class_words(n.name)
-            }
-            suffixes = {w[i:] for w in words for i in range(len(w))}
-            self._class_suffixes = (self._subclasses, suffixes, words)
-        _, suffixes, words = self._class_suffixes
+        if self._class_suffixes is None:
+            # a prefilter only (a superset is harmless): made once, and a file declared again
+            # in a kept builder adds its classes' words (`_note_classes`; a class that goes
+            # keeps its words)
+            self._class_suffixes = (set(), set())
+            self._note_classes(self.nodes)
+        suffixes, words = self._class_suffixes
         return word in suffixes or any(word[i:] in words for i in range(len(word) - 3))
+
+    def _note_classes(self, nodes: Iterable[Node]) -> None:
+        if self._class_suffixes is None:
+            return
+        suffixes, words = self._class_suffixes
+        new = {w for n in nodes if n.def_kind in CLASS_KINDS for w in _class_words(n.name)}
+        new -= words
+        words |= new
+        suffixes.update(w[i:] for w in new for i in range(len(w)))
 
     def _names_class(self, cand: int, word: str) -> bool:
         """True when the receiver's name `word` (normalised) names the candidate's class or a
@@ -1066,7 +1087,7 @@ class GraphBuilder:
         if cls is None:
             return False
         key = ("cw", cand)
-        names = self._memo.get(key)
+        names = self._sub_memo.get(key)
         if names is None:
             # the candidate's class and every subclass that inherits the method without
             # overriding it: `text.configure()` names tkinter's `Text`, whose `configure` is
@@ -1074,7 +1095,7 @@ class GraphBuilder:
             words = {
                 w for sub in self._inheritors(cand) for w in _class_words(self.nodes[sub].name)
             }
-            names = self._memo[key] = tuple(sorted(words))
+            names = self._sub_memo[key] = tuple(sorted(words))
         return any(n.endswith(word) or (len(n) >= 4 and word.endswith(n)) for n in names)  # type: ignore[attr-defined]
 
     def _typed(
@@ -1149,10 +1170,10 @@ class GraphBuilder:
     def family_units(self, cls: int) -> frozenset[str]:
         """The modules that define `cls` or one of its subclasses."""
         key = ("fu", cls)
-        got = self._memo.get(key)
+        got = self._sub_memo.get(key)
         if got is None:
             unit_of = self.index.unit_of_file
-            got = self._memo[key] = frozenset(
+            got = self._sub_memo[key] = frozenset(
                 unit_of[self.nodes[d].file] for d in self.subclasses_of(cls)
             )
         return got  # type: ignore[return-value]
@@ -1177,13 +1198,10 @@ class GraphBuilder:
     def subclasses_of(self, cls: int) -> list[int]:
         """`cls` and its transitive subclasses in the repository (bounded)."""
         if self._subclasses is None:
-            direct: dict[int, list[int]] = {}
-            for node in sorted(self.bases, key=self.okey.__getitem__ if self.okey else None):
-                for base in self.resolved_bases(node):
-                    direct.setdefault(base, []).append(node)
-            self._subclasses = direct
+            self.direct_subclasses()
+        assert self._subclasses is not None
         key = ("s", cls)
-        got = self._memo.get(key)
+        got = self._sub_memo.get(key)
         if got is None:
             out, todo = [cls], [cls]
             seen = {cls}
@@ -1193,8 +1211,55 @@ class GraphBuilder:
                         seen.add(sub)
                         out.append(sub)
                         todo.append(sub)
-            self._memo[key] = got = out
+            self._sub_memo[key] = got = out
         return got  # type: ignore[return-value]
+
+    def direct_subclasses(self) -> dict[int, list[int]]:
+        """Class -> the classes whose resolved bases name it, in the graph's order (a class
+        twice when two of its bases resolve to one class)."""
+        if self._subclasses is None:
+            direct: dict[int, list[int]] = {}
+            self._supers = {}
+            self._bases_cut = set()
+            for node in sorted(self.bases, key=self.okey.__getitem__ if self.okey else None):
+                supers = self._supers[node] = self.resolved_bases(node)
+                if ("b", node) not in self._memo:
+                    self._bases_cut.add(node)
+                for base in supers:
+                    direct.setdefault(base, []).append(node)
+            self._subclasses = direct
+        return self._subclasses
+
+    def update_subclasses(self, classes: Iterable[int]) -> tuple[dict[int, list[int]], bool]:
+        """Resolve the bases of `classes` again (their memo entries dropped by a declaration
+        change, or the class made, removed or declared again) and move them in the
+        direct-subclass table; returns their resolved bases before, and whether any class's
+        list of direct subclasses changed (members or order)."""
+        direct = self.direct_subclasses()
+        okey = self.okey.__getitem__ if self.okey else None
+        before: dict[int, list[int]] = {}
+        lists: dict[int, list[int]] = {}  # the lists taken from, as they were
+        for node in classes:
+            old = before[node] = self._supers.pop(node, [])
+            for base in set(old):
+                subs = direct[base]
+                lists.setdefault(base, list(subs))
+                subs[:] = [s for s in subs if s != node]
+                if not subs:
+                    del direct[base]
+        moved = False
+        for node in before:
+            self._bases_cut.discard(node)
+            if node not in self.bases:
+                continue
+            supers = self._supers[node] = self.resolved_bases(node)
+            if ("b", node) not in self._memo:
+                self._bases_cut.add(node)
+            for base in supers:
+                moved = moved or base not in lists
+                bisect.insort(direct.setdefault(base, []), node, key=okey)
+        moved = moved or any(direct.get(p, []) != subs for p, subs in lists.items())
+        return before, moved
 
     # -- phase 2: edges -------------------------------------------------------------------
 
