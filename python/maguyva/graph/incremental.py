@@ -97,12 +97,20 @@ def pack(builder: GraphBuilder, contents: list[bytes], signatures: list[bytes]):
         "conf": np.frombuffer(log.conf, dtype=np.float64),
         "line": np.frombuffer(log.line, dtype=np.int32),
         "stats": np.array(builder.file_stats, dtype=np.int64).reshape(-1, len(STAT_KEYS)),
-        "content": np.frombuffer(b"".join(contents), dtype=np.uint8),
-        "signature": np.frombuffer(b"".join(signatures), dtype=np.uint8),
+        "content": _digest_bytes(contents),
+        "signature": _digest_bytes(signatures),
     }
     strings = {"paths": builder.paths, "names": list(builder.log_names)}
     meta = {"log_format": LOG_FORMAT, "stat_keys": list(STAT_KEYS), "floor": builder.floor}
     return arrays, strings, meta
+
+
+def _digest_bytes(digests: Any) -> np.ndarray:
+    """Per-file 16-byte digests as one byte array: a list of bytes (a build) or an (n, 16)
+    array (a patch keeps them so, not as 10k bytes objects)."""
+    if isinstance(digests, np.ndarray):
+        return np.ascontiguousarray(digests, dtype=np.uint8).reshape(-1)
+    return np.frombuffer(b"".join(digests), dtype=np.uint8)
 
 
 def reusable(
@@ -202,6 +210,15 @@ class Memory:
         self.memo_by_file: dict[int, list[tuple]] = {}
         self.memo_by_class: dict[int, list[tuple]] = {}
         self.memo_other: list[tuple] = []  # entries of kinds the index does not know
+
+    def path_numbers(self, paths: list[str]) -> dict[str, int]:
+        """path -> file number of the kept builder's `paths` (a patch adds or removes no
+        file), made once per list rather than on every patch."""
+        got = getattr(self, "_path_numbers", None)
+        if got is None or got[0] is not paths or len(got[1]) != len(paths):
+            got = (paths, {p: i for i, p in enumerate(paths)})
+            self._path_numbers = got
+        return got[1]
 
     def fits(self, previous: Path | None, key: tuple) -> bool:
         """Is the remembered build the graph of `previous` (the same file, not another
@@ -349,7 +366,7 @@ def file_tokens(ex: FileExtraction, family: str, text: str | None = None) -> np.
 
 def patch(
     memory: Memory, extraction, changed: list[str], sources: list[SourceFile] | None
-) -> tuple[Any, list[bytes], list[bytes], str] | None:
+) -> tuple[Any, np.ndarray, np.ndarray, str] | None:
     """Apply the edits of `changed` to the remembered build and assemble what a full build
     would hold (`build.finish`'s input). A body-only edit re-declares the file's lines,
     imports and body in the kept builder and resolves that file again. A declaration change
@@ -359,10 +376,12 @@ def patch(
     b = memory.builder
     assert b is not None and memory.log is not None
     arrays, _strings, _meta = memory.log
-    fid_of = {p: i for i, p in enumerate(b.paths)}
-    by_path = {f.path: f for f in sources or []}
-    contents = [bytes(c) for c in arrays["content"].reshape(-1, 16)]
-    signatures = [bytes(c) for c in arrays["signature"].reshape(-1, 16)]
+    fid_of = memory.path_numbers(b.paths)
+    wanted = set(changed)
+    by_path = {f.path: f for f in sources or [] if f.path in wanted}
+    # (n, 16) arrays, the changed files' rows replaced (`pack` takes them as they are)
+    contents = arrays["content"].reshape(-1, 16).copy()
+    signatures = arrays["signature"].reshape(-1, 16).copy()
     work: list[tuple[int, FileExtraction]] = []
     declared: list[tuple[int, FileExtraction]] = []
     for path in changed:
@@ -376,14 +395,14 @@ def patch(
             return None
         sig = declaration_signature(ex, b.scopes[fid].family)
         content = content_digest(ex, by_path.get(path))
-        if sig != signatures[fid]:
+        if sig != signatures[fid].tobytes():
             if memory.tokens is None:
                 return None
-            signatures[fid] = sig
-            contents[fid] = content
+            signatures[fid] = np.frombuffer(sig, dtype=np.uint8)
+            contents[fid] = np.frombuffer(content, dtype=np.uint8)
             declared.append((fid, ex))
-        elif content != contents[fid]:
-            contents[fid] = content
+        elif content != contents[fid].tobytes():
+            contents[fid] = np.frombuffer(content, dtype=np.uint8)
             work.append((fid, ex))
     if memory.tokens is not None:
         for fid, ex in work + declared:
