@@ -98,8 +98,8 @@ def _native_args(cols: dict) -> dict:
 @given(rows(), st.sampled_from(["negative node", "kind 8", "nan", "negative zero", "bad hint"]))
 def test_outside_the_domain_merge_rows_is_numpys(cols: dict, what: str) -> None:
     big = len(cols["src"])
-    if big == 0:
-        return
+    if big < 2:
+        return  # a single row's only hint is a permutation
     cols = dict(cols)
     if what == "negative node":
         cols["src"] = cols["src"].copy()

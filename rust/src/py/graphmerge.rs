@@ -19,8 +19,8 @@ fn bit_length(v: u64) -> u32 {
 }
 
 /// Stable LSD radix sort of (key, row) pairs by the low `bits` bits of the key, 8 bits a
-/// pass (a pass whose byte is the same in every key is skipped).
-fn radix_sort(items: &mut Vec<(u64, u32)>, bits: u32) {
+/// pass (a pass whose byte is the same in every key is skipped); `other` is scratch.
+fn radix_sort(items: &mut Vec<(u64, u32)>, other: &mut Vec<(u64, u32)>, bits: u32) {
     let n = items.len();
     if n < 2 {
         return;
@@ -32,7 +32,8 @@ fn radix_sort(items: &mut Vec<(u64, u32)>, bits: u32) {
             c[((k >> (8 * p)) & 0xFF) as usize] += 1;
         }
     }
-    let mut other = vec![(0u64, 0u32); n];
+    other.clear();
+    other.resize(n, (0, 0));
     for (p, c) in counts.iter().enumerate() {
         if c.contains(&n) {
             continue; // one byte value: this pass keeps the order
@@ -49,9 +50,87 @@ fn radix_sort(items: &mut Vec<(u64, u32)>, bits: u32) {
             other[at[b]] = item;
             at[b] += 1;
         }
-        std::mem::swap(items, &mut other);
+        std::mem::swap(items, other);
     }
 }
+
+/// Stable sort of (key, row) pairs by key. A patch's hint gives them sorted but for a short
+/// tail (the changed files' rows): the tail is sorted and merged in from the back (ties: the
+/// prefix first, as it comes first); otherwise the radix sort.
+fn stable_sort(items: &mut Vec<(u64, u32)>, other: &mut Vec<(u64, u32)>, bits: u32) {
+    let n = items.len();
+    let prefix = 1 + items.windows(2).take_while(|w| w[0].0 <= w[1].0).count();
+    if prefix >= n {
+        return;
+    }
+    if n - prefix > n / 16 {
+        radix_sort(items, other, bits);
+        return;
+    }
+    let mut tail = items[prefix..].to_vec();
+    tail.sort_by_key(|p| p.0); // stable
+    let (mut i, mut t, mut w) = (prefix, tail.len(), n);
+    while t > 0 {
+        w -= 1;
+        if i > 0 && items[i - 1].0 > tail[t - 1].0 {
+            i -= 1;
+            items[w] = items[i];
+        } else {
+            t -= 1;
+            items[w] = tail[t];
+        }
+    }
+}
+
+/// An empty vector with room for `n` items whose pages are mapped in one system call (Linux
+/// `MADV_POPULATE_WRITE`): the outputs are fresh memory each call, and a fault a page (~10k
+/// pages for the 10k-file tree's merge) costs more than the work in a virtual machine.
+fn populated<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    let bytes = n * std::mem::size_of::<T>();
+    if bytes >= 1 << 20 {
+        prefault(v.as_ptr() as usize, bytes);
+    }
+    v
+}
+
+#[cfg(target_os = "linux")]
+fn prefault(addr: usize, len: usize) {
+    const PAGE: usize = 4096;
+    let start = addr & !(PAGE - 1);
+    let end = (addr + len + PAGE - 1) & !(PAGE - 1);
+    // SAFETY: MADV_POPULATE_WRITE only maps the pages of the range (as writes would, without
+    // writing: contents unchanged); the range is the allocation's, rounded out to its pages,
+    // which are mapped with it. Errors (an older kernel, another page size) are ignored: the
+    // pages are then mapped on first touch as usual.
+    unsafe {
+        libc::madvise(
+            start as *mut libc::c_void,
+            end - start,
+            libc::MADV_POPULATE_WRITE,
+        );
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn prefault(_addr: usize, _len: usize) {}
+
+/// Scratch vectors kept between calls: the writer merges ~1M rows per update, and fresh
+/// pages for ~100 MB of temporaries cost more than the work (a page fault each 4 KiB).
+#[derive(Default)]
+struct Scratch {
+    rows: Vec<Row>,
+    hinted: Vec<Row>,
+    items: Vec<(u64, u32)>,
+    other: Vec<(u64, u32)>,
+    groups: Vec<Group>,
+    first: Vec<i64>,
+    lines_g: Vec<i32>,
+    slot: Vec<u32>,
+    group: Vec<u32>,
+}
+
+static SCRATCH: std::sync::Mutex<Option<Scratch>> = std::sync::Mutex::new(None);
 
 /// `merge_rows`' results, edges in order of first appearance.
 #[derive(Debug, Default, PartialEq)]
@@ -94,92 +173,131 @@ pub fn merge(
             ..Merged::default()
         }));
     }
-    if big > u32::MAX as usize
-        || src.iter().chain(dst).any(|&v| v < 0)
-        || kind.iter().any(|&k| k > 7)
-        || conf_rows.iter().any(|&c| {
-            let f = c as f32;
-            f.is_nan() || f.to_bits() == 0x8000_0000
-        })
-        || pos.is_some_and(|p| p.iter().any(|&v| v < 0))
-    {
+    // the domain, in branch-free folds (vectorized)
+    let (mut any_neg, mut top, mut kinds) = (0i32, 0i32, 0u8);
+    for ((&s, &d), &k) in src.iter().zip(dst).zip(kind) {
+        any_neg |= s | d;
+        top = top.max(s).max(d);
+        kinds |= k;
+    }
+    let bad_conf = conf_rows.iter().fold(false, |bad, &c| {
+        let f = c as f32;
+        bad | f.is_nan() | (f.to_bits() == 0x8000_0000)
+    });
+    let bad_pos = pos.is_some_and(|p| p.iter().fold(0i64, |a, &v| a | v) < 0);
+    if big > u32::MAX as usize || any_neg < 0 || kinds > 7 || bad_conf || bad_pos {
         return Ok(None);
     }
     if let Some(h) = hint {
-        if h.len() != big {
+        if h.len() != big || !is_permutation(h) {
             return Ok(None);
         }
-        let mut seen = vec![false; big];
-        for &r in h {
-            match usize::try_from(r).ok().filter(|&r| r < big) {
-                Some(r) if !seen[r] => seen[r] = true,
-                _ => return Ok(None),
-            }
-        }
     }
-    let top = src.iter().chain(dst).copied().max().unwrap_or(0) as u64;
-    let nb = bit_length(top).max(1);
+    let nb = bit_length(top as u64).max(1);
     if 2 * nb + 3 > 63 {
         return Ok(None); // numpy's int64 key would overflow
     }
-    let lo = i64::from(*line_rows.iter().min().unwrap_or(&0));
-    let hi = i64::from(*line_rows.iter().max().unwrap_or(&0));
+    let (lo, hi) = line_rows
+        .iter()
+        .fold((i32::MAX, i32::MIN), |(a, b), &l| (a.min(l), b.max(l)));
+    let (lo, hi) = (i64::from(lo), i64::from(hi));
     let lb = bit_length((hi - lo) as u64).max(1);
+    let packed = 2 * nb + 3 + lb <= 63;
+    // scratch from the last call (or fresh when another call holds it), given back after
+    let mut guard = SCRATCH.try_lock().ok();
+    let mut sc = guard.as_mut().and_then(|g| g.take()).unwrap_or_default();
+    let result = merge_with(
+        &mut sc,
+        (src, dst, kind, conf_rows, line_rows),
+        pos,
+        hint,
+        (nb, lo, lb, packed),
+    );
+    if let Some(g) = guard.as_mut() {
+        **g = Some(sc);
+    }
+    result
+}
+
+/// The row columns: src, dst, kind, conf, line.
+type Columns<'a> = (&'a [i32], &'a [i32], &'a [u8], &'a [f64], &'a [i32]);
+
+/// `merge` after the checks, with the scratch vectors `sc` and the key's layout: `nb` bits a
+/// node, lines from `lo` in `lb` bits, (key, line) `packed` in one u64 or not.
+fn merge_with(
+    sc: &mut Scratch,
+    (src, dst, kind, conf_rows, line_rows): Columns<'_>,
+    pos: Option<&[i64]>,
+    hint: Option<&[i64]>,
+    (nb, lo, lb, packed): (u32, i64, u32, bool),
+) -> Result<Option<Merged>, String> {
+    let big = src.len();
     let key_of =
         |r: usize| -> u64 { ((((dst[r] as u64) << nb) | src[r] as u64) << 3) | u64::from(kind[r]) };
-    let groups = if 2 * nb + 3 + lb <= 63 {
-        // (key, line) in one u64; the hint's order first, then a stable sort
-        let c: Vec<u64> = (0..big)
-            .map(|r| (key_of(r) << lb) | (i64::from(line_rows[r]) - lo) as u64)
-            .collect();
-        let mut items: Vec<(u64, u32)> = match hint {
-            Some(h) => h.iter().map(|&r| (c[r as usize], r as u32)).collect(),
-            None => c.iter().enumerate().map(|(r, &v)| (v, r as u32)).collect(),
+    // each row's sort value (packed: (key, line) in one u64; else the key), position and
+    // float32 confidence together: one cache line a row for the gathers that follow
+    sc.rows.clear();
+    sc.rows.extend((0..big).map(|r| Row {
+        c: if packed {
+            (key_of(r) << lb) | (i64::from(line_rows[r]) - lo) as u64
+        } else {
+            key_of(r)
+        },
+        pos: pos.map_or(r as i64, |p| p[r]),
+        conf: conf_rows[r] as f32,
+    }));
+    let mask = (1u64 << lb) - 1;
+    let mut order: Vec<i64> = populated(big);
+    let (groups, first, lines_g) = (&mut sc.groups, &mut sc.first, &mut sc.lines_g);
+    if packed {
+        // the rows in the hint's order (one gather), then a stable sort of (value, index
+        // there): the sorted rows read that copy nearly in order when the hint is good
+        let rows = match hint {
+            Some(h) => {
+                sc.hinted.clear();
+                sc.hinted.extend(h.iter().map(|&r| sc.rows[r as usize]));
+                &sc.hinted
+            }
+            None => &sc.rows,
         };
-        drop(c);
-        radix_sort(&mut items, 2 * nb + 3 + lb);
-        let mask = (1u64 << lb) - 1;
-        group_pass(
-            big,
-            |j| {
-                let (v, r) = items[j];
-                (v >> lb, ((v & mask) as i64 + lo) as i32, r)
-            },
-            conf_rows,
-            pos,
-        )
+        sc.items.clear();
+        sc.items
+            .extend(rows.iter().enumerate().map(|(i, row)| (row.c, i as u32)));
+        stable_sort(&mut sc.items, &mut sc.other, 2 * nb + 3 + lb);
+        let items = &sc.items;
+        order.extend(items.iter().map(|p| match hint {
+            Some(h) => h[p.1 as usize],
+            None => i64::from(p.1),
+        }));
+        group_pass(big, rows, (groups, first, lines_g), |j| {
+            let (c, i) = items[j];
+            (c >> lb, ((c & mask) as i64 + lo) as i32, i)
+        });
     } else {
         // numpy's lexsort: (key, line), ties by row
-        let mut items: Vec<(u64, i32, u32)> = (0..big)
-            .map(|r| (key_of(r), line_rows[r], r as u32))
+        let mut items: Vec<(u64, i32, u32)> = sc
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(r, row)| (row.c, line_rows[r], r as u32))
             .collect();
         items.sort_unstable();
-        group_pass(
-            big,
-            |j| {
-                let (k, l, r) = items[j];
-                (k, l, r)
-            },
-            conf_rows,
-            pos,
-        )
-    };
-    let Groups {
-        order,
-        key,
-        first,
-        conf,
-        lstart,
-        lines_g,
-    } = groups;
-    let m = key.len();
+        order.extend(items.iter().map(|p| i64::from(p.2)));
+        group_pass(big, &sc.rows, (groups, first, lines_g), |j| items[j]);
+    }
+    let m = groups.len();
     // each group's rank by first position: the edges in first-appearance order
-    let mut group = vec![0u32; m];
-    let mut edge_of_group = vec![0i64; m];
+    let group = &mut sc.group;
+    group.clear();
+    group.resize(m, 0);
+    let mut edge_of_group: Vec<i64> = populated(m);
+    edge_of_group.resize(m, 0);
     let max_first = first.iter().copied().max().unwrap_or(0) as usize;
     let dup = || "pos gives two edges the same first position".to_string();
     if max_first <= 4 * big {
-        let mut slot = vec![u32::MAX; max_first + 1];
+        let slot = &mut sc.slot;
+        slot.clear();
+        slot.resize(max_first + 1, u32::MAX);
         for (g, &f) in first.iter().enumerate() {
             let s = &mut slot[f as usize];
             if *s != u32::MAX {
@@ -206,85 +324,111 @@ pub fn merge(
             edge_of_group[g as usize] = e as i64;
         }
     }
+    // the edges: one gather of each one's group (a single cache line), most with one line
+    let node_mask = (1u64 << nb) - 1;
     let mut out = Merged {
-        src: Vec::with_capacity(m),
-        dst: Vec::with_capacity(m),
-        kind: Vec::with_capacity(m),
-        conf: Vec::with_capacity(m),
-        lptr: Vec::with_capacity(m + 1),
-        lines: Vec::with_capacity(lines_g.len()),
+        src: populated(m),
+        dst: populated(m),
+        kind: populated(m),
+        conf: populated(m),
+        lptr: populated(m + 1),
+        lines: populated(lines_g.len()),
         order,
         edge_of_group,
     };
     out.lptr.push(0);
-    let node_mask = (1u64 << nb) - 1;
-    for &g in &group {
-        let g = g as usize;
-        let k = key[g];
-        out.kind.push((k & 7) as u8);
-        out.src.push(((k >> 3) & node_mask) as i32);
-        out.dst.push((k >> (3 + nb)) as i32);
-        out.conf.push(conf[g]);
-        out.lines
-            .extend_from_slice(&lines_g[lstart[g] as usize..lstart[g + 1] as usize]);
+    for &g in group.iter() {
+        let gr = &groups[g as usize];
+        out.kind.push((gr.key & 7) as u8);
+        out.src.push(((gr.key >> 3) & node_mask) as i32);
+        out.dst.push((gr.key >> (3 + nb)) as i32);
+        out.conf.push(gr.conf);
+        if gr.nlines == 1 {
+            out.lines.push(gr.line0);
+        } else {
+            let at = gr.lstart as usize;
+            out.lines
+                .extend_from_slice(&lines_g[at..at + gr.nlines as usize]);
+        }
         out.lptr.push(out.lines.len() as i64);
     }
     Ok(Some(out))
 }
 
-/// The groups of sorted rows with equal keys, in key order.
-struct Groups {
-    order: Vec<i64>,
-    key: Vec<u64>,
-    first: Vec<i64>,
-    conf: Vec<f32>,
-    lstart: Vec<u64>,
-    lines_g: Vec<i32>,
+/// A row's sort value, position and float32 confidence.
+#[derive(Clone, Copy)]
+struct Row {
+    c: u64,
+    pos: i64,
+    conf: f32,
 }
 
-/// One pass over the sorted rows (`at(j)`: the j-th row's key, line and row number): each
-/// group's key, smallest position, largest float32 confidence and distinct lines.
+/// A group of rows with equal keys (an edge): its key, largest confidence, distinct lines
+/// (`nlines` of them from `lstart` in the line list; the first one also here).
+struct Group {
+    key: u64,
+    conf: f32,
+    nlines: u32,
+    lstart: u32,
+    line0: i32,
+}
+
+/// One pass over the sorted rows (`at(j)`: the j-th one's key, line and index in `rows`):
+/// the groups in key order, each one's smallest position, and their distinct lines (into
+/// the cleared `out` vectors).
 fn group_pass(
     big: usize,
+    rows: &[Row],
+    (groups, first, lines_g): (&mut Vec<Group>, &mut Vec<i64>, &mut Vec<i32>),
     at: impl Fn(usize) -> (u64, i32, u32),
-    conf_rows: &[f64],
-    pos: Option<&[i64]>,
-) -> Groups {
-    let mut g = Groups {
-        order: Vec::with_capacity(big),
-        key: Vec::new(),
-        first: Vec::new(),
-        conf: Vec::new(),
-        lstart: Vec::new(),
-        lines_g: Vec::with_capacity(big),
-    };
+) {
+    groups.clear();
+    first.clear();
+    lines_g.clear();
     let (mut prev_key, mut prev_line) = (0u64, 0i32);
     for j in 0..big {
-        let (k, l, r) = at(j);
-        let r = r as usize;
-        g.order.push(r as i64);
-        let p = pos.map_or(r as i64, |p| p[r]);
-        let c = conf_rows[r] as f32;
+        let (k, l, i) = at(j);
+        let row = &rows[i as usize];
         if j == 0 || k != prev_key {
-            g.key.push(k);
-            g.first.push(p);
-            g.conf.push(c);
-            g.lstart.push(g.lines_g.len() as u64);
-            g.lines_g.push(l);
+            groups.push(Group {
+                key: k,
+                conf: row.conf,
+                nlines: 1,
+                lstart: lines_g.len() as u32,
+                line0: l,
+            });
+            first.push(row.pos);
+            lines_g.push(l);
         } else {
-            let last = g.key.len() - 1;
-            g.first[last] = g.first[last].min(p);
-            if c > g.conf[last] {
-                g.conf[last] = c;
+            let last = groups.len() - 1;
+            let gr = &mut groups[last];
+            first[last] = first[last].min(row.pos);
+            if row.conf > gr.conf {
+                gr.conf = row.conf;
             }
             if l != prev_line {
-                g.lines_g.push(l);
+                lines_g.push(l);
+                gr.nlines += 1;
             }
         }
         (prev_key, prev_line) = (k, l);
     }
-    g.lstart.push(g.lines_g.len() as u64);
-    g
+}
+
+/// Whether `h` holds each of 0..len exactly once (a bitset: it stays in the cache).
+fn is_permutation(h: &[i64]) -> bool {
+    let mut seen = vec![0u64; h.len().div_ceil(64)];
+    for &r in h {
+        let Some(r) = usize::try_from(r).ok().filter(|&r| r < h.len()) else {
+            return false;
+        };
+        let (w, b) = (r / 64, 1u64 << (r % 64));
+        if seen[w] & b != 0 {
+            return false;
+        }
+        seen[w] |= b;
+    }
+    true
 }
 
 /// Each confidence's rank among the sorted distinct `values` (highest first: `len - 1 -`
@@ -628,8 +772,24 @@ mod tests {
             .collect();
         let mut want = items.clone();
         want.sort_by_key(|p| p.0); // stable
-        radix_sort(&mut items, 29);
+        radix_sort(&mut items, &mut Vec::new(), 29);
         assert_eq!(items, want);
+    }
+
+    #[test]
+    fn nearly_sorted_and_shuffled_sort_alike() {
+        let mut seed = 7u64;
+        for moved in [0usize, 3, 40, 2500] {
+            // sorted keys with ties, then `moved` keys anywhere at the end (a patch's hint)
+            let mut items: Vec<(u64, u32)> = (0..5000u32).map(|i| (u64::from(i / 3), i)).collect();
+            for k in 0..moved {
+                items[5000 - moved + k].0 = rng(&mut seed) % 1700;
+            }
+            let mut want = items.clone();
+            want.sort_by_key(|p| p.0);
+            stable_sort(&mut items, &mut Vec::new(), 11);
+            assert_eq!(items, want);
+        }
     }
 
     #[test]
