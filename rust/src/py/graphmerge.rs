@@ -119,7 +119,7 @@ fn prefault(_addr: usize, _len: usize) {}
 /// Scratch vectors kept between calls: the writer merges ~1M rows per update, and fresh
 /// pages for its temporaries cost more than the work (a page fault each 4 KiB; ~25k faults,
 /// ~30-50 ms of system time a call on the 10k-file tree). The price: they stay allocated,
-/// ~80 bytes a row (~90 MB for that tree's 1.1M rows).
+/// ~100 bytes a row (~110 MB for that tree's 1.1M rows).
 #[derive(Default)]
 struct Scratch {
     rows: Vec<Row>,
@@ -127,6 +127,7 @@ struct Scratch {
     items: Vec<(u64, u32)>,
     other: Vec<(u64, u32)>,
     groups: Vec<Group>,
+    by_edge: Vec<Group>,
     first: Vec<u32>,
     lines_g: Vec<i32>,
     slot: Vec<u32>,
@@ -332,7 +333,7 @@ fn merge_with(
             edge_of_group[g as usize] = e as i64;
         }
     }
-    // the edges: one gather of each one's group (a single cache line), most with one line
+    // the edges, most with one line
     let node_mask = (1u64 << nb) - 1;
     let mut out = Merged {
         src: populated(m),
@@ -344,13 +345,22 @@ fn merge_with(
         order,
         edge_of_group,
     };
+    // one tight gather of the groups in edge order (many loads in flight), then sequential
+    // passes over that copy
+    let ge = &mut sc.by_edge;
+    ge.clear();
+    ge.extend(group.iter().map(|&g| groups[g as usize]));
+    out.kind.extend(ge.iter().map(|gr| (gr.key & 7) as u8));
+    out.src
+        .extend(ge.iter().map(|gr| ((gr.key >> 3) & node_mask) as i32));
+    out.dst
+        .extend(ge.iter().map(|gr| (gr.key >> (3 + nb)) as i32));
+    out.conf.extend(ge.iter().map(|gr| gr.conf));
     out.lptr.push(0);
-    for &g in group.iter() {
-        let gr = &groups[g as usize];
-        out.kind.push((gr.key & 7) as u8);
-        out.src.push(((gr.key >> 3) & node_mask) as i32);
-        out.dst.push((gr.key >> (3 + nb)) as i32);
-        out.conf.push(gr.conf);
+    let mut total = 0i64;
+    for gr in ge.iter() {
+        total += i64::from(gr.nlines);
+        out.lptr.push(total);
         if gr.nlines == 1 {
             out.lines.push(gr.line0);
         } else {
@@ -358,7 +368,6 @@ fn merge_with(
             out.lines
                 .extend_from_slice(&lines_g[at..at + gr.nlines as usize]);
         }
-        out.lptr.push(out.lines.len() as i64);
     }
     Ok(Some(out))
 }
@@ -410,6 +419,7 @@ fn dense_ranks(values: &[i64]) -> Vec<u32> {
 
 /// A group of rows with equal keys (an edge): its key, largest confidence, distinct lines
 /// (`nlines` of them from `lstart` in the line list; the first one also here).
+#[derive(Clone, Copy)]
 struct Group {
     key: u64,
     conf: f32,
