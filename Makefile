@@ -21,8 +21,9 @@ build: setup  ## alias of setup
 demo: setup  ## index a real repository and answer one query of each intent
 	$(PY) -m maguyva.demo
 
-test-rust:  ## Rust unit tests (no Python needed)
+test-rust:  ## Rust unit tests (the core without Python, then the binding layer's own tests)
 	cargo test -q
+	cargo test -q --features python --lib py::
 
 test-python: setup  ## Python tests (default run, slow scale tests excluded)
 	$(PY) -m pytest -q -m "not slow"

@@ -1,6 +1,7 @@
-"""The native edge merge and adjacency (`_core.merge_edge_rows`, `csr_by_rank`, `conf_ranks`)
-against the numpy code they replace (`build._merge_rows_numpy`, `_csr_numpy`, numpy's
-ranking): equal results, bit for bit and dtype for dtype, on random rows."""
+"""The native adjacency (`_core.csr_by_rank`, `conf_ranks`) against the numpy code it replaces
+(`build._csr_numpy`, numpy's ranking): equal results, bit for bit and dtype for dtype; and the
+edge merge (`build.merge_rows`, numpy) on random rows: its merged edges do not depend on the
+hint, and equal rows keep the hint's order (a patch's next hint depends on it)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from maguyva import _core
 from maguyva.graph import build
 
 pytestmark = pytest.mark.skipif(
-    not hasattr(_core, "merge_edge_rows"), reason="native module without the graph merge"
+    not hasattr(_core, "csr_by_rank"), reason="native module without the graph adjacency"
 )
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -80,70 +81,23 @@ def rows(draw: st.DrawFn) -> dict:
 
 @SETTINGS
 @given(rows())
-def test_merge_equals_numpy(cols: dict) -> None:
-    native = _core.merge_edge_rows(**_native_args(cols))
-    assert native is not None
-    same(native, build._merge_rows_numpy(**cols))
-    same(build.merge_rows(**cols), build._merge_rows_numpy(**cols))
-
-
-def _native_args(cols: dict) -> dict:
-    out = {k: cols[k] for k in ("src", "dst", "kind")}
-    out.update(conf=cols["conf_rows"], line=cols["line_rows"])
-    out.update(pos=cols.get("pos"), hint=cols.get("hint"))
-    return out
-
-
-@SETTINGS
-@given(rows(), st.sampled_from(["negative node", "kind 8", "nan", "negative zero", "bad hint"]))
-def test_outside_the_domain_merge_rows_is_numpys(cols: dict, what: str) -> None:
-    big = len(cols["src"])
-    if big < 2:
-        return  # a single row's only hint is a permutation
-    cols = dict(cols)
-    if what == "negative node":
-        cols["src"] = cols["src"].copy()
-        cols["src"][-1] = -1 - cols["src"][-1]
-    elif what == "kind 8":
-        cols["kind"] = cols["kind"] | np.uint8(8)
-    elif what in ("nan", "negative zero"):
-        cols["conf_rows"] = cols["conf_rows"].copy()
-        cols["conf_rows"][0] = np.nan if what == "nan" else -0.0
-    else:
-        cols["hint"] = np.zeros(big, dtype=np.int64)
-    assert _core.merge_edge_rows(**_native_args(cols)) is None
-    if what in ("negative node", "bad hint"):
-        return  # numpy's result there is not a merge at all (it may even raise)
-    same(build.merge_rows(**cols), build._merge_rows_numpy(**cols))
-
-
-def test_same_first_position_is_an_error() -> None:
-    one = np.zeros(2, dtype=np.int32)
-    args = (np.array([0, 1], dtype=np.int32), one, one.astype(np.uint8), np.ones(2), one)
-    with pytest.raises(ValueError, match="same first position"):
-        _core.merge_edge_rows(*args, pos=np.array([5, 5], dtype=np.int64))
-    with pytest.raises(ValueError, match="differ in length"):
-        _core.merge_edge_rows(*args[:4], np.zeros(3, dtype=np.int32))
+def test_merged_edges_do_not_depend_on_the_hint(cols: dict) -> None:
+    hinted = build.merge_rows(**cols)
+    plain = build.merge_rows(**{k: v for k, v in cols.items() if k != "hint"})
+    same(hinted[0], plain[0])  # the edges, their confidences and lines
+    same(hinted[2], plain[2])  # each group's edge number
+    key = [(int(cols["dst"][r]), int(cols["src"][r]), int(cols["kind"][r]),
+            int(cols["line_rows"][r])) for r in hinted[1].tolist()]  # fmt: skip
+    assert key == sorted(key) and sorted(hinted[1].tolist()) == list(range(len(key)))
 
 
 def test_ties_keep_the_hint_order() -> None:
-    """Equal rows stand in the hint's order (a patch's next hint depends on it)."""
+    """Equal rows stand in the hint's order, else by row number."""
     z = np.zeros(4, dtype=np.int32)
     args = (z, z, z.astype(np.uint8), np.ones(4), z)
     hint = np.array([2, 0, 3, 1], dtype=np.int64)
-    _, order, _ = _core.merge_edge_rows(*args, hint=hint)
-    assert order.tolist() == [2, 0, 3, 1]
-    assert build._merge_rows_numpy(*args, hint=hint)[1].tolist() == [2, 0, 3, 1]
-    assert _core.merge_edge_rows(*args)[1].tolist() == [0, 1, 2, 3]
-
-
-def test_without_the_native_module_merge_rows_is_numpys(monkeypatch: pytest.MonkeyPatch) -> None:
-    rnd = np.random.default_rng(5)
-    cols = (rnd.integers(0, 40, 500).astype(np.int32), rnd.integers(0, 40, 500).astype(np.int32),
-            rnd.integers(0, 3, 500).astype(np.uint8), rnd.random(500), rnd.integers(0, 9, 500).astype(np.int32))  # fmt: skip
-    with_native = build.merge_rows(*cols)
-    monkeypatch.delattr(_core, "merge_edge_rows")
-    same(build.merge_rows(*cols), with_native)
+    assert build.merge_rows(*args, hint=hint)[1].tolist() == [2, 0, 3, 1]
+    assert build.merge_rows(*args)[1].tolist() == [0, 1, 2, 3]
 
 
 @st.composite

@@ -143,23 +143,7 @@ def name_lookup(
     hashes, int32 nodes, uint64 lowercased-name hashes, int32 nodes), each sorted by (hash,
     node); the lowercased hash of position `fix_at[j]` is `fix_hash[j]` (non-ASCII names)."""
 
-# -- graph writer: edge merge and adjacency (maguyva.graph.build) -------------------------------
-
-def merge_edge_rows(
-    src: _np.ndarray,
-    dst: _np.ndarray,
-    kind: _np.ndarray,
-    conf: _np.ndarray,
-    line: _np.ndarray,
-    pos: _np.ndarray | None = None,
-    hint: _np.ndarray | None = None,
-) -> tuple[tuple[_np.ndarray, ...], _np.ndarray, _np.ndarray] | None:
-    """`build.merge_rows` of int32 `src` / `dst`, uint8 `kind`, float64 `conf`, int32 `line`,
-    int64 `pos` and `hint`, bit for bit: ((src, dst, kind, float32 conf, int64 lptr, int32
-    lines), int64 order, edge_of_group). None outside the kernel's domain (a negative node
-    or position, a kind above 7, a NaN or -0.0 confidence, a hint that is not a permutation
-    of the rows): the caller runs the numpy code. ValueError for columns of unequal length
-    or a `pos` giving two edges the same first position."""
+# -- graph writer: adjacency (maguyva.graph.build) ----------------------------------------------
 
 def conf_ranks(conf: _np.ndarray, values: _np.ndarray) -> _np.ndarray | None:
     """Each float32 confidence's rank (int64) among the sorted distinct float32 `values`,

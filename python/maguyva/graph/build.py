@@ -157,24 +157,9 @@ def merge_rows(
     order: a maximum, a set of lines, the smallest position).
 
     Rows with equal (dst, src, kind, line) stand in `order` in the hint's order, or by row
-    number (no hint, or keys too wide for one int64). The native kernel
-    (`_core.merge_edge_rows`: one radix sort, linear passes) computes exactly this; the numpy
-    code (`_merge_rows_numpy`) runs without it and outside its domain (see its doc)."""
-    native = getattr(_core, "merge_edge_rows", None)
-    if (
-        native is not None
-        and (src.dtype, dst.dtype, kind.dtype) == (np.int32, np.int32, np.uint8)
-        and (conf_rows.dtype, line_rows.dtype) == (np.float64, np.int32)
-        and (pos is None or (pos.dtype.kind in "iu" and pos.dtype != np.uint64))
-        and (hint is None or hint.dtype == np.int64)
-    ):
-        got = native(
-            *map(np.ascontiguousarray, (src, dst, kind, conf_rows, line_rows)),
-            pos=None if pos is None else np.ascontiguousarray(pos, dtype=np.int64),
-            hint=None if hint is None else np.ascontiguousarray(hint),
-        )
-        if got is not None:
-            return got
+    number (no hint, or keys too wide for one int64). numpy, not a native kernel: one was
+    measured (docs/graph.md) and was no faster inside the writer unless ~110 MB of scratch
+    stayed allocated between updates."""
     return _merge_rows_numpy(src, dst, kind, conf_rows, line_rows, pos, hint)
 
 
