@@ -66,7 +66,7 @@ def rows(draw: st.DrawFn) -> dict:
         cols["pos"] = (rnd.permutation(big).astype(np.int64) * 1000) + 7
     hint_kind = draw(st.sampled_from(["none", "random", "stale", "sorted"]))
     if hint_kind != "none" and big:
-        ref = build._merge_rows_numpy(**cols)[1]
+        ref = build.merge_rows(**cols)[1]
         if hint_kind == "random":
             cols["hint"] = rnd.permutation(big).astype(np.int64)
         elif hint_kind == "sorted":

@@ -149,32 +149,18 @@ def merge_rows(
     hint: np.ndarray | None = None,
 ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
     """`merge_edges` of the rows given as columns, the rows' order by (dst, src, kind, line)
-    and the merged edges' numbers in order of (dst, src, kind). `pos` (default: the row numbers) orders the rows for "first appearance": rows may
-    come in any order when `pos` says where each stands. `hint`, a permutation of the rows,
-    is a guess of that order (the previous update's, rows mapped): the rows are sorted in
-    that order first, with a stable sort that is fast on nearly sorted input. The result
-    does not depend on the hint, only the time does (equal rows are merged whatever their
-    order: a maximum, a set of lines, the smallest position).
+    and the merged edges' numbers in order of (dst, src, kind). `pos` (default: the row
+    numbers) orders the rows for "first appearance": rows may come in any order when `pos`
+    says where each stands. `hint`, a permutation of the rows, is a guess of that order (the
+    previous update's, rows mapped): the rows are sorted in that order first, with a stable
+    sort that is fast on nearly sorted input. The result does not depend on the hint, only
+    the time does (equal rows are merged whatever their order: a maximum, a set of lines, the
+    smallest position).
 
     Rows with equal (dst, src, kind, line) stand in `order` in the hint's order, or by row
     number (no hint, or keys too wide for one int64). numpy, not a native kernel: one was
     measured (docs/graph.md) and was no faster inside the writer unless ~110 MB of scratch
     stayed allocated between updates."""
-    return _merge_rows_numpy(src, dst, kind, conf_rows, line_rows, pos, hint)
-
-
-def _merge_rows_numpy(
-    src: np.ndarray,
-    dst: np.ndarray,
-    kind: np.ndarray,
-    conf_rows: np.ndarray,
-    line_rows: np.ndarray,
-    pos: np.ndarray | None = None,
-    hint: np.ndarray | None = None,
-) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
-    """`merge_rows` with numpy: the fallback when the native module lacks `merge_edge_rows`
-    or the input is outside its domain (a negative node or position, a kind above 7, a NaN
-    or -0.0 confidence, a hint that is not a permutation), and the tests' reference."""
     big = len(src)
     if big == 0:
         empty = np.zeros(0, dtype=np.int32)

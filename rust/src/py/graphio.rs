@@ -58,7 +58,7 @@ fn name_hash(data: &[u8]) -> u64 {
     name_hash_bytes(data)
 }
 
-fn contiguous<'a, T: numpy::Element>(
+pub(crate) fn contiguous<'a, T: numpy::Element>(
     arr: &'a PyReadonlyArray1<'_, T>,
     what: &str,
 ) -> PyResult<&'a [T]> {

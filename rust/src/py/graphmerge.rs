@@ -8,6 +8,8 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use super::graphio::contiguous;
+
 /// Each confidence's rank among the sorted distinct `values` (highest first: `len - 1 -`
 /// its index), or `None` when one is not among them (numpy's `searchsorted` + equality).
 pub fn conf_rank(conf: &[f32], values: &[f32]) -> Option<Vec<i64>> {
@@ -81,14 +83,6 @@ pub fn csr(
         *slot += 1;
     }
     Ok((ptr, idx))
-}
-
-fn contiguous<'a, T: numpy::Element>(
-    arr: &'a PyReadonlyArray1<'_, T>,
-    what: &str,
-) -> PyResult<&'a [T]> {
-    arr.as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{what} must be a contiguous 1-d array")))
 }
 
 /// `conf_ranks(conf, values) -> ranks | None`: each float32 confidence's rank (int64) among
