@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from maguyva.changes import ChangeSet
 from maguyva.graph import MODALITY
 from maguyva.graph import store as gstore
 from maguyva.graph.incremental import LOG_FILE
@@ -25,6 +26,17 @@ def build_graph(root: Path, repo: dict[str, str], out: Path) -> Path:
     extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
     MODALITY.build(BuildContext(root, out, files, chunks, extraction, {}, out))
     return out
+
+
+def build_with(modality, root: Path, out: Path, previous=None, modified=(), config=None) -> dict:
+    """Build `modality` (a long-running writer's `GraphModality`, say) for `root` into `out`,
+    as an update from `previous` that modified `modified`; returns the build report."""
+    files = walk_repository(root).files
+    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = BuildContext(root, out, files, chunks, extraction, config or {}, out,
+                       previous_dir=previous, changes=ChangeSet(modified=list(modified)))  # fmt: skip
+    return modality.build(ctx)
 
 
 def assert_same_graph(a: Path, b: Path) -> None:

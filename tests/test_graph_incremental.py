@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from graph_support import assert_same_graph
+from graph_support import assert_same_graph, build_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,13 +101,7 @@ def test_another_edge_floor_is_not_replayed(repo, tmp_path):
     assert_same_graph(tmp_path / "g2", tmp_path / "g3")
 
 
-def _build_with(modality, root: Path, out: Path, previous=None, modified=(), config=None) -> dict:
-    files = walk_repository(root).files
-    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
-    out.mkdir(parents=True, exist_ok=True)
-    ctx = BuildContext(root, out, files, chunks, extraction, config or {}, out,
-                       previous_dir=previous, changes=ChangeSet(modified=list(modified)))  # fmt: skip
-    return modality.build(ctx)
+_build_with = build_with
 
 
 def test_a_writer_that_stays_up_patches_body_edits_exactly(repo, tmp_path):

@@ -12,14 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from graph_support import assert_same_graph
+from graph_support import assert_same_graph, build_with
 
-from maguyva.changes import ChangeSet
 from maguyva.graph import store as gstore
 from maguyva.graph.modality import GraphModality
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
 
 REPO = {
     "pkg/__init__.py": "",
@@ -154,13 +150,7 @@ EDITS = [
 ]  # fmt: skip
 
 
-def _build(writer: GraphModality, root: Path, out: Path, previous=None, modified=()) -> dict:
-    files = walk_repository(root).files
-    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
-    out.mkdir(parents=True, exist_ok=True)
-    ctx = BuildContext(root, out, files, chunks, extraction, {}, out,
-                       previous_dir=previous, changes=ChangeSet(modified=list(modified)))  # fmt: skip
-    return writer.build(ctx)
+_build = build_with
 
 
 def _edges(gen: Path) -> dict[str, np.ndarray]:

@@ -6,18 +6,13 @@ equals a build from scratch, array for array (docs/graph.md, "Incremental build"
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
-from graph_support import assert_same_graph
+from graph_support import assert_same_graph, build_with
 
-from maguyva.changes import ChangeSet
 from maguyva.graph import store as gstore
 from maguyva.graph.modality import GraphModality
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
 
 REPO = {
     "duck/__init__.py": "",
@@ -86,13 +81,7 @@ EDITS = [
 ]  # fmt: skip
 
 
-def _build(writer: GraphModality, root: Path, out: Path, previous=None, modified=()) -> None:
-    files = walk_repository(root).files
-    extraction, chunks, _ = extract_repository(root, files, {"jobs": 1})
-    out.mkdir(parents=True, exist_ok=True)
-    ctx = BuildContext(root, out, files, chunks, extraction, {}, out,
-                       previous_dir=previous, changes=ChangeSet(modified=list(modified)))  # fmt: skip
-    writer.build(ctx)
+_build = build_with
 
 
 @pytest.mark.parametrize("upto", range(1, len(EDITS) + 1))
