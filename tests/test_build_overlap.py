@@ -75,3 +75,38 @@ def test_a_failing_background_build_fails_the_update_and_keeps_the_generation(
     monkeypatch.undo()
     summary = writer.update()
     assert index.current().number > before and summary.modalities["semantic"]["built"]
+
+
+def test_ctrl_c_does_not_wait_for_the_background_build(tmp_path: Path, monkeypatch) -> None:
+    """A Ctrl-C while text builds ends the update at once: the semantic thread, still busy
+    (a writer's first update may plan every chunk for many seconds), is not waited for."""
+    from maguyva import text
+
+    root = _repo(tmp_path)
+    writer = Indexer(root, config=CONFIG)
+    writer.update()
+    before = IndexDir(root / ".maguyva").current().number
+    release, started = threading.Event(), threading.Event()
+    busy: list[threading.Thread] = []
+
+    def slow(self, ctx):
+        busy.append(threading.current_thread())
+        started.set()
+        release.wait(120)
+        raise OSError(errno.EIO, "released")
+
+    def ctrl_c(self, ctx):
+        started.wait(60)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(semantic.SemanticModality, "build", slow)
+    monkeypatch.setattr(text.TextModality, "build", ctrl_c)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            writer.update(hints=_edit(root, 1))
+        assert busy and busy[0].is_alive()  # returned while the thread still ran
+    finally:
+        release.set()
+        for thread in busy:
+            thread.join(60)
+    assert IndexDir(root / ".maguyva").current().number == before

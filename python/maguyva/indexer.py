@@ -1408,8 +1408,14 @@ def _build_modalities(
             status[name] = _build_one(name, ctx)
             timings[name] = time.perf_counter() - started
             phases.end(name)
+    except KeyboardInterrupt:
+        # Ctrl-C stops now: the thread (a daemon) is not waited for, its generation is never
+        # committed and what it leaves in the temporary directory is cleaned on the next open
+        background.clear()
+        raise
     finally:
-        for task in background.values():  # an error above: the thread's result is dropped
+        # another error: wait, so that no build of this update still runs into the next one
+        for task in background.values():
             task.thread.join()
     return status
 

@@ -619,8 +619,7 @@ def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
 
     path = Path(gen_dir) / FILES_JSON
     try:
-        st = os.stat(path)
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        key = _file_key(os.stat(path))
         cached = _BASE_FILES.get(Path(gen_dir).parent)
         if cached is not None and cached[0] == key:
             files = cached[1]
