@@ -410,7 +410,11 @@ class Index:
         manifest = generation.manifest
         stale = sorted(path for path in self.indexed_files() if engine.is_stale(path))
         modalities = {
-            name: {"built": bool(s.get("built")), "reason": s.get("reason")}
+            name: {
+                "built": bool(s.get("built")),
+                "reason": s.get("reason"),
+                **({"behind": s["behind"]} if s.get("behind") else {}),
+            }
             for name, s in manifest.get("modalities", {}).items()
         }
         return {

@@ -180,6 +180,10 @@ class Engine:
             missing = [m for m in plan.fallback.modalities if m not in lists]
             lists.update(self._run(missing, request, depth, timings, unavailable))
             used = plan.fallback
+        if "graph" in lists:
+            note = getattr(self.searcher("graph"), "behind_note", lambda: None)()
+            if note:
+                notes.append(note)
         fuse_started = time.perf_counter()
         results = self._fuse(used, lists, limit)
         timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import extract_types, faults, sealed
+from . import extract_types, faults, follow, sealed
 from . import store as _store
 from .changes import RACY_NS, ChangeSet, RepoState, scan
 from .chunks import line_window_chunks
@@ -67,6 +67,7 @@ from .model import Chunk, SourceFile
 from .registry import BUILD_ORDER, load_modality
 from .retriever import BuildContext
 from .store import (
+    CHECKSUMS,
     FORMAT_VERSION,
     Generation,
     IndexDir,
@@ -801,6 +802,8 @@ class Indexer:
         self._loaded: tuple[tuple[int, Any], _FileIndex] | None = None
         self._files_memo: tuple[dict[str, list[Any]], list[SourceFile]] | None = None
         self.last_state: RepoState | None = None
+        # `graph_follows` when the configuration leaves it unset: long-running writers set it
+        self.follows_by_default = False
         self.budget_plan = None
         if self.config.get("memory"):
             from .scale.memory import parse_size, plan_for_budget
@@ -911,7 +914,8 @@ class Indexer:
             self.last_state = state
             phases("scan", len(state.files), len(state.files))
             wanted = list(self.config.get("modalities") or BUILD_ORDER)
-            if current is not None and changes.empty and current.manifest.get("built_for") == {
+            if current is not None and changes.empty and follow.behind(current.manifest) is None \
+                    and current.manifest.get("built_for") == {
                 "modalities": wanted, "extractor": self._extractor,
                 "builders": builders_fingerprint()}:  # fmt: skip
                 self._save_scan_state(current, previous, state)
@@ -995,7 +999,21 @@ class Indexer:
                 views.append(mine)
                 return dataclasses.replace(ctx, chunks=mine)
 
-            modalities = _build_modalities(ctx, self.config, timings, phases, fork=own_views)
+            graph_behind = current is not None and follow.behind(current.manifest) is not None
+            defer = not graph_behind and self._follows(current, changes)
+            contexts = {}
+            if graph_behind:  # built in full: the rows a patch would need are not those behind
+                contexts["graph"] = dataclasses.replace(
+                    ctx, changes=dataclasses.replace(changes, reason="the graph was behind")
+                )
+            modalities = _build_modalities(ctx, self.config, timings, phases, fork=own_views,
+                                           skip={"graph"} if defer else set(),
+                                           contexts=contexts)  # fmt: skip
+            if defer:
+                assert current is not None
+                modalities["graph"] = follow.link_behind(
+                    current.path, current.manifest, tmp, changes
+                )
             self._close(views)
             manifest = {
                 "root": str(self.root),
@@ -1037,13 +1055,90 @@ class Indexer:
         (self.index.path / SCAN_STATE).unlink(missing_ok=True)
         if redo:  # the generation now holds what the cache kept for an interrupt
             self._extract_cache().clear()
+        self._remember(generation, state, digests, layout)
+        if defer:
+            generation = self._graph_follows(generation, files, layout, changes, timings, phases)
+            self._remember(generation, state, digests, layout)
+            modalities = generation.manifest.get("modalities", modalities)
+        return self._summary(generation, state, changes, timings, modalities=modalities)
+
+    def _remember(self, generation: Generation, state: RepoState, digests: dict[str, str],
+                  layout: _Layout) -> None:  # fmt: skip
+        """What the next update needs of the generation just committed."""
         self._verified = generation.number
         self._memo_key = (generation.number, generation.manifest.get("committed_at"))
         self._memo_state = state
         self._memo_prev = _Previous(generation.path, digests, layout.index, layout.base_state,
                                     layout.base_index, layout.delta, layout.delta_sizes,
                                     layout.base_counts)  # fmt: skip
-        return self._summary(generation, state, changes, timings, modalities=modalities)
+
+    def _follows(self, current: Generation | None, changes: ChangeSet) -> bool:
+        """Is this update one whose graph follows in a second generation (`follow`)?"""
+        if current is None or not follow.wanted(self.config, self.follows_by_default):
+            return False
+        wanted = self.config.get("modalities") or BUILD_ORDER
+        graph = current.manifest.get("modalities", {}).get("graph", {})
+        return "graph" in wanted and bool(graph.get("built")) and _small_update(changes)
+
+    def _graph_follows(
+        self,
+        generation: Generation,
+        files: list[SourceFile],
+        layout: _Layout,
+        changes: ChangeSet,
+        timings: dict[str, float],
+        phases: _Phases,
+    ) -> Generation:
+        """Commit the generation after `generation` (committed with its graph behind): its
+        files hard-linked, the graph built for the same change set (`follow`)."""
+        timings["searchable"] = sum(timings.get(k, 0.0) for k in _UPDATE_PHASES)
+        started = time.perf_counter()
+        try:
+            number, tmp = self.index.begin()
+        except OSError as exc:
+            raise IndexWriteError(
+                f"generation {generation.number} is committed with its graph behind; starting "
+                f"the next one failed ({exc.strerror or exc}): the next update builds the graph"
+            ) from exc
+        views: list[Any] = []
+        try:
+            follow.link_generation(generation.path, tmp, {"graph", META_JSON, CHECKSUMS})
+            chunks = SegmentChunks(tmp, layout.counts, layout.index, layout.delta)
+            extraction = SegmentExtraction(tmp, layout.index)
+            views += [chunks, extraction]
+            ctx = BuildContext(
+                root=self.root, out_dir=tmp, files=files, chunks=chunks, extraction=extraction,
+                config=self.config, cache_dir=self.index.cache_dir, progress=phases,
+                previous_dir=generation.path, changes=changes,
+            )  # fmt: skip
+            timings["graph_link"] = time.perf_counter() - started
+            started = time.perf_counter()
+            phases.start("graph", 1)
+            status = _build_one("graph", ctx)
+            phases.end("graph")
+            timings["graph"] = time.perf_counter() - started
+            self._close(views)
+            manifest = {k: v for k, v in generation.manifest.items() if k not in _COMMIT_KEYS}
+            manifest["modalities"] = {**manifest["modalities"], "graph": status}
+            manifest["graph_of"] = generation.number
+            manifest["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
+            write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
+            started = time.perf_counter()
+            done = self.index.commit(number, tmp, manifest, previous=generation.path)
+            timings["graph_commit"] = time.perf_counter() - started
+            return done
+        except OSError as exc:
+            self._close(views)
+            self.index.abort(tmp)
+            raise IndexWriteError(
+                f"generation {generation.number} is committed with its graph behind; writing "
+                f"the graph failed ({exc.strerror or exc}: {exc.filename or tmp}): the next "
+                "update builds it"
+            ) from exc
+        except BaseException:
+            self._close(views)
+            self.index.abort(tmp)
+            raise
 
     def _source_files(self, state: RepoState) -> list[SourceFile]:
         """`state.source_files()`, reusing the previous update's objects for the files whose
@@ -1374,12 +1469,20 @@ OVERLAP_MAX_CHANGES = 32
 the others build (see `_build_modalities`); a bigger one builds everything in order."""
 
 
+# the phases of an update before its commit (what `searchable` adds up when the graph follows)
+_UPDATE_PHASES = ("scan", "load_previous", "extract", "write", "text", "structural", "semantic",
+                  "commit")  # fmt: skip
+_COMMIT_KEYS = ("format_version", "generation", "dir", "committed_at")  # set by the commit
+
+
 def _build_modalities(
     ctx: BuildContext,
     config: dict[str, Any],
     timings: dict[str, float],
     phases: _Phases | None = None,
     fork: Callable[[], BuildContext] | None = None,
+    skip: set[str] | frozenset[str] = frozenset(),
+    contexts: dict[str, BuildContext] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build each wanted modality in order; each is a progress phase (`(name, 0, n)` before,
     `(name, n, n)` after, whatever the modality reports in between).
@@ -1388,15 +1491,21 @@ def _build_modalities(
     the semantic part in a thread alongside the others: its time is mostly the embedding
     model, which releases the GIL, while the graph's patch is Python; on a 10k-file tree the
     two overlap for ~40 ms of a one-file edit. Progress calls are serialised (`_Phases.lock`);
-    its result (or error: an OSError still aborts the generation) is taken in the usual order."""
+    its result (or error: an OSError still aborts the generation) is taken in the usual order.
+
+    `skip`: modalities left out (the caller fills their status: `follow`); `contexts`: a
+    modality's own context (the graph's, when it must build in full)."""
     phases = phases or _Phases(ctx.progress)
-    wanted = set(config.get("modalities") or BUILD_ORDER)
+    wanted = set(config.get("modalities") or BUILD_ORDER) - set(skip)
+    contexts = contexts or {}
     status: dict[str, dict[str, Any]] = {}
     background: dict[str, _Background] = {}
     if fork is not None and "semantic" in wanted and _small_update(ctx.changes):
         background["semantic"] = _Background("semantic", fork(), phases)
     try:
         for name in BUILD_ORDER:
+            if name in skip:
+                continue
             if name not in wanted:
                 status[name] = {"built": False, "reason": "not selected in configuration"}
                 continue
@@ -1405,7 +1514,7 @@ def _build_modalities(
                 continue
             started = time.perf_counter()
             phases.start(name, 1)
-            status[name] = _build_one(name, ctx)
+            status[name] = _build_one(name, contexts.get(name, ctx))
             timings[name] = time.perf_counter() - started
             phases.end(name)
     except KeyboardInterrupt:

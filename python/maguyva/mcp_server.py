@@ -137,6 +137,7 @@ class HitsOutput(BaseModel):
     results: list[SymbolHit]
     truncated: bool
     total: int = Field(description="hits found before the budget and limit")
+    notes: list[str] = Field(default_factory=list)
 
 
 class ChunkOutput(BaseModel):
@@ -154,6 +155,9 @@ class ChunkOutput(BaseModel):
 class ModalityStatus(BaseModel):
     built: bool
     reason: str | None = None
+    behind: dict[str, Any] | None = Field(
+        None, description="graph only: the earlier generation it reflects, paths changed since"
+    )
 
 
 class StatusOutput(BaseModel):
@@ -541,6 +545,10 @@ def _hits_output(index: Index, query: str, source: str, hits: list[Hit], budget:
     ]
     output = HitsOutput(query=query, source=source, results=results, truncated=False,
                         total=len(hits))  # fmt: skip
+    if source == "graph":
+        note = getattr(index.searcher("graph"), "behind_note", lambda: None)()
+        if note:
+            output.notes.append(note)
     while output.results and tokens(output) > budget:
         output.results.pop()
         output.truncated = True

@@ -80,6 +80,7 @@ class Watcher:
         on_update: Callable[[BuildSummary], None] | None = None,
     ) -> None:
         self.indexer = Indexer(root, config=config)
+        self.indexer.follows_by_default = True  # readers get an edit before its graph: `follow`
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
         self.reconcile_s = reconcile_s

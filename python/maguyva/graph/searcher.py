@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import follow
 from ..chunkstore import ChunkStore, SegmentedChunkStore
 from ..errors import BadQueryError
 from ..gcpause import paused_gc
@@ -42,6 +43,10 @@ class GraphSearcher:
         self.min_confidence = min_confidence
         self._chunks: ChunkStore | SegmentedChunkStore | None = None
         self._lock = threading.Lock()
+        # the graph of an earlier generation, linked into this one (`maguyva.follow`): the
+        # generation it reflects and the paths changed since, whose hits say so
+        self.behind: dict[str, Any] | None = None
+        self._behind_paths: frozenset[str] = frozenset()
 
     @classmethod
     def open(cls, gen_dir: Path, manifest: dict[str, Any] | None = None) -> GraphSearcher:
@@ -50,7 +55,25 @@ class GraphSearcher:
         conf = float(config.get("graph_min_confidence", DEFAULT_MIN_CONFIDENCE))
         with paused_gc():  # the name tables are many long-lived objects (gcpause.py)
             index = GraphIndex(sections, meta)
-        return cls(Path(gen_dir), index, conf)
+        searcher = cls(Path(gen_dir), index, conf)
+        searcher.behind = follow.behind(manifest or {})
+        if searcher.behind is not None:
+            searcher._behind_paths = frozenset(searcher.behind.get("paths") or ())
+        return searcher
+
+    def behind_note(self) -> str | None:
+        """A response note when this graph is an earlier generation's (None: it is current)."""
+        if self.behind is None:
+            return None
+        paths = sorted(self._behind_paths)
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        return (f"graph answers reflect generation {self.behind.get('generation')}: "
+                f"{shown or 'no file'} changed since (the next generation brings it up to date)")  # fmt: skip
+
+    def _mark(self, path: str, extra: dict[str, Any]) -> dict[str, Any]:
+        if path in self._behind_paths:
+            extra["graph_behind"] = True
+        return extra
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -69,7 +92,7 @@ class GraphSearcher:
         else:
             start, end, key = first, lines[-1] if lines else first, None
         return Hit(path=path, start_line=start, end_line=end, key=key, score=score, lines=lines,
-                   extra=extra)  # fmt: skip
+                   extra=self._mark(path, extra))  # fmt: skip
 
     def _def_hit(self, node: int, score: float, **extra: Any) -> Hit:
         g = self.graph
@@ -80,7 +103,8 @@ class GraphSearcher:
             path=path, start_line=max(start, 1), end_line=max(end, start, 1),
             key=chunk.id if chunk is not None else None, score=score,
             lines=[start] if start else [], symbol=g.full_name(node), kind=g.def_kind(node),
-            extra={"is_test": g.is_test(node), "centrality": float(g.c[node]), **extra},
+            extra=self._mark(path, {"is_test": g.is_test(node), "centrality": float(g.c[node]),
+                                    **extra}),
         )  # fmt: skip
 
     def _describe(self, node: int) -> dict[str, Any]:

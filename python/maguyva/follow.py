@@ -1,0 +1,89 @@
+"""The graph follows: a small update committed before its graph, the graph one generation later.
+
+A long-running writer (`maguyva watch`, `maguyva mcp --watch`) serves agents that edit a file
+and ask about it a moment later. Of a one-file update on a 10k-file tree, the graph is most of
+the time (its centrality is global: docs/graph.md), while text, structural and semantic answers
+are ready in a fraction of it. With `graph_follows`, such an update commits twice:
+
+1. generation N: every modality but the graph built as usual; the graph's files hard-linked
+   from N-1 and its manifest entry marked `behind` (the generation it reflects and the paths
+   changed since). Readers get the edit's text, symbols and vectors at once; graph answers
+   are N-1's, and say so (`GraphSearcher.behind`, `Response.notes`).
+2. generation N+1: N's files hard-linked, the graph patched for the same change set, nothing
+   behind. Only then does the update return.
+
+A writer killed between the two leaves N current and searchable; the next update sees the
+graph behind and builds it (in full: what a patch would need is gone with the process).
+Off by default for one-shot runs (`maguyva index`): nobody reads between the two commits.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .changes import ChangeSet
+from .config import Setting, register
+
+register(
+    "graph_follows",
+    Setting("bool", None, "commit a small update before its graph, the graph just after "
+            "(default: on in watch and mcp --watch, off for one-shot index runs)", True, True),
+)  # fmt: skip
+
+GRAPH = "graph"
+BEHIND = "behind"
+
+
+def behind(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The graph's `behind` record in a generation's manifest (None: the graph is current)."""
+    status = manifest.get("modalities", {}).get(GRAPH, {})
+    found = status.get(BEHIND) if isinstance(status, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def changed_paths(changes: ChangeSet) -> list[str]:
+    """Every path whose graph rows an update changes (both ends of a rename)."""
+    out = {*changes.added, *changes.modified, *changes.deleted}
+    for old, new in changes.renamed:
+        out.update((old, new))
+    return sorted(out)
+
+
+def link_behind(current_dir: Path, current: dict[str, Any], tmp: Path,
+                changes: ChangeSet) -> dict[str, Any]:  # fmt: skip
+    """Hard-link the current generation's graph files into the generation being built and
+    return its graph status, marked behind by `changes`. OSError propagates (the generation
+    is then aborted, like any failed write)."""
+    status = current["modalities"][GRAPH]
+    source, target = current_dir / GRAPH, tmp / GRAPH
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(source):
+        if entry.is_file(follow_symlinks=False):
+            os.link(entry.path, target / entry.name)
+    return {**status, BEHIND: {"generation": current["generation"],
+                               "paths": changed_paths(changes)}}  # fmt: skip
+
+
+def link_generation(source: Path, tmp: Path, skip: set[str]) -> int:
+    """Hard-link every file of the generation `source` into `tmp`, except the top-level
+    entries named in `skip`; returns how many were linked."""
+    linked = 0
+    for dirpath, dirnames, filenames in os.walk(source):
+        rel = os.path.relpath(dirpath, source)
+        if rel == ".":
+            dirnames[:] = [d for d in dirnames if d not in skip]
+            filenames = [f for f in filenames if f not in skip]
+        into = tmp if rel == "." else tmp / rel
+        into.mkdir(parents=True, exist_ok=True)
+        for name in filenames:
+            os.link(os.path.join(dirpath, name), into / name)
+            linked += 1
+    return linked
+
+
+def wanted(config: dict[str, Any], default: bool) -> bool:
+    """Is `graph_follows` on (the configuration's value, else the writer's default)?"""
+    value = config.get("graph_follows")
+    return default if value is None else bool(value)

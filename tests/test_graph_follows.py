@@ -1,0 +1,144 @@
+"""`graph_follows` (maguyva.follow): a small update commits its text, symbols and vectors first,
+its graph one generation later. Readers between the two get the edit everywhere but the graph,
+whose answers say they are behind; the second generation's graph is the one a from-scratch
+build gives; a graph left behind (Ctrl-C, kill -9 between the commits) is built by the next
+update. Real files: the standard library's json and email packages."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from graph_support import assert_same_graph
+
+from maguyva import follow
+from maguyva.engine import Engine
+from maguyva.indexer import Indexer
+from maguyva.store import IndexDir
+from maguyva.watch import Watcher
+
+STDLIB = Path(json.__file__).parent.parent
+CONFIG = {"modalities": ["text", "structural", "graph"], "graph_follows": True}
+NEW_FUNCTION = "\n\ndef follows_probe():\n    return py_scanstring('\"x\"', 1)\n"
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for package in ("json", "email"):
+        shutil.copytree(STDLIB / package, root / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    return root
+
+
+def _edit(root: Path) -> list[str]:
+    path = root / "json/decoder.py"
+    path.write_text(path.read_text() + NEW_FUNCTION)
+    return ["json/decoder.py"]
+
+
+def _from_scratch(root: Path, tmp_path: Path) -> Path:
+    config = {**CONFIG, "graph_follows": False, "index_dir": str(tmp_path / "scratch")}
+    Indexer(root, config=config).update(rebuild=True)
+    return IndexDir(tmp_path / "scratch").current(pin=False).path
+
+
+def test_a_small_update_is_searchable_before_its_graph(tmp_path: Path, monkeypatch) -> None:
+    root = _repo(tmp_path)
+    writer = Indexer(root, config=CONFIG)
+    first = writer.update().generation
+    index = IndexDir(root / ".maguyva")
+    old_graph = (index.current(pin=False).path / "graph/graph.bin").stat().st_ino
+    seen: dict[str, object] = {}
+    inner = Indexer._graph_follows
+
+    def reader_between(self, generation, *args, **kwargs):
+        engine = Engine.open(root)  # what a reader sees between the two commits
+        seen["generation"] = engine.generation.number
+        seen["behind"] = follow.behind(engine.generation.manifest)
+        found = engine.search("follows_probe", modalities=["structural"]).results
+        seen["structural"] = [r.path for r in found]
+        graph = engine.searcher("graph")
+        seen["note"] = engine.search("py_scanstring", modalities=["graph"]).notes
+        seen["references"] = graph.references("JSONDecodeError")
+        seen["graph_inode"] = (generation.path / "graph/graph.bin").stat().st_ino
+        return inner(self, generation, *args, **kwargs)
+
+    monkeypatch.setattr(Indexer, "_graph_follows", reader_between)
+    summary = writer.update(hints=_edit(root))
+
+    assert seen["generation"] == first + 1 and summary.generation == first + 2
+    assert seen["behind"] == {"generation": first, "paths": ["json/decoder.py"]}
+    assert seen["structural"][:1] == ["json/decoder.py"]  # the edit, before its graph
+    assert seen["graph_inode"] == old_graph  # the same file, linked
+    assert any("graph answers reflect generation" in n for n in seen["note"])  # type: ignore[union-attr]
+    marks = {h.path: h.extra.get("graph_behind", False) for h in seen["references"]}  # type: ignore[attr-defined]
+    assert marks["json/decoder.py"] is True and marks["json/__init__.py"] is False
+
+    current = index.current(pin=False)
+    assert follow.behind(current.manifest) is None and current.manifest["graph_of"] == first + 1
+    assert summary.modalities["graph"]["built"] and "behind" not in summary.modalities["graph"]
+    assert summary.timings_s["searchable"] < summary.timings_s["searchable"] + summary.timings_s[
+        "graph"]  # both halves are reported  # fmt: skip
+    engine = Engine.open(root)
+    probe = engine.searcher("graph").callees("follows_probe")
+    assert [h.symbol for h in probe][:1] == ["json.decoder.py_scanstring"]
+    assert not engine.search("py_scanstring", modalities=["graph"]).notes
+    assert_same_graph(current.path, _from_scratch(root, tmp_path), edge_log=False)
+    assert writer.update().noop  # nothing left to do
+
+
+def test_a_graph_left_behind_is_built_by_the_next_update(tmp_path: Path, monkeypatch) -> None:
+    root = _repo(tmp_path)
+    writer = Indexer(root, config=CONFIG)
+    writer.update()
+    utils = root / "email/utils.py"
+    utils.write_text(utils.read_text() + "\n\ndef behind_one():\n    return quote('x')\n")
+    first = writer.update(hints=["email/utils.py"]).generation  # the writer remembers its graph
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C (or kill -9) between the two commits
+
+    monkeypatch.setattr(Indexer, "_graph_follows", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        writer.update(hints=_edit(root))
+    monkeypatch.undo()
+    index = IndexDir(root / ".maguyva")
+    assert index.current(pin=False).number == first + 1  # searchable, graph behind
+    assert follow.behind(index.current(pin=False).manifest) is not None
+
+    # the same writer, another edit: a patch for it alone would miss json/decoder.py's
+    utils.write_text(utils.read_text() + "\n\ndef behind_two():\n    return behind_one()\n")
+    summary = writer.update(hints=["email/utils.py"])
+    assert summary.generation == first + 2  # no graph to follow: built with the others
+    current = index.current(pin=False)
+    assert follow.behind(current.manifest) is None
+    assert summary.modalities["graph"]["report"].get("mode") != "patch"  # built in full
+    assert_same_graph(current.path, _from_scratch(root, tmp_path), edge_log=False)
+    assert writer.update().noop
+
+
+def test_a_graph_behind_is_caught_up_even_when_nothing_changed(tmp_path: Path, monkeypatch) -> None:
+    root = _repo(tmp_path)
+    writer = Indexer(root, config=CONFIG)
+    first = writer.update().generation
+    monkeypatch.setattr(Indexer, "_graph_follows", lambda self, *a, **k: (_ for _ in ()).throw(
+        KeyboardInterrupt))  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        writer.update(hints=_edit(root))
+    monkeypatch.undo()
+    fresh = Indexer(root, config=CONFIG)  # another process, nothing changed since
+    summary = fresh.update()
+    assert not summary.noop and summary.generation == first + 2
+    assert follow.behind(IndexDir(root / ".maguyva").current(pin=False).manifest) is None
+    assert fresh.update().noop
+
+
+def test_one_shot_runs_commit_once_and_watchers_follow(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    config = {k: v for k, v in CONFIG.items() if k != "graph_follows"}
+    writer = Indexer(root, config=config)
+    first = writer.update().generation
+    assert writer.update(hints=_edit(root)).generation == first + 1  # `maguyva index`: off
+    assert Watcher(root, config=config).indexer.follows_by_default is True
