@@ -53,6 +53,7 @@ def reader(root: Path, modalities: list[str]) -> None:
         name, n = line.split()
         found: dict[str, float] = {}
         notes: dict[str, list[str]] = {}
+        generations: dict[str, int] = {}
         seen = None
         deadline = time.monotonic() + 60
         while len(found) < len(modalities) and time.monotonic() < deadline:
@@ -72,10 +73,11 @@ def reader(root: Path, modalities: list[str]) -> None:
                 if top and (top[0].symbol or "").rsplit(".", 1)[-1] == name:
                     found[modality] = time.monotonic()
                     notes[modality] = response.notes
-                    found.setdefault("first_" + modality + "_generation", engine.generation.number)
+                    generations[modality] = engine.generation.number
                 elif modality == "structural":
                     break  # not this generation: the others are asked on a later one
-        print(json.dumps({"found": found, "notes": notes}), flush=True)
+        print(json.dumps({"found": found, "notes": notes, "generations": generations}),
+              flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -134,7 +136,7 @@ def main() -> None:
                 max(row[f"{m}_answer_s"] for m in modalities)
                 if all(row[f"{m}_answer_s"] is not None for m in modalities) else None
             )  # fmt: skip
-            row["generations"] = {k: v for k, v in found.items() if k.startswith("first_")}
+            row["generations"] = answer["generations"]
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     finally:

@@ -7,14 +7,23 @@ update. Real files: the standard library's json and email packages."""
 from __future__ import annotations
 
 import json
+import os
+import random
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from durability_support import CONFIG as DURABLE
+from durability_support import MODALITIES, QUERIES, build, write_repo
 from graph_support import assert_same_graph
 
-from maguyva import follow
+from maguyva import faults, follow
+from maguyva.cli import main
 from maguyva.engine import Engine
+from maguyva.fsck import fsck
 from maguyva.indexer import Indexer
 from maguyva.store import IndexDir
 from maguyva.watch import Watcher
@@ -119,7 +128,9 @@ def test_a_graph_left_behind_is_built_by_the_next_update(tmp_path: Path, monkeyp
     assert writer.update().noop
 
 
-def test_a_graph_behind_is_caught_up_even_when_nothing_changed(tmp_path: Path, monkeypatch) -> None:
+def test_a_graph_behind_is_caught_up_even_when_nothing_changed(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
     root = _repo(tmp_path)
     writer = Indexer(root, config=CONFIG)
     first = writer.update().generation
@@ -128,6 +139,8 @@ def test_a_graph_behind_is_caught_up_even_when_nothing_changed(tmp_path: Path, m
     with pytest.raises(KeyboardInterrupt):
         writer.update(hints=_edit(root))
     monkeypatch.undo()
+    assert main(["status", "--root", str(root)]) == 0  # what `maguyva status` says of it
+    assert "graph      built, behind: reflects generation" in capsys.readouterr().out
     fresh = Indexer(root, config=CONFIG)  # another process, nothing changed since
     summary = fresh.update()
     assert not summary.noop and summary.generation == first + 2
@@ -142,3 +155,82 @@ def test_one_shot_runs_commit_once_and_watchers_follow(tmp_path: Path) -> None:
     first = writer.update().generation
     assert writer.update(hints=_edit(root)).generation == first + 1  # `maguyva index`: off
     assert Watcher(root, config=config).indexer.follows_by_default is True
+
+
+# ---- kill -9 at every durable step of an update whose graph follows ----------------------
+
+FOLLOW_CHILD = (
+    "import sys; from pathlib import Path; from maguyva.indexer import Indexer; "
+    "Indexer(Path(sys.argv[1]), config={config!r}).update(wait_for_lock=True)"
+)
+
+
+def _per_modality(root: Path) -> dict[str, list]:
+    """Each durability query asked of each modality alone (a generation whose graph is behind
+    answers text and structural questions from the new state, graph questions from the old)."""
+    engine = Engine.open(root)
+    return {
+        m: [[(r.path, r.start_line, r.symbol) for r in engine.search(q, modalities=[m]).results]
+            for q in QUERIES]
+        for m in MODALITIES
+    }  # fmt: skip
+
+
+def _kill_steps(tmp_path: Path, every: bool) -> None:
+    config = {**DURABLE, "graph_follows": True}
+    goldens = {}
+    for variant in (0, 1):
+        golden = tmp_path / f"golden{variant}"
+        write_repo(golden, variant)
+        build(golden)
+        goldens[variant] = _per_modality(golden)
+    root = tmp_path / "repo"
+    write_repo(root, 0)
+    build(root)
+    write_repo(root, 1)
+    with faults.install(faults.FaultyFiles()) as layer:
+        Indexer(root, config=config).update()
+    total = layer.total
+    assert follow.behind(IndexDir(root / ".maguyva").current(pin=False).manifest) is None
+    # the commit points: the renames of the manifest (the first generation's, the graph's)
+    switches = [i + 1 for i, (op, path) in enumerate(layer.log)
+                if op == "rename" and Path(path).name.startswith("manifest.json")]  # fmt: skip
+    assert len(switches) == 2, layer.log
+    steps = list(range(1, total + 1))
+    if not every:  # around both commit points, the first and last steps, and a few others
+        around = {s + d for s in switches for d in (-1, 0, 1)} | {1, total}
+        steps = sorted(around | set(random.Random(total).sample(steps, 3)))
+    states = {"old": 0, "behind": 0, "new": 0}
+    for step in steps:
+        write_repo(root, 0)
+        build(root)  # back to the old state, graph current
+        write_repo(root, 1)
+        child = subprocess.Popen(
+            [sys.executable, "-c", FOLLOW_CHILD.format(config=config), str(root)],
+            env={**os.environ, faults.ENV: f"kill@{step}"}, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        _out, err = child.communicate(timeout=120)
+        assert child.returncode in (0, -signal.SIGKILL), err.decode()[-2000:]
+        manifest = IndexDir(root / ".maguyva").current(pin=False).manifest
+        seen = _per_modality(root)
+        if follow.behind(manifest) is not None:  # killed between the two commits
+            states["behind"] += 1
+            expected = {**goldens[1], "graph": goldens[0]["graph"]}
+        else:
+            state = 1 if seen == goldens[1] else 0
+            states["new" if state else "old"] += 1
+            expected = goldens[state]
+        assert seen == expected, f"kill at step {step} of {total}"
+        assert fsck(root / ".maguyva").ok, step
+        build(root)  # the next writer (a one-shot run) catches the graph up
+        assert _per_modality(root) == goldens[1], f"after the kill at step {step}"
+    assert states["behind"] and states["old"], states  # both commits were interrupted
+
+
+def test_kill9_around_the_commits_of_an_update_whose_graph_follows(tmp_path: Path) -> None:
+    _kill_steps(tmp_path, every=False)
+
+
+@pytest.mark.slow
+def test_kill9_at_every_step_of_an_update_whose_graph_follows(tmp_path: Path) -> None:
+    _kill_steps(tmp_path, every=True)

@@ -364,6 +364,10 @@ def cmd_status(args: argparse.Namespace) -> int:
           f"stale: {status['stale_files']}")  # fmt: skip
     for name, state in status["modalities"].items():
         shown = "built" if state["built"] else f"unavailable: {state['reason']}"
+        if state.get("behind"):  # maguyva.follow: the next generation brings it up to date
+            behind = state["behind"]
+            shown += (f", behind: reflects generation {behind.get('generation')}, "
+                      f"{len(behind.get('paths') or ())} file(s) changed since")  # fmt: skip
         print(f"  {name:<10} {shown}")
     if status["skipped"]:
         print("skipped: " + ", ".join(f"{r} {n}" for r, n in sorted(status["skipped"].items())))
