@@ -1,17 +1,18 @@
 """Edit to answer, as a reader in another process sees it (docs/durability.md). Usage:
 
     python benches/edit_to_answer.py ROOT MODALITIES --target PATH [--runs N]
-        [--follows | --no-follows] [--set KEY=JSON ...]
+        [--follows | --no-follows] [--in-process] [--set KEY=JSON ...]
 
 A long-running writer (`Indexer`, as `maguyva watch` runs it) in this process; a warm reader
-(`Engine.warm`, as `maguyva mcp` runs it) in a child process. Each run appends a new function
-to the target file, notes the time (CLOCK_MONOTONIC, shared by both processes) and updates
-the index with the path as a hint, as the watcher does. The reader polls the manifest
-(one `stat` per millisecond); on each new generation it opens the engine, asks the structural
-modality for the new function, then each other modality in turn, and reports when each first
-ranked it first. So `edit_to_answer_s` is the edit until the first answer that has it, on
-the clock, with whatever the writer still does after that commit (`--follows`: the graph
-generation) running alongside the reader on the machine's other core.
+(`Engine.warm`, as `maguyva mcp` runs it) in a child process, or with `--in-process` in a
+thread of the writer's process, sharing its GIL (as `maguyva mcp --watch` runs). Each run
+appends a new function to the target file, notes the time (CLOCK_MONOTONIC, shared by both
+processes) and updates the index with the path as a hint, as the watcher does. The reader
+polls the manifest (one `stat` per millisecond); on each new generation it opens the engine,
+asks the structural modality for the new function, then each other modality in turn, and
+reports when each first ranked it first. So `edit_to_answer_s` is the edit until the first
+answer that has it, on the clock, with whatever the writer still does after that commit
+(`--follows`: the graph generation) running alongside the reader.
 
 With `--follows` (`graph_follows`, as the watcher runs), the graph of an update comes one
 generation after the others: `graph_answer_s` is then later than the others (`generations`:
@@ -23,9 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -38,9 +41,9 @@ QUESTIONS = {
 }
 
 
-def reader(root: Path, modalities: list[str]) -> None:
-    """The child: warm once, then for each `name n` line on stdin, poll until every modality
-    ranks the function first; print one JSON line of CLOCK_MONOTONIC times."""
+def reader(root: Path, modalities: list[str], lines, emit) -> None:
+    """The reader: warm once, then for each `name n` of `lines`, poll until every modality
+    ranks the function first; `emit` one JSON line of CLOCK_MONOTONIC times."""
     from maguyva.engine import Engine
     from maguyva.store import IndexDir
 
@@ -48,8 +51,8 @@ def reader(root: Path, modalities: list[str]) -> None:
     manifest = index.path / "manifest.json"
     engine = Engine.open(root)
     engine.warm()
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
+    emit(json.dumps({"ready": True}))
+    for line in lines:
         name, n = line.split()
         found: dict[str, float] = {}
         notes: dict[str, list[str]] = {}
@@ -76,8 +79,43 @@ def reader(root: Path, modalities: list[str]) -> None:
                     generations[modality] = engine.generation.number
                 elif modality == "structural":
                     break  # not this generation: the others are asked on a later one
-        print(json.dumps({"found": found, "notes": notes, "generations": generations}),
-              flush=True)  # fmt: skip
+        emit(json.dumps({"found": found, "notes": notes, "generations": generations}))
+
+
+class _Pipe:
+    """A line queue with the file methods the bench uses of a child's stdin and stdout."""
+
+    def __init__(self) -> None:
+        self.lines: queue.Queue[str | None] = queue.Queue()
+
+    def write(self, text: str) -> None:
+        self.lines.put(text)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.lines.put(None)
+
+    def readline(self) -> str:
+        return self.lines.get() or ""
+
+    def __iter__(self):
+        return iter(self.lines.get, None)
+
+
+class _InProcess:
+    """The reader as a thread of this process, shaped like the child `Popen`."""
+
+    def __init__(self, root: Path, modalities: list[str]) -> None:
+        self.stdin, self.stdout = _Pipe(), _Pipe()
+        self.thread = threading.Thread(
+            target=reader, args=(root, modalities, self.stdin, self.stdout.write), daemon=True
+        )
+        self.thread.start()
+
+    def wait(self, timeout: float) -> None:
+        self.thread.join(timeout)
 
 
 def main() -> None:
@@ -88,11 +126,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--follows", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON")
+    parser.add_argument("--in-process", action="store_true",
+                        help="the reader is a thread of the writer's process (`mcp --watch`)")  # fmt: skip
     parser.add_argument("--reader", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     modalities = args.modalities.split(",")
     if args.reader:
-        reader(args.root, modalities)
+        reader(args.root, modalities, sys.stdin, lambda line: print(line, flush=True))
         return
     from maguyva.indexer import Indexer
 
@@ -106,7 +146,7 @@ def main() -> None:
     writer.update()
     target.write_text(original + "\n\ndef maguyva_race_warm():\n    return 0\n")
     writer.update()  # the writer's first update loads its state once
-    child = subprocess.Popen(
+    child = _InProcess(root, modalities) if args.in_process else subprocess.Popen(
         [sys.executable, __file__, str(root), args.modalities, "--target", args.target,
          "--reader"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -150,7 +190,7 @@ def main() -> None:
         k: statistics.median(r[k] for r in rows if r[k] is not None)
         for k in keys if any(r[k] is not None for r in rows)
     }  # fmt: skip
-    print(json.dumps({"follows": args.follows, "runs": rows, "median": medians,
+    print(json.dumps({"follows": args.follows, "in_process": args.in_process, "runs": rows, "median": medians,
                       "load_after": os.getloadavg()}, indent=1))  # fmt: skip
 
 
