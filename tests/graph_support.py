@@ -39,16 +39,12 @@ def build_with(modality, root: Path, out: Path, previous=None, modified=(), conf
     return modality.build(ctx)
 
 
-def assert_same_graph(a: Path, b: Path, edge_log: bool = True) -> None:
-    """The graphs under generations `a` and `b` are equal section for section, edge log too
-    (unless not `edge_log`: its content keys depend on the order extraction processes list a
-    file's references, which two indexing runs need not share)."""
+def assert_same_graph(a: Path, b: Path) -> None:
+    """The graphs under generations `a` and `b` are equal section for section, edge log too."""
     left, right = gstore.read(a / "graph")[0], gstore.read(b / "graph")[0]
     assert left.keys() == right.keys()
     for name in left:
         assert np.array_equal(left[name], right[name]), name
-    if not edge_log:
-        return
     log_a, log_b = gstore.read(a / "graph", LOG_FILE)[0], gstore.read(b / "graph", LOG_FILE)[0]
     for name in log_a:
         assert np.array_equal(log_a[name], log_b[name]), f"edge log {name}"

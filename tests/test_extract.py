@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,26 @@ def test_parallel_driver_matches_in_process(tmp_path: Path) -> None:
     assert serial["missing.py"].status == "unreadable"
     assert serial["notes.txt"].status == "no_grammar"
     assert serial["pkg/mod3.py"].extraction.calls[0].callee == "helper_3"
+
+
+def test_a_file_extracts_the_same_alone_and_after_others() -> None:
+    """References starting at one byte (`self.header_factory[name].max_count` and
+    `self.header_factory`) come out in one order whatever the process extracted before: the
+    graph's edge log keys a file's rows by its extraction, and a from-scratch build must equal
+    an update (the order used to depend on the files extracted before it)."""
+    package = Path(email.__file__).parent
+    everything = [
+        SourceFile(p.relative_to(package.parent).as_posix(), p.stat().st_size, 0, "python")
+        for p in sorted(package.glob("*.py"))
+    ]
+    alone = [f for f in everything if f.path == "email/policy.py"]
+    first = {r.extraction.path: r.extraction for r in extract_files(package.parent, alone, 1)}
+    after = {r.extraction.path: r.extraction for r in extract_files(package.parent, everything, 1)}
+    refs = [(r.name, r.line) for r in first["email/policy.py"].references]
+    assert refs == [(r.name, r.line) for r in after["email/policy.py"].references]
+    assert refs.index(("self.header_factory[name].max_count", 106)) < refs.index(
+        ("self.header_factory", 106)
+    )  # the outer span first, as call sites
 
 
 @st.composite

@@ -94,7 +94,7 @@ def test_a_small_update_is_searchable_before_its_graph(tmp_path: Path, monkeypat
     probe = engine.searcher("graph").callees("follows_probe")
     assert [h.symbol for h in probe][:1] == ["json.decoder.py_scanstring"]
     assert not engine.search("py_scanstring", modalities=["graph"]).notes
-    assert_same_graph(current.path, _from_scratch(root, tmp_path), edge_log=False)
+    assert_same_graph(current.path, _from_scratch(root, tmp_path))
     assert writer.update().noop  # nothing left to do
 
 
@@ -124,7 +124,7 @@ def test_a_graph_left_behind_is_built_by_the_next_update(tmp_path: Path, monkeyp
     current = index.current(pin=False)
     assert follow.behind(current.manifest) is None
     assert summary.modalities["graph"]["report"].get("mode") != "patch"  # built in full
-    assert_same_graph(current.path, _from_scratch(root, tmp_path), edge_log=False)
+    assert_same_graph(current.path, _from_scratch(root, tmp_path))
     assert writer.update().noop
 
 

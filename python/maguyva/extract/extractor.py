@@ -9,7 +9,6 @@ recursion over the tree happens in Python, so a 100,000-deep nesting cannot over
 from __future__ import annotations
 
 import bisect
-import operator
 import re
 import time
 from dataclasses import dataclass, field
@@ -213,8 +212,10 @@ def extract(
         skipped.update((n.start_byte, n.end_byte) for n in not_refs)
     else:
         called = {site[0] for site in sites}
-    # `captures` lists nodes pattern by pattern, not in document order.
-    for node in sorted(flat.get("reference", ()), key=_START):
+    # `captures` lists nodes pattern by pattern, not in document order, and nested captures
+    # starting at one byte (`a[i].b` and `a`) in an order that differs between processes: the
+    # span decides, the outer first (as for call sites), so every run extracts the same list.
+    for node in sorted(flat.get("reference", ()), key=_span):
         start = node.start_byte
         if (start, node.end_byte) in skipped if by_span else start in called:
             continue
@@ -257,8 +258,11 @@ def extract(
 _SCOPE_KINDS = {"impl_item": "impl", "class_declaration": "extension"}
 
 
+def _span(node: ts.Node) -> tuple[int, int]:
+    return node.start_byte, -node.end_byte
+
+
 # Callee text that `normalize_callee` would change: whitespace, arguments or generics.
-_START = operator.attrgetter("start_byte")
 _IRREGULAR = re.compile(rb"[\s(<]")
 _WHITESPACE = re.compile(rb"\s+")
 
