@@ -1,7 +1,7 @@
 """Edit to answer, as a reader in another process sees it (docs/durability.md). Usage:
 
     python benches/edit_to_answer.py ROOT MODALITIES --target PATH [--runs N]
-        [--follows | --no-follows] [--in-process] [--set KEY=JSON ...]
+        [--follows | --no-follows] [--in-process] [--watch] [--set KEY=JSON ...]
 
 A long-running writer (`Indexer`, as `maguyva watch` runs it) in this process; a warm reader
 (`Engine.warm`, as `maguyva mcp` runs it) in a child process, or with `--in-process` in a
@@ -10,7 +10,9 @@ appends a new function to the target file, notes the time (CLOCK_MONOTONIC, shar
 processes) and updates the index with the path as a hint, as the watcher does. The reader
 polls the manifest (one `stat` per millisecond); on each new generation it opens the engine,
 asks the structural modality for the new function, then each other modality in turn, and
-reports when each first ranked it first. So `edit_to_answer_s` is the edit until the first
+reports when each first ranked it first. With `--watch` the writer is a `maguyva.watch.Watcher`
+(a thread of this process, its defaults: 50 ms of quiet ends a burst) and the edit reaches it
+through the OS's file events, as under `maguyva watch`: the figures then include noticing it. So `edit_to_answer_s` is the edit until the first
 answer that has it, on the clock, with whatever the writer still does after that commit
 (`--follows`: the graph generation) running alongside the reader.
 
@@ -128,6 +130,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON")
     parser.add_argument("--in-process", action="store_true",
                         help="the reader is a thread of the writer's process (`mcp --watch`)")  # fmt: skip
+    parser.add_argument("--watch", action="store_true",
+                        help="edits reach a `Watcher` (a thread here) through the OS's events")  # fmt: skip
     parser.add_argument("--reader", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     modalities = args.modalities.split(",")
@@ -146,6 +150,16 @@ def main() -> None:
     writer.update()
     target.write_text(original + "\n\ndef maguyva_race_warm():\n    return 0\n")
     writer.update()  # the writer's first update loads its state once
+    watcher = None
+    if args.watch:  # the edits reach a real watcher through the OS's events instead
+        from maguyva.watch import Watcher
+
+        watcher = Watcher(root, config=config)
+        watcher.indexer = writer  # the warmed writer (as one that has run a while)
+        threading.Thread(target=watcher.run, daemon=True).start()
+        while watcher.stats.last is None:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the directories are watched
     child = _InProcess(root, modalities) if args.in_process else subprocess.Popen(
         [sys.executable, __file__, str(root), args.modalities, "--target", args.target,
          "--reader"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -160,11 +174,17 @@ def main() -> None:
             child.stdin.flush()
             time.sleep(0.2)  # the reader is polling
             load = os.getloadavg()[0]
+            updates = watcher.stats.updates if watcher is not None else 0
             edited = time.monotonic()
             target.write_text(original + f"\n\ndef {name}():\n    return {n}\n")
-            summary = writer.update(hints=[args.target])
-            returned = time.monotonic()
+            if watcher is None:
+                summary = writer.update(hints=[args.target])
+                returned = time.monotonic()
             answer = json.loads(child.stdout.readline())
+            if watcher is not None:
+                while watcher.stats.updates == updates or watcher.stats.last is None:
+                    time.sleep(0.001)
+                summary, returned = watcher.stats.last, time.monotonic()
             found = answer["found"]
             row = {"load": load, "update_s": round(returned - edited, 4),
                    "timings_ms": {k: round(v * 1000, 1) for k, v in summary.timings_s.items()}}  # fmt: skip
@@ -180,6 +200,8 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     finally:
+        if watcher is not None:
+            watcher.stop()
         child.stdin.close()
         child.wait(timeout=60)
         target.write_text(original)
@@ -190,7 +212,8 @@ def main() -> None:
         k: statistics.median(r[k] for r in rows if r[k] is not None)
         for k in keys if any(r[k] is not None for r in rows)
     }  # fmt: skip
-    print(json.dumps({"follows": args.follows, "in_process": args.in_process, "runs": rows, "median": medians,
+    print(json.dumps({"follows": args.follows, "in_process": args.in_process,
+                      "watch": args.watch, "runs": rows, "median": medians,
                       "load_after": os.getloadavg()}, indent=1))  # fmt: skip
 
 
