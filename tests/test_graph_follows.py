@@ -61,7 +61,7 @@ def test_a_small_update_is_searchable_before_its_graph(tmp_path: Path, monkeypat
     index = IndexDir(root / ".maguyva")
     old_graph = (index.current(pin=False).path / "graph/graph.bin").stat().st_ino
     seen: dict[str, object] = {}
-    inner = Indexer._graph_follows
+    inner = Indexer._follow_up
 
     def reader_between(self, generation, *args, **kwargs):
         engine = Engine.open(root)  # what a reader sees between the two commits
@@ -75,7 +75,7 @@ def test_a_small_update_is_searchable_before_its_graph(tmp_path: Path, monkeypat
         seen["graph_inode"] = (generation.path / "graph/graph.bin").stat().st_ino
         return inner(self, generation, *args, **kwargs)
 
-    monkeypatch.setattr(Indexer, "_graph_follows", reader_between)
+    monkeypatch.setattr(Indexer, "_follow_up", reader_between)
     wall = time.perf_counter()
     summary = writer.update(hints=_edit(root))
     wall = time.perf_counter() - wall
@@ -113,7 +113,7 @@ def test_a_graph_left_behind_is_built_by_the_next_update(tmp_path: Path, monkeyp
     def interrupted(self, *args, **kwargs):
         raise KeyboardInterrupt  # Ctrl-C (or kill -9) between the two commits
 
-    monkeypatch.setattr(Indexer, "_graph_follows", interrupted)
+    monkeypatch.setattr(Indexer, "_follow_up", interrupted)
     with pytest.raises(KeyboardInterrupt):
         writer.update(hints=_edit(root))
     monkeypatch.undo()
@@ -138,7 +138,7 @@ def test_a_graph_behind_is_caught_up_even_when_nothing_changed(
     root = _repo(tmp_path)
     writer = Indexer(root, config=CONFIG)
     first = writer.update().generation
-    monkeypatch.setattr(Indexer, "_graph_follows", lambda self, *a, **k: (_ for _ in ()).throw(
+    monkeypatch.setattr(Indexer, "_follow_up", lambda self, *a, **k: (_ for _ in ()).throw(
         KeyboardInterrupt))  # fmt: skip
     with pytest.raises(KeyboardInterrupt):
         writer.update(hints=_edit(root))
@@ -238,3 +238,42 @@ def test_kill9_around_the_commits_of_an_update_whose_graph_follows(tmp_path: Pat
 @pytest.mark.slow
 def test_kill9_at_every_step_of_an_update_whose_graph_follows(tmp_path: Path) -> None:
     _kill_steps(tmp_path, every=True)
+
+
+def test_the_semantic_backlog_follows_the_graph(tmp_path: Path, monkeypatch) -> None:
+    """An index whose chunks are not all embedded yet (a cap, a time budget or a provider
+    failure left a backlog): the first generation embeds the edit's chunks only, the graph
+    follows, then the backlog in a generation of its own. The local model, real files."""
+    root = _repo(tmp_path)
+    config = {**CONFIG, "modalities": [*CONFIG["modalities"], "semantic"],
+              "semantic_phases": "heads", "semantic_max_chunks": 40}  # fmt: skip
+    writer = Indexer(root, config=config)
+    first = writer.update().generation
+    before = IndexDir(root / ".maguyva").current(pin=False).manifest
+    pending = before["modalities"]["semantic"]["report"]["pending"]
+    assert pending > 200  # 40 chunks embedded, the rest waits
+    seen: dict[str, dict] = {}
+    inner = Indexer._follow_up
+
+    def spy(self, generation, name, *args, **kwargs):
+        seen[name] = generation.manifest["modalities"]["semantic"]["report"]
+        if name == "graph":  # a reader of the first generation finds the edit by meaning
+            engine = Engine.open(root)
+            hits = engine.search("follows_probe scanstring", modalities=["semantic"]).results
+            seen["reader"] = {"top": hits[0].symbol if hits else None}
+        return inner(self, generation, name, *args, **kwargs)
+
+    monkeypatch.setattr(Indexer, "_follow_up", spy)
+    summary = writer.update(hints=_edit(root))
+    assert summary.generation == first + 3  # edit, graph, backlog
+    edit = seen["graph"]  # the first generation's semantic build
+    # the edited file's chunks without a vector (fewer than the cap: no backlog chunk)
+    assert edit["backlog_left"] and 1 <= edit["new"] < 40
+    assert seen["reader"]["top"] == "follows_probe"
+    assert seen["semantic"] == edit  # the graph's generation keeps the first one's vectors
+    last = summary.modalities["semantic"]["report"]
+    assert last["new"] == 40 and last["pending"] == edit["pending"] - 40  # the cap, from the backlog
+    current = IndexDir(root / ".maguyva").current(pin=False).manifest
+    assert current["backlog_of"] == first + 2 and current["graph_of"] == first + 1
+    assert follow.behind(current) is None and not follow.backlog(current)
+    assert writer.update().noop

@@ -34,6 +34,19 @@ register(
 
 GRAPH = "graph"
 BEHIND = "behind"
+# the semantic build's configuration key that leaves out its backlog (chunks of unchanged
+# files still without a vector): set for the first generation, which embeds the edit's only
+BACKLOG = "semantic_backlog"
+LABELS = {"graph": "graph", "semantic": "semantic backlog"}  # what a follow-up builds
+TIMINGS = {"graph": "graph", "semantic": "backlog"}  # its keys in `timings_s` and manifest
+
+
+def backlog(manifest: dict[str, Any]) -> bool:
+    """Did the semantic build of this generation leave chunks without a vector that a build
+    of its own would embed (`semantic.py`: pending chunks)?"""
+    status = manifest.get("modalities", {}).get("semantic", {})
+    report = status.get("report", {}) if isinstance(status, dict) else {}
+    return bool(status.get("built")) and bool(report.get("backlog_left"))
 
 
 def behind(manifest: dict[str, Any]) -> dict[str, Any] | None:

@@ -1002,14 +1002,15 @@ class Indexer:
 
             graph_behind = current is not None and follow.behind(current.manifest) is not None
             defer = not graph_behind and self._follows(current, changes)
-            contexts = {}
+            overrides: dict[str, dict[str, Any]] = {}
             if graph_behind:  # built in full: the rows a patch would need are not those behind
-                contexts["graph"] = dataclasses.replace(
-                    ctx, changes=dataclasses.replace(changes, reason="the graph was behind")
-                )
+                reason = dataclasses.replace(changes, reason="the graph was behind")
+                overrides["graph"] = {"changes": reason}
+            if defer:  # the edit's own chunks only: the backlog follows (`follow`)
+                overrides["semantic"] = {"config": {**self.config, follow.BACKLOG: False}}
             modalities = _build_modalities(ctx, self.config, timings, phases, fork=own_views,
                                            skip={"graph"} if defer else set(),
-                                           contexts=contexts)  # fmt: skip
+                                           overrides=overrides)  # fmt: skip
             if defer:
                 assert current is not None
                 modalities["graph"] = follow.link_behind(
@@ -1058,8 +1059,15 @@ class Indexer:
             self._extract_cache().clear()
         self._remember(generation, state, digests, layout)
         if defer:
-            generation = self._graph_follows(generation, files, layout, changes, timings, phases)
+            # wall seconds from the update's start to the first commit (its phases overlap)
+            timings["searchable"] = time.perf_counter() - self._update_started
+            generation = self._follow_up(generation, "graph", changes, files, layout, timings,
+                                         phases)  # fmt: skip
             self._remember(generation, state, digests, layout)
+            if follow.backlog(generation.manifest):
+                generation = self._follow_up(generation, "semantic", ChangeSet(), files, layout,
+                                             timings, phases)  # fmt: skip
+                self._remember(generation, state, digests, layout)
             modalities = generation.manifest.get("modalities", modalities)
         return self._summary(generation, state, changes, timings, modalities=modalities)
 
@@ -1081,30 +1089,31 @@ class Indexer:
         graph = current.manifest.get("modalities", {}).get("graph", {})
         return "graph" in wanted and bool(graph.get("built")) and _small_update(changes)
 
-    def _graph_follows(
+    def _follow_up(
         self,
         generation: Generation,
+        name: str,
+        changes: ChangeSet,
         files: list[SourceFile],
         layout: _Layout,
-        changes: ChangeSet,
         timings: dict[str, float],
         phases: _Phases,
     ) -> Generation:
-        """Commit the generation after `generation` (committed with its graph behind): its
-        files hard-linked, the graph built for the same change set (`follow`)."""
-        # wall seconds from the update's start to the first commit (its phases overlap)
-        timings["searchable"] = time.perf_counter() - self._update_started
+        """Commit the generation after `generation`: its files hard-linked but those of the
+        modality `name`, built again for `changes` (`follow`: the graph of an update committed
+        with its graph behind, then the semantic backlog it left)."""
+        label = follow.LABELS[name]
         started = time.perf_counter()
         try:
             number, tmp = self.index.begin()
         except OSError as exc:
             raise IndexWriteError(
-                f"generation {generation.number} is committed with its graph behind; starting "
-                f"the next one failed ({exc.strerror or exc}): the next update builds the graph"
+                f"generation {generation.number} is committed; starting the next one for "
+                f"its {label} failed ({exc.strerror or exc}): the next update does it"
             ) from exc
         views: list[Any] = []
         try:
-            follow.link_generation(generation.path, tmp, {"graph", META_JSON, CHECKSUMS})
+            follow.link_generation(generation.path, tmp, {name, META_JSON, CHECKSUMS})
             chunks = SegmentChunks(tmp, layout.counts, layout.index, layout.delta)
             extraction = SegmentExtraction(tmp, layout.index)
             views += [chunks, extraction]
@@ -1113,29 +1122,29 @@ class Indexer:
                 config=self.config, cache_dir=self.index.cache_dir, progress=phases,
                 previous_dir=generation.path, changes=changes,
             )  # fmt: skip
-            timings["graph_link"] = time.perf_counter() - started
+            key = follow.TIMINGS[name]
+            timings[f"{key}_link"] = time.perf_counter() - started
             started = time.perf_counter()
-            phases.start("graph", 1)
-            status = _build_one("graph", ctx)
-            phases.end("graph")
-            timings["graph"] = time.perf_counter() - started
+            phases.start(name, 1)
+            status = _build_one(name, ctx)
+            phases.end(name)
+            timings[key] = time.perf_counter() - started
             self._close(views)
             manifest = {k: v for k, v in generation.manifest.items() if k not in _COMMIT_KEYS}
-            manifest["modalities"] = {**manifest["modalities"], "graph": status}
-            manifest["graph_of"] = generation.number
+            manifest["modalities"] = {**manifest["modalities"], name: status}
+            manifest[f"{key}_of"] = generation.number
             manifest["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
             write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
             started = time.perf_counter()
             done = self.index.commit(number, tmp, manifest, previous=generation.path)
-            timings["graph_commit"] = time.perf_counter() - started
+            timings[f"{key}_commit"] = time.perf_counter() - started
             return done
         except OSError as exc:
             self._close(views)
             self.index.abort(tmp)
             raise IndexWriteError(
-                f"generation {generation.number} is committed with its graph behind; writing "
-                f"the graph failed ({exc.strerror or exc}: {exc.filename or tmp}): the next "
-                "update builds it"
+                f"generation {generation.number} is committed; writing its {label} failed "
+                f"({exc.strerror or exc}: {exc.filename or tmp}): the next update does it"
             ) from exc
         except BaseException:
             self._close(views)
@@ -1481,7 +1490,7 @@ def _build_modalities(
     phases: _Phases | None = None,
     fork: Callable[[], BuildContext] | None = None,
     skip: set[str] | frozenset[str] = frozenset(),
-    contexts: dict[str, BuildContext] | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build each wanted modality in order; each is a progress phase (`(name, 0, n)` before,
     `(name, n, n)` after, whatever the modality reports in between).
@@ -1492,15 +1501,21 @@ def _build_modalities(
     two overlap for ~40 ms of a one-file edit. Progress calls are serialised (`_Phases.lock`);
     its result (or error: an OSError still aborts the generation) is taken in the usual order.
 
-    `skip`: modalities left out (the caller fills their status: `follow`); `contexts`: a
-    modality's own context (the graph's, when it must build in full)."""
+    `skip`: modalities left out (the caller fills their status: `follow`); `overrides`: the
+    context fields a modality gets of its own (the graph's change set when it must build in
+    full, the semantic configuration when its backlog follows)."""
     phases = phases or _Phases(ctx.progress)
     wanted = set(config.get("modalities") or BUILD_ORDER) - set(skip)
-    contexts = contexts or {}
+    overrides = overrides or {}
+
+    def own(name: str, base: BuildContext) -> BuildContext:
+        fields = overrides.get(name)
+        return dataclasses.replace(base, **fields) if fields else base
+
     status: dict[str, dict[str, Any]] = {}
     background: dict[str, _Background] = {}
     if fork is not None and "semantic" in wanted and _small_update(ctx.changes):
-        background["semantic"] = _Background("semantic", fork(), phases)
+        background["semantic"] = _Background("semantic", own("semantic", fork()), phases)
     try:
         for name in BUILD_ORDER:
             if name in skip:
@@ -1513,7 +1528,7 @@ def _build_modalities(
                 continue
             started = time.perf_counter()
             phases.start(name, 1)
-            status[name] = _build_one(name, contexts.get(name, ctx))
+            status[name] = _build_one(name, own(name, ctx))
             timings[name] = time.perf_counter() - started
             phases.end(name)
     except KeyboardInterrupt:

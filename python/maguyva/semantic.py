@@ -864,9 +864,13 @@ class SemanticModality:
             phases = _phases(ctx.config, len(candidates.bodies))
             touched = _touched(ctx.changes)
             urgent = _candidates([e for p in sorted(touched) for e in by_path.get(p, ())], have)  # type: ignore[arg-type]
-            queue = _queue(candidates.heads, candidates.bodies, have, phases,  # type: ignore[arg-type]
+            # without the backlog (`maguyva.follow`: a build of its own embeds it right after)
+            backlog = ctx.config.get("semantic_backlog") is not False
+            heads, bodies = (candidates.heads, candidates.bodies) if backlog else ([], [])
+            queue = _queue(heads, bodies, have, phases,  # type: ignore[arg-type]
                            None if cap is None else max(0, int(cap)),
                            (_sort(urgent[0]), _sort(urgent[1])))  # fmt: skip
+
             mark("queue")
             error, embedded_new, tokens = None, 0, 0
             embed_started = time.perf_counter()
@@ -894,6 +898,9 @@ class SemanticModality:
                 tokens += result.tokens
                 ctx.progress("embed", embedded_new, len(queue))
             embed_seconds = time.perf_counter() - embed_started
+            # what a build of its own would embed next (`maguyva.follow`)
+            left = _queue(candidates.heads, candidates.bodies, have, phases, 1)  # type: ignore[arg-type]
+            backlog_left = not backlog and error is None and bool(left)
             mark("embed")
 
         # A file's rows change when it changed or one of its chunks got a vector now: those
@@ -985,6 +992,7 @@ class SemanticModality:
             "new": embedded_new,
             "pending": n_pending,
             "partial": n_partial,
+            "backlog_left": backlog_left,
             "excluded": excluded,
             "tokens": tokens,
             "embed_seconds": round(embed_seconds, 3),
