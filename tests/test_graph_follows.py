@@ -272,7 +272,9 @@ def test_the_semantic_backlog_follows_the_graph(tmp_path: Path, monkeypatch) -> 
     assert seen["reader"]["top"] == "follows_probe"
     assert seen["semantic"] == edit  # the graph's generation keeps the first one's vectors
     last = summary.modalities["semantic"]["report"]
-    assert last["new"] == 40 and last["pending"] == edit["pending"] - 40  # the cap, from the backlog
+    assert (
+        last["new"] == 40 and last["pending"] == edit["pending"] - 40
+    )  # the cap, from the backlog
     current = IndexDir(root / ".maguyva").current(pin=False).manifest
     assert current["backlog_of"] == first + 2 and current["graph_of"] == first + 1
     assert follow.behind(current) is None and not follow.backlog(current)
