@@ -279,3 +279,25 @@ def test_the_semantic_backlog_follows_the_graph(tmp_path: Path, monkeypatch) -> 
     assert current["backlog_of"] == first + 2 and current["graph_of"] == first + 1
     assert follow.behind(current) is None and not follow.backlog(current)
     assert writer.update().noop
+
+
+def test_added_deleted_and_renamed_files_follow_too(tmp_path: Path) -> None:
+    """A small update that adds, deletes and renames files (the graph cannot be patched for
+    those: it is built again, reusing the edge log) follows the same way, and its second
+    generation's graph is a from-scratch build's."""
+    root = _repo(tmp_path)
+    writer = Indexer(root, config=CONFIG)
+    first = writer.update().generation
+    (root / "json/extra.py").write_text("from .decoder import JSONDecoder\n\n\n"
+                                        "def extra():\n    return JSONDecoder().decode('1')\n")  # fmt: skip
+    (root / "email/quoprimime.py").unlink()
+    (root / "email/base64mime.py").rename(root / "email/b64.py")
+    summary = writer.update()
+    assert summary.generation == first + 2
+    assert summary.changes["added"] + summary.changes["renamed"] >= 1
+    current = IndexDir(root / ".maguyva").current(pin=False)
+    assert follow.behind(current.manifest) is None
+    assert summary.modalities["graph"]["report"].get("mode") != "patch"
+    callers = Engine.open(root).searcher("graph").callers("JSONDecoder.decode")
+    assert "json/extra.py" in {h.path for h in callers}
+    assert_same_graph(current.path, _from_scratch(root, tmp_path))
