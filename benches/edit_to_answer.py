@@ -1,7 +1,7 @@
 """Edit to answer, as a reader in another process sees it (docs/durability.md). Usage:
 
     python benches/edit_to_answer.py ROOT MODALITIES --target PATH [--runs N]
-        [--follows | --no-follows] [--in-process] [--watch] [--set KEY=JSON ...]
+        [--follows | --no-follows] [--in-process] [--watch [--fresh]] [--set KEY=JSON ...]
 
 A long-running writer (`Indexer`, as `maguyva watch` runs it) in this process; a warm reader
 (`Engine.warm`, as `maguyva mcp` runs it) in a child process, or with `--in-process` in a
@@ -12,7 +12,9 @@ polls the manifest (one `stat` per millisecond); on each new generation it opens
 asks the structural modality for the new function, then each other modality in turn, and
 reports when each first ranked it first. With `--watch` the writer is a `maguyva.watch.Watcher`
 (a thread of this process, its defaults: 50 ms of quiet ends a burst) and the edit reaches it
-through the OS's file events, as under `maguyva watch`: the figures then include noticing it. So `edit_to_answer_s` is the edit until the first
+through the OS's file events, as under `maguyva watch`: the figures then include noticing it.
+`--fresh`: the watcher has just started (its own writer, prepared by its first check, as
+`Watcher.run` does), so the first run is the first edit after a start. So `edit_to_answer_s` is the edit until the first
 answer that has it, on the clock, with whatever the writer still does after that commit
 (`--follows`: the graph generation) running alongside the reader.
 
@@ -132,6 +134,8 @@ def main() -> None:
                         help="the reader is a thread of the writer's process (`mcp --watch`)")  # fmt: skip
     parser.add_argument("--watch", action="store_true",
                         help="edits reach a `Watcher` (a thread here) through the OS's events")  # fmt: skip
+    parser.add_argument("--fresh", action="store_true",
+                        help="with --watch: a watcher just started (its first check prepares it)")  # fmt: skip
     parser.add_argument("--reader", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     modalities = args.modalities.split(",")
@@ -148,14 +152,16 @@ def main() -> None:
     original = target.read_text()
     writer = Indexer(root, config=config)
     writer.update()
-    target.write_text(original + "\n\ndef maguyva_race_warm():\n    return 0\n")
-    writer.update()  # the writer's first update loads its state once
+    if not args.fresh:
+        target.write_text(original + "\n\ndef maguyva_race_warm():\n    return 0\n")
+        writer.update()  # the writer's first update loads its state once
     watcher = None
     if args.watch:  # the edits reach a real watcher through the OS's events instead
         from maguyva.watch import Watcher
 
         watcher = Watcher(root, config=config)
-        watcher.indexer = writer  # the warmed writer (as one that has run a while)
+        if not args.fresh:
+            watcher.indexer = writer  # the warmed writer (as one that has run a while)
         threading.Thread(target=watcher.run, daemon=True).start()
         while watcher.stats.last is None:
             time.sleep(0.05)
@@ -213,7 +219,7 @@ def main() -> None:
         for k in keys if any(r[k] is not None for r in rows)
     }  # fmt: skip
     print(json.dumps({"follows": args.follows, "in_process": args.in_process,
-                      "watch": args.watch, "runs": rows, "median": medians,
+                      "watch": args.watch, "fresh": args.fresh, "runs": rows, "median": medians,
                       "load_after": os.getloadavg()}, indent=1))  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from maguyva.cli import main
 from maguyva.engine import Engine
 from maguyva.fsck import fsck
 from maguyva.indexer import Indexer
+from maguyva.registry import load_modality
 from maguyva.store import IndexDir
 from maguyva.watch import Watcher
 
@@ -301,3 +302,28 @@ def test_added_deleted_and_renamed_files_follow_too(tmp_path: Path) -> None:
     callers = Engine.open(root).searcher("graph").callers("JSONDecoder.decode")
     assert "json/extra.py" in {h.path for h in callers}
     assert_same_graph(current.path, _from_scratch(root, tmp_path))
+
+
+def test_a_starting_watcher_prepares_its_writer(tmp_path: Path) -> None:
+    """`update(prepare=True)` (what a watcher's first check does): nothing changed, yet a
+    generation with the same answers is built, so that the graph and semantic builds keep
+    their state in memory, and the graph's patch tables are built; the first edit after it
+    is a patch whose graph equals a from-scratch build's."""
+    root = _repo(tmp_path)
+    Indexer(root, config=CONFIG).update()  # another process indexed it
+    engine = Engine.open(root)
+    before = [[(r.path, r.start_line) for r in engine.search(q, limit=5).results]
+              for q in ("JSONDecoder", "who calls py_scanstring", "parse a header")]  # fmt: skip
+    writer = Indexer(root, config=CONFIG)  # a watcher starts
+    summary = writer.update(prepare=True)
+    assert not summary.noop and "graph_prepare" in summary.timings_s
+    memory = load_modality("graph")._memory
+    assert memory.follows is not None and memory.order is not None  # the patch's tables
+    engine = Engine.open(root)
+    assert before == [[(r.path, r.start_line) for r in engine.search(q, limit=5).results]
+                      for q in ("JSONDecoder", "who calls py_scanstring", "parse a header")]  # fmt: skip
+    edited = writer.update(hints=_edit(root))
+    assert edited.modalities["graph"]["report"]["mode"] == "patch"
+    current = IndexDir(root / ".maguyva").current(pin=False)
+    assert_same_graph(current.path, _from_scratch(root, tmp_path))
+    assert Indexer(root, config=CONFIG).update().noop  # another writer: nothing to do

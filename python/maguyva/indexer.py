@@ -61,6 +61,7 @@ from .chunkstore import (
 )
 from .config import Setting, load_config, register
 from .errors import CorruptIndexError, IndexVersionError, MaguyvaError, ModalityUnavailable
+from .extract import grammars
 from .extract_cache import ExtractCache
 from .extract_types import FileExtraction
 from .model import Chunk, SourceFile
@@ -892,11 +893,15 @@ class Indexer:
 
     def update(
         self, *, wait_for_lock: bool = False, rebuild: bool = False, force_walk: bool = False,
-        hints: Iterable[str] | None = None,
+        hints: Iterable[str] | None = None, prepare: bool = False,
     ) -> BuildSummary:  # fmt: skip
         """Bring the index up to date; a no-op (no new generation) when nothing changed.
         `force_walk` lists the tree again even when no directory seems to have changed;
-        `hints` (the watcher's event paths) limit the stat pass to them (`changes.scan`)."""
+        `hints` (the watcher's event paths) limit the stat pass to them (`changes.scan`).
+        `prepare` (a watcher starting): when nothing changed, build anyway (a generation
+        with the same answers, no backlog embedded) so that the modalities keep what they
+        built in memory, and build the graph's patch tables, so that the first edit is as
+        fast as the ones after it."""
         faults.install_from_env()
         timings: dict[str, float] = {}
         phases = _Phases(self.progress)
@@ -924,8 +929,21 @@ class Indexer:
                     self._memo_key = (current.number, current.manifest.get("committed_at"))
                     self._memo_prev = None
                 self._memo_state = state
-                return self._summary(current, state, changes, timings, noop=True)
-            return self._build(current, state, changes, timings, wanted, phases)
+                if not prepare:
+                    return self._summary(current, state, changes, timings, noop=True)
+            summary = self._build(current, state, changes, timings, wanted, phases,
+                                  warm=prepare and changes.empty)  # fmt: skip
+            if prepare:
+                started = time.perf_counter()
+                for language in sorted({f.language for f in self._source_files(state)
+                                        if f.language}):  # fmt: skip
+                    grammars.load(language)  # the first edit's extraction need not
+                summary.timings_s["grammars"] = time.perf_counter() - started
+            if prepare and "graph" in wanted:
+                started = time.perf_counter()
+                if load_modality("graph").prepare():
+                    summary.timings_s["graph_prepare"] = time.perf_counter() - started
+            return summary
 
     def _save_scan_state(
         self, current: Generation, previous: RepoState | None, state: RepoState
@@ -948,6 +966,7 @@ class Indexer:
         timings: dict[str, float],
         wanted: list[str],
         phases: _Phases,
+        warm: bool = False,
     ) -> BuildSummary:
         started = time.perf_counter()
         prev = self._reusable(current) if current is not None else None
@@ -1006,7 +1025,7 @@ class Indexer:
             if graph_behind:  # built in full: the rows a patch would need are not those behind
                 reason = dataclasses.replace(changes, reason="the graph was behind")
                 overrides["graph"] = {"changes": reason}
-            if defer:  # the edit's own chunks only: the backlog follows (`follow`)
+            if defer or warm:  # the edit's own chunks only: the backlog follows (`follow`)
                 overrides["semantic"] = {"config": {**self.config, follow.BACKLOG: False}}
             modalities = _build_modalities(ctx, self.config, timings, phases, fork=own_views,
                                            skip={"graph"} if defer else set(),

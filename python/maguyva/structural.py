@@ -69,7 +69,7 @@ class ExtractionTally:
             "failed": sorted(self.problems, key=lambda p: p["path"]),
             "timed_out": sum(1 for p in self.problems if p["status"] == "timeout"),
             "budget_s": self.budget_s,
-            "grammars_unavailable": grammars.unavailable(),
+            "grammars_unavailable": grammars.unavailable(self.languages),
             "slowest": [{"path": p, "seconds": round(s, 4)} for s, p in slowest],
             "seconds": round(time.monotonic() - self.started, 3),
         }

@@ -101,7 +101,9 @@ class Watcher:
     def stop(self) -> None:
         self.stop_event.set()
 
-    def update(self, hints: Iterable[str] | None = None) -> BuildSummary | None:
+    def update(
+        self, hints: Iterable[str] | None = None, prepare: bool = False
+    ) -> BuildSummary | None:
         """One check-and-update. A busy index (another writer) or a failed write (disk full)
         is logged and retried, with a full check, at the next event or reconciliation.
         `hints`: paths (relative to the root) named by events; None for a full check."""
@@ -110,7 +112,9 @@ class Watcher:
         if walk or self._full_next or now - self._last_full > self.reconcile_s:
             hints = None
         try:
-            summary = self.indexer.update(wait_for_lock=True, force_walk=walk, hints=hints)
+            summary = self.indexer.update(
+                wait_for_lock=True, force_walk=walk, hints=hints, prepare=prepare
+            )
         except MaguyvaError as exc:  # busy, disk full, ...: the last generation still serves
             log.warning("%s", exc)
             self.stats.errors += 1
@@ -149,7 +153,7 @@ class Watcher:
         return [root / d if d else root for d in sorted(state.dirs)]
 
     def run(self) -> WatchStats:
-        self.update()
+        self.update(prepare=True)  # the first edit then needs no one-time work (`prepare`)
         while not self.stop_event.is_set():
             if self.force_polling or self.stats.mode == "polling":
                 self._poll_once()

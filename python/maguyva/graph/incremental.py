@@ -541,6 +541,23 @@ def _import_view(scope) -> tuple[dict[str, tuple], list]:
     return last, [u for u, _ in scope.stars]
 
 
+def prepare(memory: Memory) -> bool:
+    """Build now, in a writer's idle time, the tables a first declaration patch builds (the
+    numbering, the subclass table, the memo's index, which names follow which words, the
+    word index): ~1.2 CPU-s on a 10k-file tree that the first edit after a watcher starts
+    would otherwise wait for. Each is what that patch would build from the same state; the
+    patch then extends them. False when there is nothing kept to prepare."""
+    b = memory.builder
+    if b is None or memory.log is None or memory.tokens is None:
+        return False
+    memory.numbering()
+    _direct_subclasses(b)
+    _index_memo(memory, b)
+    _close_names(memory, b, set())
+    memory.files_using(set())
+    return True
+
+
 def _direct_subclasses(b: GraphBuilder) -> dict[int, list[int]]:
     return b.direct_subclasses()
 

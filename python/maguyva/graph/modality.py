@@ -92,6 +92,12 @@ class GraphModality:
             report["note"] = "no structural extraction: the graph is empty"
         return report
 
+    def prepare(self) -> bool:
+        """Build the tables this writer's first declaration patch needs now (a watcher's idle
+        time: `incremental.prepare`); False when no build is kept in memory."""
+        with paused_gc():
+            return incremental.prepare(self._memory)
+
     def verify(self, directory: Path) -> list[str]:
         """fsck: every graph file (`graph.bin` with its parts, the edge log) read and checked
         (header, sizes, checksum), and the sections' lengths consistent."""
