@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -174,6 +176,34 @@ def test_exact_match_never_loads_the_model(tmp_path: Path) -> None:
     assert MiniLMProvider.total_loads == loads
     quick = engine.search("how are shell words split", preset="quick")
     assert quick.modalities == ["semantic"] and quick.results
+
+
+def test_warm_readers_and_prepared_writers_have_their_model_loaded(tmp_path: Path) -> None:
+    """`Engine.warm` (a server's startup) loads the query model, and a writer prepared by
+    `update(prepare=True)` (a watcher's start) its document model, so that neither the first
+    question by meaning nor the first edit waits for it; opening alone never loads it. Each
+    in a fresh process (the model is kept process-wide)."""
+    from maguyva.indexer import Indexer
+
+    for name in FILES[:2]:
+        shutil.copy(STDLIB / name, tmp_path / name)
+    config = {"modalities": ["text", "semantic"], "semantic_max_chunks": 3}
+    Indexer(tmp_path, config=config).update()
+    reader = (
+        "import sys; from pathlib import Path; from maguyva.engine import Engine; "
+        "e = Engine.open(Path(sys.argv[1])); s = e.searcher('semantic'); "
+        "print(s.provider.loaded, end=' '); e.warm(); print(s.provider.loaded)"
+    )
+    writer = (
+        "import sys; from pathlib import Path; from maguyva.indexer import Indexer; "
+        "from maguyva.semantic import MODALITY; "
+        f"r = Indexer(Path(sys.argv[1]), config={config!r}).update(prepare=True); "
+        "print('semantic_prepare' in r.timings_s, MODALITY._kept[1].loaded)"
+    )
+    for code, expected in ((reader, "False True"), (writer, "True True")):
+        run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                             text=True, check=True)  # fmt: skip
+        assert run.stdout.strip() == expected, run.stderr[-2000:]
 
 
 def test_heads_first_then_bodies(tmp_path: Path) -> None:

@@ -939,10 +939,13 @@ class Indexer:
                                         if f.language}):  # fmt: skip
                     grammars.load(language)  # the first edit's extraction need not
                 summary.timings_s["grammars"] = time.perf_counter() - started
-            if prepare and "graph" in wanted:
-                started = time.perf_counter()
-                if load_modality("graph").prepare():
-                    summary.timings_s["graph_prepare"] = time.perf_counter() - started
+            for name in ("graph", "semantic") if prepare else ():
+                if name in wanted:  # the first edit's one-time work, done now
+                    started = time.perf_counter()
+                    modality = load_modality(name)
+                    done = modality.prepare() if name == "graph" else modality.prepare(self.config)
+                    if done:
+                        summary.timings_s[f"{name}_prepare"] = time.perf_counter() - started
             return summary
 
     def _save_scan_state(

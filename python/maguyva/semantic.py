@@ -748,6 +748,21 @@ class SemanticModality:
             while len(self._caches) > KEEP_STATES:
                 self._caches.popitem(last=False)[1][0].close()
 
+    def prepare(self, config: dict[str, Any]) -> bool:
+        """Load the writer's model now (a watcher starting: `Indexer.update(prepare=True)`),
+        one text and a batch, as the first edit's build would embed them. A remote provider
+        is not called; a missing model is left to the build to report. False when nothing
+        was loaded."""
+        try:
+            provider = self._provider(config)
+        except ProviderError:
+            return False
+        if provider.remote:
+            return False
+        provider.embed(["warm up"], "document")
+        provider.embed(["warm", "up"], "document")
+        return True
+
     def _provider(self, config: dict[str, Any]) -> EmbeddingProvider:
         """The configured provider; the default local one is kept between builds of this
         process (a long-running writer loads the model once, not once per update)."""
@@ -1334,6 +1349,13 @@ class SemanticSearcher:
                 else:
                     self._chunks = ChunkStore.open(self.gen_dir)
             return self._chunks
+
+    def warm(self) -> None:
+        """Load the query model now (`Engine.warm`: a server's idle time), so that the first
+        question by meaning does not wait for it (~0.3 s). A remote provider is not called:
+        that would cost a request."""
+        if not self.provider.remote:
+            self.provider.embed(["warm up"], "query")
 
     def candidates(self, qcode: np.ndarray, depth: int) -> list[tuple[int, Any, int, int]]:
         """The `depth` nearest live rows over every segment: (distance, order key, segment,
