@@ -4,6 +4,9 @@ directories are picked up, and a watch budget too small falls back to periodic c
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -91,3 +94,33 @@ def test_event_paths_narrow_the_check_and_reconciliation_makes_up_for_lost_event
     summary = watcher.update({"pkg/core.py"})
     assert summary is not None and summary.changes["modified"] == 1, summary.changes
     assert watcher.stats.full_checks == 2 and _finds(tmp_path, "event_was_lost")
+
+
+def test_the_watch_command_end_to_end(tmp_path):
+    """`maguyva watch` as a user runs it (a real process, its real events): it prepares its
+    writer, an edit is searchable by another process and reported with when it became
+    searchable (its graph followed), a graph question then sees it too, and Ctrl-C ends it
+    with exit code 0."""
+    write_repo(tmp_path, 0)
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "maguyva.cli", "watch", str(tmp_path)], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for(lambda: IndexDir(tmp_path / ".maguyva").exists(), 60)
+        first = watcher.stdout.readline()  # the first check (a build, or a prepared writer)
+        assert first.startswith("generation "), first
+        time.sleep(0.5)  # the directories are watched
+        core = tmp_path / "pkg/core.py"
+        core.write_text(
+            core.read_text() + "\n\ndef freshly_watched():\n    return load_items('x')\n"
+        )
+        line = watcher.stdout.readline()
+        assert " ~1 " in line and "searchable after" in line, line
+        assert _finds(tmp_path, "freshly_watched")
+        callers = Engine.open(tmp_path).searcher("graph").callers("load_items")
+        assert "pkg/core.py" in {h.path for h in callers}
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        _out, err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0 and "stopped after" in err, err[-2000:]

@@ -106,11 +106,13 @@ def cmd_watch(args: argparse.Namespace, root_of: Callable[[argparse.Namespace], 
             print(json.dumps({"generation": summary.generation, "changes": summary.changes,
                               "timings_s": summary.timings_s}), flush=True)  # fmt: skip
             return
-        c = summary.changes
-        took = sum(summary.timings_s.values()) * 1000
-        print(f"generation {summary.generation}: +{c.get('added', 0)} ~{c.get('modified', 0)} "
-              f"-{c.get('deleted', 0)} >{c.get('renamed', 0)} in {took:.0f} ms",
-              flush=True)  # fmt: skip
+        c, took = summary.changes, summary.timings_s
+        line = (f"generation {summary.generation}: +{c.get('added', 0)} ~{c.get('modified', 0)} "
+                f"-{c.get('deleted', 0)} >{c.get('renamed', 0)} in "
+                f"{took.get('total', 0.0) * 1000:.0f} ms")  # fmt: skip
+        if "searchable" in took:  # `maguyva.follow`: searchable first, the graph after
+            line += f" (searchable after {took['searchable'] * 1000:.0f} ms, then the graph)"
+        print(line, flush=True)
 
     if not quiet:
         print(f"maguyva: watching {root} (Ctrl-C to stop)", file=sys.stderr)

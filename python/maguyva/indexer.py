@@ -946,6 +946,7 @@ class Indexer:
                     done = modality.prepare() if name == "graph" else modality.prepare(self.config)
                     if done:
                         summary.timings_s[f"{name}_prepare"] = time.perf_counter() - started
+            summary.timings_s["total"] = time.perf_counter() - self._update_started
             return summary
 
     def _save_scan_state(

@@ -199,7 +199,7 @@ class Watcher:
             stop_event=self.stop_event,
             rust_timeout=int(self.reconcile_s * 1000),
             yield_on_timeout=True,
-            raise_interrupt=False,
+            raise_interrupt=True,  # Ctrl-C ends `maguyva watch` (the generator would just end)
             recursive=False,
         ):
             if self.stop_event.is_set():
