@@ -979,15 +979,13 @@ class Indexer:
         digests = {p: r[2] for p, r in state.files.items()}
         old = prev.digests if prev is not None else {}
         redo = [f for f in files if old.get(f.path) != digests[f.path]]
-        try:
-            number, tmp = self.index.begin()
-        except OSError as exc:
-            raise IndexWriteError(
-                f"could not start a new index generation ({exc.strerror or exc}: "
-                f"{exc.filename or self.index.path}); the previous generation still serves"
-            ) from exc
         views: list[Any] = []
-        try:
+
+        def failed(step: str, why: str) -> str:
+            return (f"could not {step} the new index generation ({why}); "
+                    "the previous generation still serves")  # fmt: skip
+
+        with self._new_generation(views, failed) as (number, tmp):
             started = time.perf_counter()
             spill = _Spill(tmp / SPILL_DIR)
             try:
@@ -1004,16 +1002,9 @@ class Indexer:
             timings["segments_rewritten"] = float(layout.rewritten)
             timings["write"] = time.perf_counter() - started
             phases.end("write")
-            chunks = SegmentChunks(tmp, layout.counts, layout.index, layout.delta)
-            extraction = SegmentExtraction(tmp, layout.index)
-            views += [chunks, extraction]
-            ctx = BuildContext(
-                root=self.root, out_dir=tmp, files=files, chunks=chunks, extraction=extraction,
-                config=self.config, cache_dir=self.index.cache_dir, progress=phases,
-                previous_dir=current.path if current is not None else None,
-            )  # fmt: skip
-            if "changes" in BuildContext.__dataclass_fields__:
-                ctx.changes = changes  # type: ignore[attr-defined]
+            ctx = self._context(tmp, layout, files, phases, views,
+                                current.path if current is not None else None, changes)  # fmt: skip
+            chunks = ctx.chunks
             self.index.cache_dir.mkdir(parents=True, exist_ok=True)
 
             def own_views() -> BuildContext:
@@ -1066,17 +1057,6 @@ class Indexer:
             )
             timings["commit"] = time.perf_counter() - started
             phases.end("commit")
-        except OSError as exc:
-            self._close(views)
-            self.index.abort(tmp)
-            raise IndexWriteError(
-                f"could not write the new index generation ({exc.strerror or exc}: "
-                f"{exc.filename or tmp}); the previous generation still serves"
-            ) from exc
-        except BaseException:
-            self._close(views)
-            self.index.abort(tmp)
-            raise
         (self.index.path / SCAN_STATE).unlink(missing_ok=True)
         if redo:  # the generation now holds what the cache kept for an interrupt
             self._extract_cache().clear()
@@ -1127,24 +1107,15 @@ class Indexer:
         with its graph behind, then the semantic backlog it left)."""
         label = follow.LABELS[name]
         started = time.perf_counter()
-        try:
-            number, tmp = self.index.begin()
-        except OSError as exc:
-            raise IndexWriteError(
-                f"generation {generation.number} is committed; starting the next one for "
-                f"its {label} failed ({exc.strerror or exc}): the next update does it"
-            ) from exc
         views: list[Any] = []
-        try:
+
+        def failed(step: str, why: str) -> str:
+            return (f"generation {generation.number} is committed, but the next one, for its "
+                    f"{label}, could not {step} ({why}): the next update does it")  # fmt: skip
+
+        with self._new_generation(views, failed) as (number, tmp):
             follow.link_generation(generation.path, tmp, {name, META_JSON, CHECKSUMS})
-            chunks = SegmentChunks(tmp, layout.counts, layout.index, layout.delta)
-            extraction = SegmentExtraction(tmp, layout.index)
-            views += [chunks, extraction]
-            ctx = BuildContext(
-                root=self.root, out_dir=tmp, files=files, chunks=chunks, extraction=extraction,
-                config=self.config, cache_dir=self.index.cache_dir, progress=phases,
-                previous_dir=generation.path, changes=changes,
-            )  # fmt: skip
+            ctx = self._context(tmp, layout, files, phases, views, generation.path, changes)
             key = follow.TIMINGS[name]
             timings[f"{key}_link"] = time.perf_counter() - started
             started = time.perf_counter()
@@ -1161,13 +1132,49 @@ class Indexer:
             started = time.perf_counter()
             done = self.index.commit(number, tmp, manifest, previous=generation.path)
             timings[f"{key}_commit"] = time.perf_counter() - started
-            return done
+        return done
+
+    def _context(
+        self,
+        tmp: Path,
+        layout: _Layout,
+        files: list[SourceFile],
+        phases: _Phases,
+        views: list[Any],
+        previous: Path | None,
+        changes: ChangeSet | None = None,
+    ) -> BuildContext:
+        """The modalities' context for the generation in `tmp`: lazy views of its segments
+        (added to `views`, closed by the caller)."""
+        chunks = SegmentChunks(tmp, layout.counts, layout.index, layout.delta)
+        extraction = SegmentExtraction(tmp, layout.index)
+        views += [chunks, extraction]
+        return BuildContext(
+            root=self.root, out_dir=tmp, files=files, chunks=chunks, extraction=extraction,
+            config=self.config, cache_dir=self.index.cache_dir, progress=phases,
+            previous_dir=previous, changes=changes,
+        )  # fmt: skip
+
+    @contextlib.contextmanager
+    def _new_generation(
+        self, views: list[Any], failed: Callable[[str, str], str]
+    ) -> Iterator[tuple[int, Path]]:
+        """A generation to fill: (its number, its temporary directory). On any failure the
+        `views` opened on it are closed and it is removed (the last committed generation
+        still serves); an OSError (disk full, I/O) becomes an `IndexWriteError` saying
+        `failed(step, why)`, step "start" or "write"."""
+        try:
+            number, tmp = self.index.begin()
+        except OSError as exc:
+            why = f"{exc.strerror or exc}: {exc.filename or self.index.path}"
+            raise IndexWriteError(failed("start", why)) from exc
+        try:
+            yield number, tmp
         except OSError as exc:
             self._close(views)
             self.index.abort(tmp)
             raise IndexWriteError(
-                f"generation {generation.number} is committed; writing its {label} failed "
-                f"({exc.strerror or exc}: {exc.filename or tmp}): the next update does it"
+                failed("write", f"{exc.strerror or exc}: {exc.filename or tmp}")
             ) from exc
         except BaseException:
             self._close(views)
