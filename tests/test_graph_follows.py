@@ -319,6 +319,9 @@ def test_a_starting_watcher_prepares_its_writer(tmp_path: Path) -> None:
     assert not summary.noop and "graph_prepare" in summary.timings_s
     memory = load_modality("graph")._memory
     assert memory.follows is not None and memory.order is not None  # the patch's tables
+    # built once more as a patch, which leaves the next patch's merge order
+    assert summary.modalities["graph"]["report"]["mode"] == "patch"
+    assert memory.edge_tags is not None
     engine = Engine.open(root)
     assert before == [[(r.path, r.start_line) for r in engine.search(q, limit=5).results]
                       for q in ("JSONDecoder", "who calls py_scanstring", "parse a header")]  # fmt: skip

@@ -931,8 +931,15 @@ class Indexer:
                 self._memo_state = state
                 if not prepare:
                     return self._summary(current, state, changes, timings, noop=True)
-            summary = self._build(current, state, changes, timings, wanted, phases,
-                                  warm=prepare and changes.empty)  # fmt: skip
+            warm = prepare and changes.empty
+            summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)
+            graph = summary.modalities.get("graph", {}).get("report", {})
+            if warm and graph and graph.get("mode") != "patch":
+                # once more, now as a patch: it leaves the merge order the next patch starts
+                # from (the first edit's graph then costs what the later ones do: ~0.3 s
+                # instead of ~0.55 s on a 10k-file tree)
+                again = self._current()
+                summary = self._build(again, state, changes, timings, wanted, phases, warm=True)
             if prepare:
                 started = time.perf_counter()
                 for language in sorted({f.language for f in self._source_files(state)
