@@ -3,18 +3,24 @@
 A long-running writer (`maguyva watch`, `maguyva mcp --watch`) serves agents that edit a file
 and ask about it a moment later. Of a one-file update on a 10k-file tree, the graph is most of
 the time (its centrality is global: docs/graph.md), while text, structural and semantic answers
-are ready in a fraction of it. With `graph_follows`, such an update commits twice:
+are ready in a fraction of it. With `graph_follows`, such an update commits twice (three
+times when the index has a semantic backlog):
 
-1. generation N: every modality but the graph built as usual; the graph's files hard-linked
-   from N-1 and its manifest entry marked `behind` (the generation it reflects and the paths
-   changed since). Readers get the edit's text, symbols and vectors at once; graph answers
-   are N-1's, and say so (`GraphSearcher.behind`, `Response.notes`).
+1. generation N: every modality but the graph built as usual, the semantic part embedding
+   the edited files' chunks only; the graph's files hard-linked from N-1 and its manifest
+   entry marked `behind` (the generation it reflects and the paths changed since). Readers
+   get the edit's text, symbols and vectors at once; graph answers are N-1's, and say so
+   (`GraphSearcher.behind`, `Response.notes`).
 2. generation N+1: N's files hard-linked, the graph patched for the same change set, nothing
-   behind. Only then does the update return.
+   behind.
+3. generation N+2, when N's semantic build left a backlog (chunks of other files without a
+   vector: a cap, a time budget, a provider failure): N+1's files hard-linked, the semantic
+   part built again to embed it. Only then does the update return.
 
-A writer killed between the two leaves N current and searchable; the next update sees the
-graph behind and builds it (in full: what a patch would need is gone with the process).
-Off by default for one-shot runs (`maguyva index`): nobody reads between the two commits.
+A writer killed between them leaves the last committed one current and searchable; the next
+update sees a graph behind and builds it (in full: what a patch would need is gone with the
+process). Off by default for one-shot runs (`maguyva index`): nobody reads between the
+commits. docs/durability.md, "The graph follows", has the measurements.
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ register(
 GRAPH = "graph"
 BEHIND = "behind"
 # the semantic build's configuration key that leaves out its backlog (chunks of unchanged
-# files still without a vector): set for the first generation, which embeds the edit's only
+# files still without a vector): set for the first generation, which embeds the edited
+# files' chunks only
 BACKLOG = "semantic_backlog"
 LABELS = {"graph": "graph", "semantic": "semantic backlog"}  # what a follow-up builds
 TIMINGS = {"graph": "graph", "semantic": "backlog"}  # its keys in `timings_s` and manifest
