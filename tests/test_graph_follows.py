@@ -330,3 +330,36 @@ def test_a_starting_watcher_prepares_its_writer(tmp_path: Path) -> None:
     current = IndexDir(root / ".maguyva").current(pin=False)
     assert_same_graph(current.path, _from_scratch(root, tmp_path))
     assert Indexer(root, config=CONFIG).update().noop  # another writer: nothing to do
+
+
+def test_the_backlog_is_embedded_a_slice_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """A backlog of hours (a large repository indexed under a cap or a budget) must not keep
+    the watcher from the next edit: after an edit it is embedded under a time budget of
+    `BACKLOG_SLICE_S` at most (or the configured one, if shorter); the edit's own chunks
+    under none."""
+    from maguyva.semantic import SemanticModality
+
+    root = _repo(tmp_path)
+    semantic = {**CONFIG, "modalities": [*CONFIG["modalities"], "semantic"],
+                "semantic_phases": "heads"}  # fmt: skip
+    first = Indexer(root, config={**semantic, "semantic_max_chunks": 40}).update().generation
+    budgets: list[object] = []
+    inner = SemanticModality.build
+
+    def spy(self, ctx):
+        budgets.append(ctx.config.get("semantic_time_budget_s"))
+        return inner(self, ctx)
+
+    monkeypatch.setattr(SemanticModality, "build", spy)
+    writer = Indexer(root, config=semantic)  # no cap, no budget: all of it at once, unsliced
+    summary = writer.update(hints=_edit(root))
+    assert summary.generation == first + 3  # the edit, its graph, a slice of the backlog
+    assert budgets == [None, follow.BACKLOG_SLICE_S]
+    assert summary.modalities["semantic"]["report"]["new"] > 0
+    left = summary.modalities["semantic"]["report"]["pending"] > 0  # the slice ran out
+    budgets.clear()
+    writer.config["semantic_time_budget_s"] = 0.5  # a shorter budget configured: it wins
+    path = root / "json/decoder.py"
+    path.write_text(path.read_text() + "\n\ndef follows_again():\n    return 2\n")
+    writer.update(hints=["json/decoder.py"])
+    assert budgets == ([0.5, 0.5] if left else [0.5])  # no backlog left: no third build

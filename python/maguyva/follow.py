@@ -48,6 +48,19 @@ LABELS = {"graph": "graph", "semantic": "semantic backlog"}  # what a follow-up 
 TIMINGS = {"graph": "graph", "semantic": "backlog"}  # its keys in `timings_s` and manifest
 
 
+BACKLOG_SLICE_S = 2.0
+"""At most this long embedding a backlog after an edit (less if `semantic_time_budget_s` says
+so): a backlog of hours (a large repository indexed headers-first or under a budget) must not
+keep the watcher from the next edit; the rest waits for the next edit or `maguyva index`."""
+
+
+def backlog_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The writer's configuration with the backlog's time slice (`BACKLOG_SLICE_S`)."""
+    budget = config.get("semantic_time_budget_s")
+    slice_s = BACKLOG_SLICE_S if budget is None else min(float(budget), BACKLOG_SLICE_S)
+    return {**config, "semantic_time_budget_s": slice_s}
+
+
 def backlog(manifest: dict[str, Any]) -> bool:
     """Did the semantic build of this generation leave chunks without a vector that a build
     of its own would embed (`semantic.py`: pending chunks)?"""

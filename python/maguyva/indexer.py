@@ -1075,8 +1075,9 @@ class Indexer:
                                          phases)  # fmt: skip
             self._remember(generation, state, digests, layout)
             if follow.backlog(generation.manifest):
+                sliced = follow.backlog_config(self.config)  # the watcher stays responsive
                 generation = self._follow_up(generation, "semantic", ChangeSet(), files, layout,
-                                             timings, phases)  # fmt: skip
+                                             timings, phases, sliced)  # fmt: skip
                 self._remember(generation, state, digests, layout)
             modalities = generation.manifest.get("modalities", modalities)
         return self._summary(generation, state, changes, timings, modalities=modalities)
@@ -1108,10 +1109,12 @@ class Indexer:
         layout: _Layout,
         timings: dict[str, float],
         phases: _Phases,
+        config: dict[str, Any] | None = None,
     ) -> Generation:
         """Commit the generation after `generation`: its files hard-linked but those of the
         modality `name`, built again for `changes` (`follow`: the graph of an update committed
-        with its graph behind, then the semantic backlog it left)."""
+        with its graph behind, then the semantic backlog it left) under `config` (default:
+        the writer's)."""
         label = follow.LABELS[name]
         started = time.perf_counter()
         views: list[Any] = []
@@ -1123,6 +1126,8 @@ class Indexer:
         with self._new_generation(views, failed) as (number, tmp):
             follow.link_generation(generation.path, tmp, {name, META_JSON, CHECKSUMS})
             ctx = self._context(tmp, layout, files, phases, views, generation.path, changes)
+            if config is not None:
+                ctx = dataclasses.replace(ctx, config=config)
             key = follow.TIMINGS[name]
             timings[f"{key}_link"] = time.perf_counter() - started
             started = time.perf_counter()
