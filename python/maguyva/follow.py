@@ -15,7 +15,8 @@ times when the index has a semantic backlog):
    behind.
 3. generation N+2, when N's semantic build left a backlog (chunks of other files without a
    vector: a cap, a time budget, a provider failure): N+1's files hard-linked, the semantic
-   part built again to embed it. Only then does the update return.
+   part built again to embed it for a slice of time (`BACKLOG_SLICE_S`). Only then does the
+   update return.
 
 A writer killed between them leaves the last committed one current and searchable; the next
 update sees a graph behind and builds it (in full: what a patch would need is gone with the
