@@ -335,8 +335,8 @@ def test_a_starting_watcher_prepares_its_writer(tmp_path: Path) -> None:
 def test_the_backlog_is_embedded_a_slice_at_a_time(tmp_path: Path, monkeypatch) -> None:
     """A backlog of hours (a large repository indexed under a cap or a budget) must not keep
     the watcher from the next edit: after an edit it is embedded under a time budget of
-    `BACKLOG_SLICE_S` at most (or the configured one, if shorter); the edit's own chunks
-    under none."""
+    `BACKLOG_SLICE_S` at most (or the configured one, if shorter); the edit's own chunks for
+    `URGENT_SLICE_S` before the first commit."""
     from maguyva.semantic import SemanticModality
 
     root = _repo(tmp_path)
@@ -354,7 +354,7 @@ def test_the_backlog_is_embedded_a_slice_at_a_time(tmp_path: Path, monkeypatch) 
     writer = Indexer(root, config=semantic)  # no cap, no budget: all of it at once, unsliced
     summary = writer.update(hints=_edit(root))
     assert summary.generation == first + 3  # the edit, its graph, a slice of the backlog
-    assert budgets == [None, follow.BACKLOG_SLICE_S]
+    assert budgets == [follow.URGENT_SLICE_S, follow.BACKLOG_SLICE_S]
     assert summary.modalities["semantic"]["report"]["new"] > 0
     left = summary.modalities["semantic"]["report"]["pending"] > 0  # the slice ran out
     budgets.clear()
@@ -362,4 +362,35 @@ def test_the_backlog_is_embedded_a_slice_at_a_time(tmp_path: Path, monkeypatch) 
     path = root / "json/decoder.py"
     path.write_text(path.read_text() + "\n\ndef follows_again():\n    return 2\n")
     writer.update(hints=["json/decoder.py"])
-    assert budgets == ([0.5, 0.5] if left else [0.5])  # no backlog left: no third build
+    expected = [follow.URGENT_SLICE_S, 0.5] if left else [follow.URGENT_SLICE_S]
+    assert budgets == expected  # no backlog left: no third build
+
+
+def test_a_new_large_file_is_searchable_before_its_vectors(tmp_path: Path, monkeypatch) -> None:
+    """A new file of hundreds of chunks (~8 s of the local model for a 3,000-line one): the
+    first generation embeds them for a moment only, so its text and symbols do not wait; the
+    backlog's generation embeds more (the edited files' chunks go first there)."""
+    root = tmp_path / "repo"  # the json package alone: its first build embeds ~100 chunks
+    shutil.copytree(STDLIB / "json", root / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    config = {**CONFIG, "modalities": [*CONFIG["modalities"], "semantic"]}
+    writer = Indexer(root, config=config)
+    first = writer.update().generation
+    reports: list[dict] = []
+    inner = Indexer._follow_up
+
+    def spy(self, generation, name, *args, **kwargs):
+        reports.append(generation.manifest["modalities"]["semantic"]["report"])
+        return inner(self, generation, name, *args, **kwargs)
+
+    source = (STDLIB / "email/_header_value_parser.py").read_text()
+    (root / "json/agent_module.py").write_text(source)
+    monkeypatch.setattr(Indexer, "_follow_up", spy)
+    summary = writer.update()
+    assert summary.generation == first + 3
+    urgent = reports[0]  # the first generation's semantic build
+    assert urgent["backlog_left"] and urgent["new"] < 64  # a moment's worth, not all
+    final = summary.modalities["semantic"]["report"]
+    assert final["new"] > urgent["new"] and final["pending"] < urgent["pending"]
+    engine = Engine.open(root)
+    hits = engine.search("get_address_list", modalities=["structural"]).results
+    assert hits and hits[0].path == "json/agent_module.py"

@@ -55,6 +55,23 @@ so): a backlog of hours (a large repository indexed headers-first or under a bud
 keep the watcher from the next edit; the rest waits for the next edit or `maguyva index`."""
 
 
+URGENT_SLICE_S = 0.1
+URGENT_GROUP = 8
+"""The first generation embeds the edited files' chunks for about `URGENT_SLICE_S` (texts
+`URGENT_GROUP` at a time, checking the time between): one edited function is one or two
+chunks, but a new 3,000-line file is ~150, ~8 s of the local model, and its text and symbols
+must not wait for them. What is left goes first in the backlog's generation."""
+
+
+def urgent_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The writer's configuration for the first generation's semantic build: the edited
+    files' chunks only, for `URGENT_SLICE_S` (or the configured budget if shorter)."""
+    budget = config.get("semantic_time_budget_s")
+    slice_s = URGENT_SLICE_S if budget is None else min(float(budget), URGENT_SLICE_S)
+    return {**config, BACKLOG: False, "semantic_time_budget_s": slice_s,
+            "semantic_embed_group": URGENT_GROUP}  # fmt: skip
+
+
 def backlog_config(config: dict[str, Any]) -> dict[str, Any]:
     """The writer's configuration with the backlog's time slice (`BACKLOG_SLICE_S`)."""
     budget = config.get("semantic_time_budget_s")

@@ -1027,7 +1027,9 @@ class Indexer:
             if graph_behind:  # built in full: the rows a patch would need are not those behind
                 reason = dataclasses.replace(changes, reason="the graph was behind")
                 overrides["graph"] = {"changes": reason}
-            if defer or warm:  # the edit's own chunks only: the backlog follows (`follow`)
+            if defer:  # the edit's own chunks, for a moment: the rest follows (`follow`)
+                overrides["semantic"] = {"config": follow.urgent_config(self.config)}
+            elif warm:  # nothing to embed: a backlog would only delay the start
                 overrides["semantic"] = {"config": {**self.config, follow.BACKLOG: False}}
             modalities = _build_modalities(ctx, self.config, timings, phases, fork=own_views,
                                            skip={"graph"} if defer else set(),
@@ -1075,8 +1077,10 @@ class Indexer:
                                          phases)  # fmt: skip
             self._remember(generation, state, digests, layout)
             if follow.backlog(generation.manifest):
-                sliced = follow.backlog_config(self.config)  # the watcher stays responsive
-                generation = self._follow_up(generation, "semantic", ChangeSet(), files, layout,
+                # the same change set: the edited files' chunks still without a vector go
+                # first; for a slice, so that the watcher stays responsive
+                sliced = follow.backlog_config(self.config)
+                generation = self._follow_up(generation, "semantic", changes, files, layout,
                                              timings, phases, sliced)  # fmt: skip
                 self._remember(generation, state, digests, layout)
             modalities = generation.manifest.get("modalities", modalities)

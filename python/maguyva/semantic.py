@@ -889,11 +889,13 @@ class SemanticModality:
             mark("queue")
             error, embedded_new, tokens = None, 0, 0
             embed_started = time.perf_counter()
-            for start in range(0, len(queue), EMBED_GROUP):
+            # smaller groups check the budget more often (`maguyva.follow`'s first generation)
+            group_size = max(1, int(ctx.config.get("semantic_embed_group") or EMBED_GROUP))
+            for start in range(0, len(queue), group_size):
                 if budget is not None and time.perf_counter() - embed_started > float(budget):
                     break
                 group = [(item[0], _text_of(ctx, texts, item, identity))
-                         for item in queue[start : start + EMBED_GROUP]]  # fmt: skip
+                         for item in queue[start : start + group_size]]  # fmt: skip
                 try:
                     result = provider.check_result(
                         provider.embed([t for _, t in group], "document"), len(group)
