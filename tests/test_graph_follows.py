@@ -394,3 +394,16 @@ def test_a_new_large_file_is_searchable_before_its_vectors(tmp_path: Path, monke
     engine = Engine.open(root)
     hits = engine.search("get_address_list", modalities=["structural"]).results
     assert hits and hits[0].path == "json/agent_module.py"
+
+
+def test_preparing_still_builds_a_modality_new_to_the_index(tmp_path: Path) -> None:
+    """A watcher started with a modality the index lacks (another configuration, a new
+    model) builds it whole at its first check: preparing leaves out only work that is
+    already done (a backlog), not a first build."""
+    root = tmp_path / "repo"
+    shutil.copytree(STDLIB / "json", root / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    Indexer(root, config=CONFIG).update()  # text, structural and graph only
+    config = {**CONFIG, "modalities": [*CONFIG["modalities"], "semantic"]}
+    summary = Indexer(root, config=config).update(prepare=True)
+    report = summary.modalities["semantic"]["report"]
+    assert report["embedded"] > 0 and report["pending"] == 0

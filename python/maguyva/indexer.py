@@ -920,10 +920,12 @@ class Indexer:
             self.last_state = state
             phases("scan", len(state.files), len(state.files))
             wanted = list(self.config.get("modalities") or BUILD_ORDER)
-            if current is not None and changes.empty and follow.behind(current.manifest) is None \
-                    and current.manifest.get("built_for") == {
+            noop = current is not None and changes.empty and follow.behind(
+                current.manifest) is None and current.manifest.get("built_for") == {
                 "modalities": wanted, "extractor": self._extractor,
-                "builders": builders_fingerprint()}:  # fmt: skip
+                "builders": builders_fingerprint()}  # fmt: skip
+            if noop:
+                assert current is not None
                 self._save_scan_state(current, previous, state)
                 if not self._memo_for(current):
                     self._memo_key = (current.number, current.manifest.get("committed_at"))
@@ -931,7 +933,9 @@ class Indexer:
                 self._memo_state = state
                 if not prepare:
                     return self._summary(current, state, changes, timings, noop=True)
-            warm = prepare and changes.empty
+            # only a build with nothing to do is a warm one: a modality built for the first
+            # time (another configuration, a new model) still embeds everything
+            warm = prepare and noop
             summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)
             graph = summary.modalities.get("graph", {}).get("report", {})
             if warm and graph and graph.get("mode") != "patch":
