@@ -407,3 +407,16 @@ def test_preparing_still_builds_a_modality_new_to_the_index(tmp_path: Path) -> N
     summary = Indexer(root, config=config).update(prepare=True)
     report = summary.modalities["semantic"]["report"]
     assert report["embedded"] > 0 and report["pending"] == 0
+
+
+def test_an_index_built_for_other_modalities_is_updated_whole(tmp_path: Path) -> None:
+    """A small edit to an index built for other modalities (a modality added, a new model or
+    builder) does not follow: one generation, the new modality built whole, not a slice."""
+    root = tmp_path / "repo"
+    shutil.copytree(STDLIB / "json", root / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    first = Indexer(root, config=CONFIG).update().generation  # no semantic part
+    config = {**CONFIG, "modalities": [*CONFIG["modalities"], "semantic"]}
+    summary = Indexer(root, config=config).update(hints=_edit(root))
+    assert summary.generation == first + 1
+    report = summary.modalities["semantic"]["report"]
+    assert report["embedded"] > 0 and report["pending"] == 0

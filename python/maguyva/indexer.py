@@ -921,9 +921,8 @@ class Indexer:
             phases("scan", len(state.files), len(state.files))
             wanted = list(self.config.get("modalities") or BUILD_ORDER)
             noop = current is not None and changes.empty and follow.behind(
-                current.manifest) is None and current.manifest.get("built_for") == {
-                "modalities": wanted, "extractor": self._extractor,
-                "builders": builders_fingerprint()}  # fmt: skip
+                current.manifest) is None and current.manifest.get("built_for") == (
+                self._built_for(wanted))  # fmt: skip
             if noop:
                 assert current is not None
                 self._save_scan_state(current, previous, state)
@@ -1053,11 +1052,7 @@ class Indexer:
                 "extract": extract_report,
                 "changes": changes.summary(),
                 "modalities": modalities,
-                "built_for": {
-                    "modalities": wanted,
-                    "extractor": self._extractor,
-                    "builders": builders_fingerprint(),
-                },
+                "built_for": self._built_for(wanted),
                 "timings_s": {k: round(v, 4) for k, v in timings.items()},
                 "layout": layout.report(),
                 "embedding": modalities.get("semantic", {}).get("report", {}).get("provider"),
@@ -1100,13 +1095,25 @@ class Indexer:
                                     layout.base_index, layout.delta, layout.delta_sizes,
                                     layout.base_counts)  # fmt: skip
 
+    def _built_for(self, wanted: list[str]) -> dict[str, Any]:
+        """What a generation is built for: an index built for anything else is updated whole."""
+        return {"modalities": wanted, "extractor": self._extractor,
+                "builders": builders_fingerprint()}  # fmt: skip
+
     def _follows(self, current: Generation | None, changes: ChangeSet) -> bool:
-        """Is this update one whose graph follows in a second generation (`follow`)?"""
+        """Is this update one whose graph follows in a second generation (`follow`)? Not when
+        the index was built for other modalities or builders: a modality new to it is built
+        whole, at once."""
         if current is None or not follow.wanted(self.config, self.follows_by_default):
             return False
-        wanted = self.config.get("modalities") or BUILD_ORDER
+        wanted = list(self.config.get("modalities") or BUILD_ORDER)
         graph = current.manifest.get("modalities", {}).get("graph", {})
-        return "graph" in wanted and bool(graph.get("built")) and _small_update(changes)
+        return (
+            "graph" in wanted
+            and bool(graph.get("built"))
+            and _small_update(changes)
+            and current.manifest.get("built_for") == self._built_for(wanted)
+        )
 
     def _follow_up(
         self,
