@@ -45,6 +45,7 @@ BEHIND = "behind"
 # files still without a vector): set for the first generation, which embeds the edited
 # files' chunks only
 BACKLOG = "semantic_backlog"
+EMBED_GROUP_KEY = "semantic_embed_group"  # ... and the number of texts per model call
 LABELS = {"graph": "graph", "semantic": "semantic backlog"}  # what a follow-up builds
 TIMINGS = {"graph": "graph", "semantic": "backlog"}  # its keys in `timings_s` and manifest
 
@@ -69,7 +70,7 @@ def urgent_config(config: dict[str, Any]) -> dict[str, Any]:
     budget = config.get("semantic_time_budget_s")
     slice_s = URGENT_SLICE_S if budget is None else min(float(budget), URGENT_SLICE_S)
     return {**config, BACKLOG: False, "semantic_time_budget_s": slice_s,
-            "semantic_embed_group": URGENT_GROUP}  # fmt: skip
+            EMBED_GROUP_KEY: URGENT_GROUP}  # fmt: skip
 
 
 def backlog_config(config: dict[str, Any]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import _core
+from . import _core, follow
 from .chunkstore import ChunkStore
 from .config import Setting, load_config, register
 from .embed import (
@@ -880,17 +880,16 @@ class SemanticModality:
             touched = _touched(ctx.changes)
             urgent = _candidates([e for p in sorted(touched) for e in by_path.get(p, ())], have)  # type: ignore[arg-type]
             # without the backlog (`maguyva.follow`: a build of its own embeds it right after)
-            backlog = ctx.config.get("semantic_backlog") is not False
+            backlog = ctx.config.get(follow.BACKLOG) is not False
             heads, bodies = (candidates.heads, candidates.bodies) if backlog else ([], [])
             queue = _queue(heads, bodies, have, phases,  # type: ignore[arg-type]
                            None if cap is None else max(0, int(cap)),
                            (_sort(urgent[0]), _sort(urgent[1])))  # fmt: skip
-
             mark("queue")
             error, embedded_new, tokens = None, 0, 0
             embed_started = time.perf_counter()
             # smaller groups check the budget more often (`maguyva.follow`'s first generation)
-            group_size = max(1, int(ctx.config.get("semantic_embed_group") or EMBED_GROUP))
+            group_size = max(1, int(ctx.config.get(follow.EMBED_GROUP_KEY) or EMBED_GROUP))
             for start in range(0, len(queue), group_size):
                 if budget is not None and time.perf_counter() - embed_started > float(budget):
                     break
@@ -915,9 +914,11 @@ class SemanticModality:
                 tokens += result.tokens
                 ctx.progress("embed", embedded_new, len(queue))
             embed_seconds = time.perf_counter() - embed_started
-            # what a build of its own would embed next (`maguyva.follow`)
-            left = _queue(candidates.heads, candidates.bodies, have, phases, 1)  # type: ignore[arg-type]
-            backlog_left = not backlog and error is None and bool(left)
+            # a backlog left out that a build of its own would embed (`maguyva.follow`)
+            backlog_left = (
+                not backlog and error is None
+                and bool(_queue(candidates.heads, candidates.bodies, have, phases, 1))  # type: ignore[arg-type]
+            )  # fmt: skip
             mark("embed")
 
         # A file's rows change when it changed or one of its chunks got a vector now: those

@@ -106,7 +106,8 @@ class Watcher:
     ) -> BuildSummary | None:
         """One check-and-update. A busy index (another writer) or a failed write (disk full)
         is logged and retried, with a full check, at the next event or reconciliation.
-        `hints`: paths (relative to the root) named by events; None for a full check."""
+        `hints`: paths (relative to the root) named by events; None for a full check.
+        `prepare`: the first check (`Indexer.update(prepare=True)`)."""
         now = time.monotonic()
         walk = now - self._last_walk > self.full_walk_s
         if walk or self._full_next or now - self._last_full > self.reconcile_s:
