@@ -19,7 +19,7 @@ setup: $(PY)  ## virtual environment, dependencies, native module (release build
 build: setup  ## alias of setup
 
 demo: setup  ## index a real repository and answer one query of each intent
-	$(PY) -m maguyva.demo
+	$(PY) -m maguyva.interfaces.demo
 
 test-rust:  ## Rust unit tests (the core without Python, then the binding layer's own tests)
 	cargo test -q

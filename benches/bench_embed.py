@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.embed import MiniLMProvider
+from maguyva.modalities.semantic.embed import MiniLMProvider
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 

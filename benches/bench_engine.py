@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.engine import Engine
+from maguyva.build.indexer import build_index
 from maguyva.errors import IndexNotFoundError, MaguyvaError
 from maguyva.eval.baselines import BM25Baseline, RipgrepBaseline
 from maguyva.eval.corpora import fetch_corpus
 from maguyva.eval.metrics import percentile
 from maguyva.eval.queryset import load_queries
-from maguyva.indexer import build_index
-from maguyva.intent import classify
+from maguyva.query.engine import Engine
+from maguyva.query.intent import classify
 
 EVAL = Path(__file__).parent.parent / "eval"
 CORPUS = "requests-2.32.3"

@@ -16,10 +16,10 @@ from pathlib import Path
 import jedi
 import pytest
 
-from maguyva.graph import MODALITY
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
+from maguyva.modalities.graph import MODALITY
+from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.structural.modality import extract_repository
+from maguyva.repo.walk import walk_repository
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 PACKAGES = ("json", "email", "http")

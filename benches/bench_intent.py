@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from maguyva.eval.queryset import load_queries
-from maguyva.intent import classify
+from maguyva.query.intent import classify
 
 EVAL = Path(__file__).parent.parent / "eval"
 

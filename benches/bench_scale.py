@@ -95,7 +95,7 @@ def stdlib_part(tmp_path_factory: pytest.TempPathFactory):
 def test_build_paths(benchmark, stdlib_part, tmp_path, path: str) -> None:
     """text + structural + graph of the same files: `build_index` (2 extraction processes),
     the partitioned build in-process, and on a local Ray with 2 workers (start-up included)."""
-    from maguyva.indexer import build_index
+    from maguyva.build.indexer import build_index
     from maguyva.scale.distributed import InlineExecutor, RayExecutor, distributed_build
 
     benchmark.group = "build ~160 stdlib files (text, structural, graph)"

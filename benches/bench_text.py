@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from maguyva import _core
-from maguyva.walk import walk_repository
+from maguyva.repo.walk import walk_repository
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 # rare (few files), common (most files), absent

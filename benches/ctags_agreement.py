@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from maguyva.extract import extract_files
-from maguyva.languages import detect_language
 from maguyva.model import SourceFile
+from maguyva.repo.languages import detect_language
 
 # ctags language -> (our language names, ctags kinds counted as function/class/method)
 KINDS = {

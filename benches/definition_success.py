@@ -9,8 +9,8 @@ packages cobra and gorilla/mux, and the Rust crates regex-syntax and serde). cta
 definition; identifiers that ctags defines exactly once (any kind) and that are a function,
 method, class, struct, interface, trait or enum become queries, in three forms in turn:
 "where is X defined", "<kind word> X" (`def`, `func`, `fn`, `class`, `struct`, ...) and bare
-"X". The index is built with `maguyva.indexer.build_index(root, config={"modalities":
-["text", "structural", "graph"]})` and each query goes through `maguyva.engine.Engine.search`.
+"X". The index is built with `maguyva.build.indexer.build_index(root, config={"modalities":
+["text", "structural", "graph"]})` and each query goes through `maguyva.query.engine.Engine.search`.
 A query succeeds at rank r when result r's path is the definition's file and its line span
 contains ctags' line.
 """
@@ -32,9 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from maguyva.engine import Engine
-from maguyva.indexer import build_index
-from maguyva.languages import detect_language
+from maguyva.build.indexer import build_index
+from maguyva.query.engine import Engine
+from maguyva.repo.languages import detect_language
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 KERNEL = Path("/work/corpora/linux-source-6.1")

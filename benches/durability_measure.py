@@ -29,8 +29,8 @@ import statistics
 import time
 from pathlib import Path
 
-from maguyva.engine import Engine
-from maguyva.indexer import Indexer, build_index
+from maguyva.build.indexer import Indexer, build_index
+from maguyva.query.engine import Engine
 
 parser = argparse.ArgumentParser()
 parser.add_argument("root", type=Path)
@@ -164,7 +164,10 @@ elif args.phase == "edit":
         summary["load"] = [r["load"] for r in mine]
         out["median_hinted" if hinted else "median_full_stat"] = summary
 elif args.phase == "phases":
-    from maguyva import indexer, store, structural, text
+    from maguyva.build import indexer
+    from maguyva.modalities.structural import modality as structural
+    from maguyva.modalities.text import modality as text
+    from maguyva.store import generations as store
 
     acc: dict[str, list[float]] = {}
 
@@ -187,11 +190,11 @@ elif args.phase == "phases":
     wrap(structural.StructuralModality, "build", "structural")
     wrap(text.TextModality, "build", "text")
     if "semantic" in cfg["modalities"]:
-        from maguyva import semantic
+        from maguyva.modalities.semantic import modality as semantic
 
         wrap(semantic.SemanticModality, "build", "semantic")
     if "graph" in cfg["modalities"]:
-        from maguyva.graph import modality as graph_modality
+        from maguyva.modalities.graph import modality as graph_modality
 
         wrap(graph_modality.GraphModality, "build", "graph")
     wrap(store.IndexDir, "commit", "commit")
@@ -241,7 +244,7 @@ elif args.phase == "spread":
     candidates = sorted(p for p in root.rglob(f"*{suffix}") if ".maguyva" not in p.parts)
     originals: dict[Path, str] = {}
     if args.delta_max_mb:
-        from maguyva import indexer
+        from maguyva.build import indexer
 
         indexer.DELTA_MAX_BYTES = int(args.delta_max_mb * (1 << 20))
     ix = Indexer(root, config=cfg)
@@ -255,7 +258,7 @@ elif args.phase == "spread":
             load = os.getloadavg()[0]
             wall, cpu = time.perf_counter(), time.process_time()
             s = ix.update(hints=[path.relative_to(root).as_posix()])
-            from maguyva.store import IndexDir
+            from maguyva.store.generations import IndexDir
 
             layout = IndexDir(root / ".maguyva").current(pin=False).manifest.get("layout", {})
             rows.append({"load": round(load, 1), "update_s": round(time.perf_counter() - wall, 4),

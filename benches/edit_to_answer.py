@@ -10,7 +10,7 @@ appends a new function to the target file, notes the time (CLOCK_MONOTONIC, shar
 processes) and updates the index with the path as a hint, as the watcher does. The reader
 polls the manifest (one `stat` per millisecond); on each new generation it opens the engine,
 asks the structural modality for the new function, then each other modality in turn, and
-reports when each first ranked it first. With `--watch` the writer is a `maguyva.watch.Watcher`
+reports when each first ranked it first. With `--watch` the writer is a `maguyva.build.watch.Watcher`
 (a thread of this process, its defaults: 50 ms of quiet ends a burst) and the edit reaches it
 through the OS's file events, as under `maguyva watch`: the figures then include noticing it.
 `--fresh`: the watcher has just started (its own writer, prepared by its first check, as
@@ -48,8 +48,8 @@ QUESTIONS = {
 def reader(root: Path, modalities: list[str], lines, emit) -> None:
     """The reader: warm once, then for each `name n` of `lines`, poll until every modality
     ranks the function first; `emit` one JSON line of CLOCK_MONOTONIC times."""
-    from maguyva.engine import Engine
-    from maguyva.store import IndexDir
+    from maguyva.query.engine import Engine
+    from maguyva.store.generations import IndexDir
 
     index = IndexDir(root / ".maguyva")
     manifest = index.path / "manifest.json"
@@ -142,7 +142,7 @@ def main() -> None:
     if args.reader:
         reader(args.root, modalities, sys.stdin, lambda line: print(line, flush=True))
         return
-    from maguyva.indexer import Indexer
+    from maguyva.build.indexer import Indexer
 
     config = {"modalities": modalities, "graph_follows": args.follows}
     for item in args.set:
@@ -157,7 +157,7 @@ def main() -> None:
         writer.update()  # the writer's first update loads its state once
     watcher = None
     if args.watch:  # the edits reach a real watcher through the OS's events instead
-        from maguyva.watch import Watcher
+        from maguyva.build.watch import Watcher
 
         watcher = Watcher(root, config=config)
         if not args.fresh:

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from maguyva import _core
-from maguyva.embed import MiniLMProvider
+from maguyva.modalities.semantic.embed import MiniLMProvider
+from maguyva.modalities.semantic.modality import head_text
 from maguyva.model import Chunk
-from maguyva.semantic import head_text
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SKIP = {"test", "tests", "idlelib", "lib2to3", "site-packages", "ensurepip", "turtledemo"}

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva.extract_types import FileExtraction
-from maguyva.graph import MODALITY
-from maguyva.graph import store as gstore
-from maguyva.graph.centrality import boost
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
+from maguyva.extract.types import FileExtraction
+from maguyva.modalities.graph import MODALITY
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.centrality import boost
+from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.structural.modality import extract_repository
+from maguyva.repo.walk import walk_repository
 
 COMMON = ("get", "save", "filter", "as_sql", "resolve", "render", "join", "loads", "open", "run")
 

@@ -28,15 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva.changes import RepoState
-from maguyva.chunkstore import SEGMENTS, segment_of
-from maguyva.graph import MODALITY
-from maguyva.graph import store as gstore
-from maguyva.graph.incremental import LOG_FILE
-from maguyva.indexer import SegmentChunks, SegmentExtraction, read_file_index
-from maguyva.retriever import BuildContext
-from maguyva.scale.memory import RssSampler
-from maguyva.store import IndexDir
+from maguyva.build.indexer import SegmentChunks, SegmentExtraction, read_file_index
+from maguyva.build.memory import RssSampler
+from maguyva.modalities.graph import MODALITY
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.incremental import LOG_FILE
+from maguyva.modalities.protocol import BuildContext
+from maguyva.repo.changes import RepoState
+from maguyva.store.chunks import SEGMENTS, segment_of
+from maguyva.store.generations import IndexDir
 
 MIB = 1 << 20
 

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from maguyva.indexer import Indexer
+from maguyva.build.indexer import Indexer
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
 ap.add_argument("root", type=Path)

@@ -27,12 +27,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from maguyva.graph import MODALITY
-from maguyva.graph.query import GraphIndex
-from maguyva.graph.schema import CONF_TYPED, NodeKind
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
+from maguyva.modalities.graph import MODALITY
+from maguyva.modalities.graph.query import GraphIndex
+from maguyva.modalities.graph.schema import CONF_TYPED, NodeKind
+from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.structural.modality import extract_repository
+from maguyva.repo.walk import walk_repository
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.85)
 # Confidence tiers of a caller file (its best edge to the target), see docs/graph.md:

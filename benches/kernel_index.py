@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from maguyva.api import Index
-from maguyva.indexer import build_index
-from maguyva.scale.memory import RssSampler
+from maguyva.build.indexer import build_index
+from maguyva.build.memory import RssSampler
 from maguyva.scale.synthetic import generated_corpus as generate_corpus
 
 GIB = 1 << 30
@@ -130,10 +130,10 @@ def measure_queries(index: Index, runs: int) -> dict[str, Any]:
 def embed_sample(index: Index, sample: int, total_chunks: int) -> dict[str, Any]:
     """Embed `sample` real chunks (full text, then heads) with the local provider on one
     thread and extrapolate to the whole corpus."""
-    from maguyva import sealed
-    from maguyva.embed import MiniLMProvider
+    from maguyva.modalities.semantic.embed import MiniLMProvider
+    from maguyva.modalities.semantic.modality import embed_text, head_text
     from maguyva.model import Chunk
-    from maguyva.semantic import embed_text, head_text
+    from maguyva.support import sealed
 
     store = index.engine().generation.path
     parts = sorted((store / "chunks").glob("*.jsonl"))

@@ -21,7 +21,7 @@ CALLS = [
 
 async def main(root: str) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "maguyva.cli", "mcp", "--root", root]
+        command=sys.executable, args=["-m", "maguyva.interfaces.cli.main", "mcp", "--root", root]
     )
     started = time.perf_counter()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import maguyva.embed.local as local
-from maguyva.indexer import build_index
+import maguyva.modalities.semantic.embed.local as local
+from maguyva.build.indexer import build_index
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "before: window 256, batches of 16": {"embedding_max_length": 256},
@@ -48,7 +48,7 @@ def update(argv: list[str]) -> None:
     import os
     import statistics
 
-    from maguyva.indexer import Indexer
+    from maguyva.build.indexer import Indexer
 
     parser = argparse.ArgumentParser(prog="semantic_build.py update")
     parser.add_argument("root", type=Path)

@@ -18,7 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
-from maguyva.indexer import Indexer
+from maguyva.build.indexer import Indexer
 
 
 def cpu_s() -> float:

@@ -117,7 +117,7 @@ def current_files(root: Path) -> list[str]:
 
 def answers(root: Path, index_dir: Path | None = None) -> list[Any]:
     """The result lists (path, lines, symbol) of every query: what a user sees."""
-    from maguyva.engine import Engine
+    from maguyva.query.engine import Engine
 
     engine = Engine.open(root, index_dir)
     out = []
@@ -128,7 +128,7 @@ def answers(root: Path, index_dir: Path | None = None) -> list[Any]:
 
 
 def build(root: Path, **kwargs: Any) -> Any:
-    from maguyva.indexer import build_index
+    from maguyva.build.indexer import build_index
 
     return build_index(root, config=dict(CONFIG), **kwargs)
 
@@ -136,7 +136,7 @@ def build(root: Path, **kwargs: Any) -> Any:
 def index_in_child(root: Path, env: dict[str, str] | None = None, timeout: float = 120):
     """Run one index build in a child process (for kill -9 and fault-injection runs)."""
     code = (
-        "import sys; from pathlib import Path; from maguyva.indexer import build_index; "
+        "import sys; from pathlib import Path; from maguyva.build.indexer import build_index; "
         f"build_index(Path(sys.argv[1]), config={CONFIG!r}, wait_for_lock=True)"
     )
     return subprocess.Popen(

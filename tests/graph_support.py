@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva.changes import ChangeSet
-from maguyva.graph import MODALITY
-from maguyva.graph import store as gstore
-from maguyva.graph.incremental import LOG_FILE
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
+from maguyva.modalities.graph import MODALITY
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.incremental import LOG_FILE
+from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.structural.modality import extract_repository
+from maguyva.repo.changes import ChangeSet
+from maguyva.repo.walk import walk_repository
 
 
 def build_graph(root: Path, repo: dict[str, str], out: Path) -> Path:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from maguyva import indexer, semantic
-from maguyva.indexer import Indexer
-from maguyva.store import IndexDir, IndexWriteError
+from maguyva.build import indexer
+from maguyva.build.indexer import Indexer
+from maguyva.modalities.semantic import modality as semantic
+from maguyva.store.generations import IndexDir, IndexWriteError
 
 STDLIB_JSON = Path(json.__file__).parent
 CONFIG = {"modalities": ["text", "structural", "semantic"], "semantic_phases": "heads",
@@ -80,7 +81,7 @@ def test_a_failing_background_build_fails_the_update_and_keeps_the_generation(
 def test_ctrl_c_does_not_wait_for_the_background_build(tmp_path: Path, monkeypatch) -> None:
     """A Ctrl-C while text builds ends the update at once: the semantic thread, still busy
     (a writer's first update may plan every chunk for many seconds), is not waited for."""
-    from maguyva import text
+    from maguyva.modalities.text import modality as text
 
     root = _repo(tmp_path)
     writer = Indexer(root, config=CONFIG)

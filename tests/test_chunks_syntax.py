@@ -7,8 +7,8 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maguyva.chunks import MAX_CHUNK_LINES, source_lines
 from maguyva.extract import extract_source
+from maguyva.extract.chunks import MAX_CHUNK_LINES, source_lines
 
 SOURCE = '''"""Module doc."""
 import os

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.chunkstore import ChunkStore, SegmentedChunkStore, segment_of
+from maguyva.build.indexer import build_index
 from maguyva.errors import CorruptIndexError
-from maguyva.indexer import build_index
-from maguyva.store import IndexDir
+from maguyva.store.chunks import ChunkStore, SegmentedChunkStore, segment_of
+from maguyva.store.generations import IndexDir
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +67,9 @@ def test_a_delta_generation_reads_as_a_from_scratch_one(tmp_path: Path) -> None:
     """After small updates (a delta over hard-linked segments: edit, add, delete), the lazy
     store, the loaded store and the file states equal a from-scratch index of the same tree,
     and a reader of the next generation reuses the segments the previous one decoded."""
-    from maguyva.chunkstore import _RECENT, read_delta
-    from maguyva.indexer import Indexer
-    from maguyva.store import read_file_states
+    from maguyva.build.indexer import Indexer
+    from maguyva.store.chunks import _RECENT, read_delta
+    from maguyva.store.generations import read_file_states
 
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     root = tmp_path / "repo"
@@ -122,7 +122,7 @@ def test_a_delta_generation_reads_as_a_from_scratch_one(tmp_path: Path) -> None:
 def test_decoded_files_are_bounded_and_answers_unchanged(generation: Path, monkeypatch) -> None:
     """Touching every file keeps at most `DECODED_PATHS` files' chunks decoded (the kernel's
     query process held all 1.2 million chunks, 10 GB); answers after eviction are unchanged."""
-    import maguyva.chunkstore as chunkstore
+    import maguyva.store.chunks as chunkstore
 
     monkeypatch.setattr(chunkstore, "DECODED_PATHS", 5)
     full = ChunkStore.open(generation)
@@ -139,8 +139,8 @@ def test_a_segment_in_another_record_layout_is_decoded_whole(generation: Path, t
     are still read correctly: the segment falls back to a whole decode."""
     import json
 
-    from maguyva.sealed import read_sealed
-    from maguyva.store import write_sealed
+    from maguyva.store.generations import write_sealed
+    from maguyva.support.sealed import read_sealed
 
     copy = tmp_path / "gen"
     shutil.copytree(generation, copy)
@@ -164,8 +164,8 @@ def test_a_segment_whose_file_rows_are_split_is_decoded_whole(generation: Path, 
     the segment falls back to a whole decode and answers stay exact."""
     import json
 
-    from maguyva.sealed import read_sealed
-    from maguyva.store import write_sealed
+    from maguyva.store.generations import write_sealed
+    from maguyva.support.sealed import read_sealed
 
     copy = tmp_path / "gen"
     shutil.copytree(generation, copy)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from interfaces_corpus import escape_matrix, make_corpus
 
-from maguyva.cli import COMMANDS, build_parser, find_root, format_response, main
+from maguyva.interfaces.cli.main import COMMANDS, build_parser, find_root, format_response, main
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -126,7 +126,7 @@ def test_color_rules(run, monkeypatch):
     _, out, _ = run("search", '"No closing quotation"', "--color", "auto")
     assert not ANSI.search(out)  # stdout is not a terminal here
     monkeypatch.setenv("NO_COLOR", "1")
-    from maguyva.output import use_color
+    from maguyva.interfaces.output import use_color
 
     class Tty:
         def isatty(self) -> bool:
@@ -181,13 +181,13 @@ def test_parser_is_a_command_table():
 def test_real_entry_point_json_and_broken_pipe(root: Path):
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "maguyva.cli", "search", "dedent", "--json"],
+        [sys.executable, "-m", "maguyva.interfaces.cli.main", "search", "dedent", "--json"],
         cwd=root, capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(x)["type"] for x in proc.stdout.splitlines()][-1] == "summary"
     piped = subprocess.run(
-        f"{sys.executable} -m maguyva.cli search dedent -C 5 -m 50 | head -n 1",
+        f"{sys.executable} -m maguyva.interfaces.cli.main search dedent -C 5 -m 50 | head -n 1",
         shell=True, cwd=root, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert "Traceback" not in piped.stderr and "Broken pipe" not in piped.stderr
@@ -197,9 +197,9 @@ def test_real_entry_point_json_and_broken_pipe(root: Path):
 
 OVERRUN = """
 import sys
-from maguyva.scale import memory
+from maguyva.build import memory
 memory.DRIVER_BYTES = memory.WORKER_BYTES = 1 << 20  # let the plan accept a tiny budget
-from maguyva.cli import main
+from maguyva.interfaces.cli.main import main
 sys.exit(main(["index", sys.argv[1], "--index-dir", sys.argv[2], "--memory", "8M",
                "--modalities", "text,structural,graph"]))
 """
@@ -251,7 +251,7 @@ def test_progress_lines_show_rate_and_eta():
     """Each phase's line gives its rate and ETA while it runs and its duration at the end."""
     import io
 
-    from maguyva.progress import PhaseClock, PlainProgress
+    from maguyva.build.progress import PhaseClock, PlainProgress
 
     now = [0.0]
     clock = PhaseClock(lambda: now[0])

@@ -14,7 +14,7 @@ import pytest
 from durability_support import answers, build, index_in_child, write_repo
 
 from maguyva.errors import IndexBusyError
-from maguyva.store import IndexDir
+from maguyva.store.generations import IndexDir
 
 READER = """
 import json, signal, sys, time

@@ -15,8 +15,8 @@ import pytest
 from durability_support import answers, build, index_in_child, write_repo
 
 from maguyva import faults
-from maguyva.fsck import fsck
-from maguyva.store import IndexWriteError
+from maguyva.build.fsck import fsck
+from maguyva.store.generations import IndexWriteError
 
 SEED = int(os.environ.get("MAGUYVA_TEST_SEED", "0")) or random.randrange(1 << 30)
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from maguyva.embed import (
+from maguyva.errors import ConfigError, ModelMismatchError, ProviderError
+from maguyva.modalities.semantic.embed import (
     EmbeddingCache,
     MiniLMProvider,
     ProviderIdentity,
@@ -21,7 +22,6 @@ from maguyva.embed import (
     make_provider,
     secret_reason,
 )
-from maguyva.errors import ConfigError, ModelMismatchError, ProviderError
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def minilm() -> MiniLMProvider:
 
 def test_importing_loads_no_model_runtime() -> None:
     code = (
-        "import sys, maguyva.semantic, maguyva.embed; "
+        "import sys, maguyva.modalities.semantic.modality, maguyva.modalities.semantic.embed; "
         "bad = [m for m in ('onnxruntime', 'voyageai', 'tokenizers') if m in sys.modules]; "
         "print(bad)"
     )
@@ -137,7 +137,7 @@ def test_secret_content(text: str, kind: str | None) -> None:
 def test_length_batches_respect_the_token_budget(
     lengths: list[int], budget: int, rows: int
 ) -> None:
-    from maguyva.embed.local import _batches
+    from maguyva.modalities.semantic.embed.local import _batches
 
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     batches = list(_batches(order, lengths, budget, rows))

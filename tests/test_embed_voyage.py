@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maguyva.embed import EmbeddingCache, VoyageProvider, content_hash
 from maguyva.errors import ModalityUnavailable, ProviderError
+from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.semantic.embed import EmbeddingCache, VoyageProvider, content_hash
+from maguyva.modalities.semantic.modality import SemanticModality
 from maguyva.model import Chunk
-from maguyva.retriever import BuildContext
-from maguyva.semantic import SemanticModality
 
 CANARY = "pa-CANARY-4f1d9e2b7c3a8d6e5f0a1b2c3d4e5f60"
 DIM = 256

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.engine import Engine
+from maguyva.build.indexer import build_index
 from maguyva.errors import BadQueryError
-from maguyva.indexer import build_index
+from maguyva.query.engine import Engine
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 CORPUS_FILES = ["json/__init__.py", "json/decoder.py", "json/encoder.py", "json/scanner.py",
@@ -80,7 +80,7 @@ def test_bad_options_are_clear_errors(engine: Engine):
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "maguyva.cli", *args],
+        [sys.executable, "-m", "maguyva.interfaces.cli.main", *args],
         cwd=cwd, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
@@ -146,7 +146,7 @@ def _fresh_corpus(root: Path) -> Path:
 
 
 def test_warm_loads_every_modality_and_segment_and_answers_the_same(tmp_path: Path):
-    from maguyva.chunkstore import SEGMENTS, SegmentedChunkStore
+    from maguyva.store.chunks import SEGMENTS, SegmentedChunkStore
 
     root = _fresh_corpus(tmp_path / "repo")
     cold, warm = Engine.open(root), Engine.open(root)
@@ -166,7 +166,7 @@ def test_warm_loads_every_modality_and_segment_and_answers_the_same(tmp_path: Pa
 def test_warm_tables_survive_reopens_of_later_generations(tmp_path: Path):
     """A warmed store's segment tables are carried to the next generation's store whether or
     not a question touched them (hard-linked segments are the same files), and only those."""
-    from maguyva.chunkstore import SEGMENTS
+    from maguyva.store.chunks import SEGMENTS
 
     root = _fresh_corpus(tmp_path / "repo")
     Engine.open(root).warm()

@@ -147,7 +147,7 @@ def test_an_update_loads_only_the_grammars_of_its_files(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("def f():\n    return g(1)\n")
     (tmp_path / "b.c").write_text("int main(void) { return 0; }\n")
     code = (
-        "import sys; from pathlib import Path; from maguyva.indexer import Indexer; "
+        "import sys; from pathlib import Path; from maguyva.build.indexer import Indexer; "
         "from maguyva.extract import grammars; root = Path(sys.argv[1]); "
         "cfg = {'modalities': ['text', 'structural']}; Indexer(root, config=cfg).update(); "
         "print(sorted(grammars._loaded))"

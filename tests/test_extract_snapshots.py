@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from maguyva.extract import extract_source
-from maguyva.languages import detect_language
+from maguyva.repo.languages import detect_language
 
 FIXTURES = Path(__file__).parent / "fixtures" / "langs"
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "structural"

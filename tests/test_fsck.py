@@ -10,11 +10,11 @@ import shutil
 import pytest
 from durability_support import answers, build, write_repo
 
-from maguyva import sealed
-from maguyva.cli import main
+from maguyva.build.fsck import fsck, repair
 from maguyva.errors import CorruptIndexError
-from maguyva.fsck import fsck, repair
-from maguyva.store import CHECKSUMS, IndexDir
+from maguyva.interfaces.cli.main import main
+from maguyva.store.generations import CHECKSUMS, IndexDir
+from maguyva.support import sealed
 
 OWN = {"meta.json": "meta", "files.json": "files", "extract.json": "extract",
        "chunks.jsonl": "chunks", CHECKSUMS: "checksums"}  # fmt: skip
@@ -102,7 +102,8 @@ def test_fsck_runs_the_modality_verifier_beyond_checksums(pristine, tmp_path, ca
     """Damage that keeps every checksum right (a sealed, well-formed structural segment with a
     path that belongs to another segment; CHECKSUMS rewritten) is found by the structural
     verifier, which fsck runs; modalities without a verifier are named as checksum-only."""
-    from maguyva import store, symbol_index
+    from maguyva.modalities.structural import symbols as symbol_index
+    from maguyva.store import generations as store
 
     root, gen, _files = _copy(pristine, tmp_path)
     report = fsck(root / ".maguyva")

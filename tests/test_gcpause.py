@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from maguyva.gcpause import paused_gc
+from maguyva.support.gcpause import paused_gc
 
 
 def test_paused_then_restored_even_on_error() -> None:

@@ -12,15 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maguyva.errors import BadQueryError, CorruptIndexError, IndexVersionError, ModalityUnavailable
-from maguyva.extract_types import Call, Definition, FileExtraction, Import
-from maguyva.graph import MODALITY, GraphSearcher
-from maguyva.graph import store as gstore
-from maguyva.graph.build import build_graph
-from maguyva.graph.centrality import C_MAX, boost, percentile_scale
-from maguyva.graph.query import GraphIndex
-from maguyva.graph.resolve import split_chain
-from maguyva.graph.schema import is_test_path
-from maguyva.retriever import BuildContext
+from maguyva.extract.types import Call, Definition, FileExtraction, Import
+from maguyva.modalities.graph import MODALITY, GraphSearcher
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.build import build_graph
+from maguyva.modalities.graph.centrality import C_MAX, boost, percentile_scale
+from maguyva.modalities.graph.query import GraphIndex
+from maguyva.modalities.graph.resolve import split_chain
+from maguyva.modalities.graph.schema import is_test_path
+from maguyva.modalities.protocol import BuildContext
 
 
 def fn(name: str, line: int, end: int | None = None, parent: str | None = None,

@@ -15,13 +15,13 @@ from graph_support import assert_same_graph
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maguyva import graph
-from maguyva.chunkstore import segment_of
-from maguyva.graph import build
-from maguyva.graph.build import Spans, merge_edges, merge_rows
-from maguyva.graph.modality import GraphModality
-from maguyva.graph.resolve import Columns
-from maguyva.store import IndexDir
+from maguyva.modalities import graph
+from maguyva.modalities.graph import build
+from maguyva.modalities.graph.build import Spans, merge_edges, merge_rows
+from maguyva.modalities.graph.modality import GraphModality
+from maguyva.modalities.graph.resolve import Columns
+from maguyva.store.chunks import segment_of
+from maguyva.store.generations import IndexDir
 
 ROW = st.tuples(
     st.integers(0, 5),
@@ -167,7 +167,7 @@ def test_a_long_running_indexer_patches_equal_from_scratch_indexes(tmp_path, mon
     count changes), a file that had no chunk gaining one, a file losing all its edges, and
     the edits undone; every generation equals a from-scratch index of the same tree, and
     the merge was given a hint (the previous order) from the second patch on."""
-    from maguyva.indexer import Indexer
+    from maguyva.build.indexer import Indexer
 
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     root = tmp_path / "repo"
@@ -227,7 +227,7 @@ def test_a_long_running_indexer_patches_equal_from_scratch_indexes(tmp_path, mon
        st.randoms(use_true_random=False))  # fmt: skip
 @settings(max_examples=100, deadline=None)
 def test_percentile_of_a_subset_equals_the_whole_at_it(raw, rnd):
-    from maguyva.graph.centrality import percentile_scale
+    from maguyva.modalities.graph.centrality import percentile_scale
 
     raw = np.array(raw)
     pop = np.array(sorted(rnd.sample(range(len(raw)), rnd.randint(0, len(raw)))), dtype=np.int64)

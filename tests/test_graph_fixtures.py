@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.chunkstore import write_chunks
-from maguyva.engine import Engine
-from maguyva.graph import MODALITY, GraphSearcher
-from maguyva.graph.centrality import boost
-from maguyva.indexer import build_index
+from maguyva.build.indexer import build_index
+from maguyva.modalities.graph import MODALITY, GraphSearcher
+from maguyva.modalities.graph.centrality import boost
+from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.structural.modality import extract_repository
 from maguyva.model import Hit
-from maguyva.retriever import BuildContext, RetrieverQuery
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
+from maguyva.query.engine import Engine
+from maguyva.repo.walk import walk_repository
+from maguyva.store.chunks import write_chunks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "graph"
 

@@ -1,4 +1,4 @@
-"""`graph_follows` (maguyva.follow): a small update commits its text, symbols and vectors first,
+"""`graph_follows` (maguyva.build.follow): a small update commits its text, symbols and vectors first,
 its graph one generation later. Readers between the two get the edit everywhere but the graph,
 whose answers say they are behind; the second generation's graph is the one a from-scratch
 build gives; a graph left behind (Ctrl-C, kill -9 between the commits) is built by the next
@@ -21,14 +21,15 @@ from durability_support import CONFIG as DURABLE
 from durability_support import MODALITIES, QUERIES, build, write_repo
 from graph_support import assert_same_graph
 
-from maguyva import faults, follow
-from maguyva.cli import main
-from maguyva.engine import Engine
-from maguyva.fsck import fsck
-from maguyva.indexer import Indexer
-from maguyva.registry import load_modality
-from maguyva.store import IndexDir
-from maguyva.watch import Watcher
+from maguyva import faults
+from maguyva.build import follow
+from maguyva.build.fsck import fsck
+from maguyva.build.indexer import Indexer
+from maguyva.build.watch import Watcher
+from maguyva.interfaces.cli.main import main
+from maguyva.modalities.registry import load_modality
+from maguyva.query.engine import Engine
+from maguyva.store.generations import IndexDir
 
 STDLIB = Path(json.__file__).parent.parent
 CONFIG = {"modalities": ["text", "structural", "graph"], "graph_follows": True}
@@ -165,7 +166,7 @@ def test_one_shot_runs_commit_once_and_watchers_follow(tmp_path: Path) -> None:
 # ---- kill -9 at every durable step of an update whose graph follows ----------------------
 
 FOLLOW_CHILD = (
-    "import sys; from pathlib import Path; from maguyva.indexer import Indexer; "
+    "import sys; from pathlib import Path; from maguyva.build.indexer import Indexer; "
     "Indexer(Path(sys.argv[1]), config={config!r}).update(wait_for_lock=True)"
 )
 
@@ -337,7 +338,7 @@ def test_the_backlog_is_embedded_a_slice_at_a_time(tmp_path: Path, monkeypatch) 
     the watcher from the next edit: after an edit it is embedded under a time budget of
     `BACKLOG_SLICE_S` at most (or the configured one, if shorter); the edit's own chunks for
     `URGENT_SLICE_S` before the first commit."""
-    from maguyva.semantic import SemanticModality
+    from maguyva.modalities.semantic.modality import SemanticModality
 
     root = _repo(tmp_path)
     semantic = {**CONFIG, "modalities": [*CONFIG["modalities"], "semantic"],

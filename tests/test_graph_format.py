@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from maguyva import _core
 from maguyva.errors import CorruptIndexError, IndexVersionError
-from maguyva.graph import store as gstore
-from maguyva.graph.modality import GraphModality
-from maguyva.graph.query import NameLookup
-from maguyva.graph.schema import NodeKind
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.modality import GraphModality
+from maguyva.modalities.graph.query import NameLookup
+from maguyva.modalities.graph.schema import NodeKind
 
 M64 = (1 << 64) - 1
 

@@ -14,14 +14,14 @@ from graph_support import assert_same_graph, build_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maguyva.changes import ChangeSet
-from maguyva.graph import MODALITY
-from maguyva.graph import store as gstore
-from maguyva.graph.incremental import LOG_FILE
-from maguyva.graph.modality import GraphModality
-from maguyva.retriever import BuildContext
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
+from maguyva.modalities.graph import MODALITY
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.incremental import LOG_FILE
+from maguyva.modalities.graph.modality import GraphModality
+from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.structural.modality import extract_repository
+from maguyva.repo.changes import ChangeSet
+from maguyva.repo.walk import walk_repository
 
 FIXTURES = Path(__file__).parent / "fixtures" / "graph"
 
@@ -336,7 +336,7 @@ def test_pruned_strongly_connected_components_equal_rustworkx_on_all_nodes():
     rustworkx: the components must be those of the whole graph, in order of smallest node."""
     import rustworkx as rx
 
-    from maguyva.graph.centrality import strongly_connected
+    from maguyva.modalities.graph.centrality import strongly_connected
 
     def reference(n, src, dst):
         g = rx.PyDiGraph(multigraph=False)
@@ -357,7 +357,7 @@ def test_pruned_strongly_connected_components_equal_rustworkx_on_all_nodes():
 def test_many_declaration_changes_at_once_build_instead(repo, tmp_path, monkeypatch):
     """Past MAX_DECLARED files with declaration changes (a branch switch) the writer builds
     (replaying the log) instead of renumbering once per file; the result is the same."""
-    from maguyva.graph import incremental
+    from maguyva.modalities.graph import incremental
 
     writer = GraphModality()
     _build_with(writer, repo, tmp_path / "g0")

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maguyva import _core
-from maguyva.graph import build
+from maguyva.modalities.graph import build
 
 pytestmark = pytest.mark.skipif(
     not hasattr(_core, "csr_by_rank"), reason="native module without the graph adjacency"

@@ -9,9 +9,14 @@ import textwrap
 import pytest
 from graph_support import build_graph
 
-from maguyva.graph import MODALITY, GraphSearcher
-from maguyva.graph.receivers import scan
-from maguyva.graph.schema import CONF_CANDIDATE, CONF_CANDIDATE_WEAK, CONF_NAMED, CONF_TYPED
+from maguyva.modalities.graph import MODALITY, GraphSearcher
+from maguyva.modalities.graph.receivers import scan
+from maguyva.modalities.graph.schema import (
+    CONF_CANDIDATE,
+    CONF_CANDIDATE_WEAK,
+    CONF_NAMED,
+    CONF_TYPED,
+)
 
 REPO = {
     "shop/a.py": """

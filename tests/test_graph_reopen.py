@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 from graph_support import build_graph
 
-from maguyva.graph import store as gstore
-from maguyva.graph.query import GraphIndex
-from maguyva.graph.schema import NodeKind
-from maguyva.graph.searcher import GraphSearcher
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.query import GraphIndex
+from maguyva.modalities.graph.schema import NodeKind
+from maguyva.modalities.graph.searcher import GraphSearcher
 
 FIXTURES = Path(__file__).parent / "fixtures" / "graph"
 

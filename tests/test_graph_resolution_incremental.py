@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from graph_support import assert_same_graph, build_with
 
-from maguyva.graph import store as gstore
-from maguyva.graph.modality import GraphModality
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.modality import GraphModality
 
 REPO = {
     "duck/__init__.py": "",

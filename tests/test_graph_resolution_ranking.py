@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from graph_support import build_graph
 
-from maguyva.graph import GraphSearcher
-from maguyva.graph.schema import CONF_CANDIDATE, CONF_CANDIDATE_WEAK, CONF_NAMED
+from maguyva.modalities.graph import GraphSearcher
+from maguyva.modalities.graph.schema import CONF_CANDIDATE, CONF_CANDIDATE_WEAK, CONF_NAMED
 
 REPO = {
     "aio/__init__.py": "",

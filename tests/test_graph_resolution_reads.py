@@ -15,9 +15,9 @@ from graph_support import build_graph
 
 from maguyva.extract import grammars
 from maguyva.extract.extractor import extract
-from maguyva.graph import GraphSearcher
-from maguyva.graph.resolve import REFERENCE_FACTOR
-from maguyva.graph.schema import (
+from maguyva.modalities.graph import GraphSearcher
+from maguyva.modalities.graph.resolve import REFERENCE_FACTOR
+from maguyva.modalities.graph.schema import (
     CONF_CANDIDATE,
     CONF_CANDIDATE_WEAK,
     CONF_NAMED,

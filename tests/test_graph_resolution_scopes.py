@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from graph_support import build_graph
 
-from maguyva.graph import GraphSearcher
-from maguyva.graph.receivers import parameters, scan
-from maguyva.graph.schema import CONF_CANDIDATE, CONF_TYPED
+from maguyva.modalities.graph import GraphSearcher
+from maguyva.modalities.graph.receivers import parameters, scan
+from maguyva.modalities.graph.schema import CONF_CANDIDATE, CONF_TYPED
 
 REPO = {
     "app/__init__.py": "",

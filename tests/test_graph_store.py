@@ -14,8 +14,8 @@ import pytest
 from graph_support import build_with
 
 from maguyva.errors import CorruptIndexError, IndexVersionError
-from maguyva.graph import store as gstore
-from maguyva.graph.modality import GraphModality
+from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph.modality import GraphModality
 
 FIXTURES = Path(__file__).parent / "fixtures" / "graph"
 

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maguyva import extract_types
-from maguyva.extract_types import FileExtraction
-from maguyva.graph.build import build_with_log, merge_edges
-from maguyva.graph.resolve import Columns, GraphBuilder, iter_edges
-from maguyva.graph.store import pack_strings
-from maguyva.structural import extract_repository
-from maguyva.walk import walk_repository
+from maguyva.extract import types as extract_types
+from maguyva.extract.types import FileExtraction
+from maguyva.modalities.graph.build import build_with_log, merge_edges
+from maguyva.modalities.graph.resolve import Columns, GraphBuilder, iter_edges
+from maguyva.modalities.graph.store import pack_strings
+from maguyva.modalities.structural.modality import extract_repository
+from maguyva.repo.walk import walk_repository
 
 STDLIB = Path(json.__file__).resolve().parent.parent
 PACKAGES = ("json", "logging", "http", "email")  # 40 files of real code with imports between them

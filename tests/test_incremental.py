@@ -16,10 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maguyva import _core
-from maguyva.changes import blob_digest, classify, estimate_distinct_trigrams, git_digests, scan
-from maguyva.fsck import fsck
-from maguyva.indexer import build_index, stored_rows
-from maguyva.store import IndexDir
+from maguyva.build.fsck import fsck
+from maguyva.build.indexer import build_index, stored_rows
+from maguyva.repo.changes import (
+    blob_digest,
+    classify,
+    estimate_distinct_trigrams,
+    git_digests,
+    scan,
+)
+from maguyva.store.generations import IndexDir
 
 
 def _snapshot(index_dir: Path) -> tuple:
@@ -100,7 +106,7 @@ def test_new_builder_code_is_not_a_noop(tmp_path, monkeypatch):
     """After an upgrade that changes a modality's builder or on-disk format, `maguyva index`
     on an unchanged tree rebuilds (or updates) the parts instead of keeping a generation that
     the new code may not read."""
-    import maguyva.indexer
+    import maguyva.build.indexer
 
     write_repo(tmp_path)
     old = time.time_ns() - 60 * 10**9
@@ -109,7 +115,7 @@ def test_new_builder_code_is_not_a_noop(tmp_path, monkeypatch):
     first = build(tmp_path)
     before = answers(tmp_path)
     assert any(before) and build(tmp_path).noop
-    monkeypatch.setattr(maguyva.indexer, "builders_fingerprint", lambda: "another builder")
+    monkeypatch.setattr(maguyva.build.indexer, "builders_fingerprint", lambda: "another builder")
     upgraded = build(tmp_path)
     assert not upgraded.noop and upgraded.generation == first.generation + 1
     assert build(tmp_path).noop
@@ -196,7 +202,7 @@ def test_file_under_a_directory_of_only_ignored_files_is_found(tmp_path):
     (tmp_path / "obj" / "sub" / "new.py").write_text("def under_ignored():\n    return 1\n")
     summary = build(tmp_path)
     assert summary.changes["added"] == 1, summary.changes
-    from maguyva.engine import Engine
+    from maguyva.query.engine import Engine
 
     found = Engine.open(tmp_path).search("under_ignored", modalities=["structural"]).results
     assert [r.path for r in found] == ["obj/sub/new.py"]
@@ -219,7 +225,7 @@ DIRS = ["build", "src/build", "a.egg-info", "keep.egg-info", "top_only", "src/to
 
 
 def test_ignore_rules_for_directories_match_the_walker(tmp_path):
-    from maguyva.changes import IgnoreRules
+    from maguyva.repo.changes import IgnoreRules
 
     for rel, text in IGNORE_CASES:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -278,7 +284,7 @@ def test_file_created_while_the_tree_is_walked_is_found_by_the_next_check(tmp_pa
     """A file created after the walker listed its directory but before the directory's mtime
     is recorded must not be lost: a directory modified within the racy window is recorded as
     unknown, so the next check walks again (as git re-checks racily clean files)."""
-    from maguyva import changes
+    from maguyva.repo import changes
 
     write_repo(tmp_path)
     walk = changes.walk_repository
@@ -303,7 +309,7 @@ def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
     links); past `DELTA_MAX_FILES` the deltas merge into one, past `DELTA_MAX_BYTES` they fold
     into the segments. After every step, a long-running writer, a fresh one reading the delta
     from disk, and a from-scratch build store the same rows and give the same answers."""
-    from maguyva import indexer
+    from maguyva.build import indexer
 
     monkeypatch.setattr(indexer, "DELTA_MAX_FILES", 2)
     root = tmp_path / "repo"
@@ -354,7 +360,7 @@ def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
 def test_head_commit_is_read_as_git_reports_it(tmp_path):
     """The commit recorded with each generation, read from `.git/`, is `git rev-parse HEAD`
     for a loose ref, a packed ref, a detached HEAD and a subdirectory; None outside git."""
-    from maguyva.indexer import _ask_git, _git_commit
+    from maguyva.build.indexer import _ask_git, _git_commit
 
     assert _git_commit(tmp_path) is None
     write_repo(tmp_path)
@@ -383,7 +389,7 @@ def test_head_commit_is_read_as_git_reports_it(tmp_path):
 def test_source_file_list_is_reused_and_equals_a_fresh_one(tmp_path):
     """A long-running writer rebuilds the list of source files from the previous one (hinted
     scans keep unchanged records): it equals `RepoState.source_files()` after each update."""
-    from maguyva.indexer import Indexer
+    from maguyva.build.indexer import Indexer
 
     write_repo(tmp_path)
     writer = Indexer(tmp_path, config=CONFIG)

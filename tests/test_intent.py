@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from maguyva.intent import classify, salient_terms
+from maguyva.query.intent import classify, salient_terms
 
 ROWS = [
     # rule 0: snippets and similar-code requests

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from maguyva.build.indexer import extractor_fingerprint
+from maguyva.extract.cache import ExtractCache
 from maguyva.extract.driver import caching, extract_files
-from maguyva.extract_cache import ExtractCache
-from maguyva.indexer import extractor_fingerprint
-from maguyva.store import IndexDir, default_index_dir
-from maguyva.walk import walk_repository
+from maguyva.repo.walk import walk_repository
+from maguyva.store.generations import IndexDir, default_index_dir
 
 MARGIN_S = 5.0  # the target is 2 s; the machine is shared and often at load 10+
 CORPUS_FILES = 400
@@ -45,7 +45,7 @@ def _stdlib_files(n: int) -> list[Path]:
 def _cli(root: Path, *args: str, **kw: object) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "maguyva.cli", *args, str(root)],
+        [sys.executable, "-m", "maguyva.interfaces.cli.main", *args, str(root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -56,7 +56,16 @@ def _cli(root: Path, *args: str, **kw: object) -> subprocess.Popen[str]:
 
 def _search(root: Path, query: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "maguyva.cli", "search", query, "--root", str(root), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "maguyva.interfaces.cli.main",
+            "search",
+            query,
+            "--root",
+            str(root),
+            "--json",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -230,7 +239,7 @@ print("finished", time.monotonic() - started, flush=True)
 def test_ctrl_c_lost_in_a_finalizer_is_kept_for_the_next_progress_call() -> None:
     """Python drops an exception raised while a finalizer runs, so a Ctrl-C landing in one
     would vanish; `maguyva index` keeps it in an event that its progress callback re-raises."""
-    from maguyva.cli import _sigint_latch
+    from maguyva.interfaces.cli.main import _sigint_latch
 
     class Finalized:
         def __del__(self) -> None:

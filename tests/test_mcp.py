@@ -40,7 +40,7 @@ def with_session(
     async def go() -> Any:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "maguyva.cli", "mcp", "--root", str(root), *extra],
+            args=["-m", "maguyva.interfaces.cli.main", "mcp", "--root", str(root), *extra],
             cwd=str(root), env={"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"},
         )  # fmt: skip
         with tempfile.TemporaryFile("w+") as errlog:
@@ -292,7 +292,7 @@ def test_stdout_carries_only_protocol_messages(root: Path):
          "params": {"name": "read_chunk", "arguments": {"path": "../outside/secret.txt"}}},
     ]  # fmt: skip
     proc = subprocess.Popen(
-        [sys.executable, "-m", "maguyva.cli", "mcp", "--root", str(root), "--log-level", "DEBUG"],
+        [sys.executable, "-m", "maguyva.interfaces.cli.main", "mcp", "--root", str(root), "--log-level", "DEBUG"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     replies: list[dict[str, Any]] = []
@@ -365,7 +365,7 @@ def test_watch_option_keeps_the_index_current(tmp_path: Path):
 def test_watching_server_exits_when_the_client_goes(tmp_path: Path):
     root = make_corpus(tmp_path)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "maguyva.cli", "mcp", "--root", str(root), "--watch"],
+        [sys.executable, "-m", "maguyva.interfaces.cli.main", "mcp", "--root", str(root), "--watch"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -392,7 +392,7 @@ def test_server_warms_the_index_at_startup(root: Path):
     """Before any question: every modality and chunk segment loaded in the background (the
     log line lists what it loaded), so the first question does not pay for it."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "maguyva.cli", "mcp", "--root", str(root), "--log-level", "INFO"],
+        [sys.executable, "-m", "maguyva.interfaces.cli.main", "mcp", "--root", str(root), "--log-level", "INFO"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     seen = ""

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from interfaces_corpus import COMPONENTS, escape_matrix, make_corpus, oracle_inside
 
 from maguyva.errors import BadQueryError, PathEscapeError
-from maguyva.paths import confine, relative, under
+from maguyva.repo.paths import confine, relative, under
 
 
 @pytest.fixture(scope="module")

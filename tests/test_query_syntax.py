@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from maguyva.errors import BadQueryError
-from maguyva.query_syntax import parse, path_matches, to_glob
+from maguyva.query.syntax import parse, path_matches, to_glob
 
 
 @pytest.mark.parametrize(

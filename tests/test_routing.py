@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from maguyva.errors import BadQueryError
-from maguyva.routing import WEIGHTS, plan_query
+from maguyva.query.routing import WEIGHTS, plan_query
 
 SPEC_WEIGHTS = {
     "find_definition": (0.2, 0.1, 0.6, 0.1),

@@ -21,16 +21,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maguyva.api import Index
+from maguyva.build import memory
+from maguyva.build.indexer import build_index
 from maguyva.errors import MaguyvaError
-from maguyva.indexer import build_index
 from maguyva.model import SourceFile
-from maguyva.scale import memory
 from maguyva.scale.distributed import InlineExecutor, distributed_build
 from maguyva.scale.dryrun import VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_report
-from maguyva.scale.segments import Segment, SegmentCache, partition
 from maguyva.scale.synthetic import generated_corpus
 from maguyva.scale.vectorstore import LanceDBStore, LocalHammingStore, open_store
-from maguyva.store import IndexDir
+from maguyva.store.generations import IndexDir
+from maguyva.store.segments import Segment, SegmentCache, partition
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 MODALITIES = ["text", "structural", "graph"]
@@ -340,8 +340,8 @@ BUDGET_SCRIPT = """
 import json, sys
 from pathlib import Path
 from maguyva.errors import MaguyvaError
-from maguyva.indexer import build_index
-from maguyva.scale.memory import RssSampler, run_within_budget
+from maguyva.build.indexer import build_index
+from maguyva.build.memory import RssSampler, run_within_budget
 
 limit = int(sys.argv[3])
 config = {"index_dir": sys.argv[2], "jobs": 2, "modalities": ["text", "structural", "graph"]}
@@ -442,7 +442,7 @@ def test_scale_command_line(tmp_path, capsys):
 
 
 def _segment_index(gen_dir: Path) -> dict[str, list[int]]:
-    from maguyva import sealed
+    from maguyva.support import sealed
 
     return sealed.read_sealed_json(gen_dir / "files.json", "files")["segments"]["files"]
 
@@ -450,17 +450,17 @@ def _segment_index(gen_dir: Path) -> dict[str, list[int]]:
 def test_lazy_views_equal_the_stored_segments(stdlib_corpus):
     """`SegmentChunks` and `SegmentExtraction` over a built generation give exactly what the
     segment files hold, decoded whole (what the indexer used to keep in memory)."""
-    from maguyva import sealed
-    from maguyva.chunkstore import ChunkStore
-    from maguyva.indexer import (
+    from maguyva.build.indexer import (
         SEGMENTS,
         SegmentChunks,
         SegmentExtraction,
-        _decode_extraction,
+        decode_extraction,
         segment_of,
     )
-    from maguyva.retriever import chunk_spans
-    from maguyva.store import IndexDir
+    from maguyva.modalities.protocol import chunk_spans
+    from maguyva.store.chunks import ChunkStore
+    from maguyva.store.generations import IndexDir
+    from maguyva.support import sealed
 
     _root, single, _ = stdlib_corpus
     gen = IndexDir(single).current().path
@@ -484,7 +484,7 @@ def test_lazy_views_equal_the_stored_segments(stdlib_corpus):
     whole = {}
     for part in sorted((gen / "extract").glob("*.json")):
         for path, (_digest, row) in sealed.read_sealed_json(part, "extract")["files"].items():
-            whole[path] = _decode_extraction(path, row)
+            whole[path] = decode_extraction(path, row)
     extraction = SegmentExtraction(gen, index, cache=8)
     assert len(extraction) == len(whole) and list(extraction) == sorted(whole)
     assert all(extraction[p] == whole[p] for p in reversed(sorted(whole)))  # past the cache
@@ -499,8 +499,8 @@ def test_build_streams_through_views_and_reports_every_phase(tmp_path, monkeypat
     """Modalities get the segment views (not lists), every phase starts with `(phase, 0,
     total)` and ends with `(phase, total, total)`, nothing spilled is left behind, and an edit
     re-extracts one file and writes its rows as a delta (no segment rewritten)."""
-    from maguyva import indexer
-    from maguyva.indexer import SegmentChunks, SegmentExtraction
+    from maguyva.build import indexer
+    from maguyva.build.indexer import SegmentChunks, SegmentExtraction
 
     root = generated_corpus(tmp_path / "repo", modules=30, functions=4)
     seen: list[Any] = []
@@ -543,9 +543,9 @@ def test_extract_hook_builds_the_same_index(tmp_path):
     """`Indexer(extract=...)` replaces the extraction step; with the structural extractor
     behind it the stored chunks and extraction are byte-for-byte those of the default
     (streaming) step."""
-    from maguyva import sealed
-    from maguyva.indexer import Indexer
-    from maguyva.structural import extract_repository
+    from maguyva.build.indexer import Indexer
+    from maguyva.modalities.structural.modality import extract_repository
+    from maguyva.support import sealed
 
     root = copy_stdlib(tmp_path / "repo", ("json", "logging"))
     calls: list[int] = []
@@ -567,7 +567,7 @@ def test_extract_hook_builds_the_same_index(tmp_path):
 
 
 def test_memory_config_key_sets_the_extraction_processes(tmp_path):
-    from maguyva.indexer import Indexer
+    from maguyva.build.indexer import Indexer
 
     root = generated_corpus(tmp_path / "repo", modules=2, functions=1)
     (root / ".maguyva.toml").write_text('memory = "2G"\n')

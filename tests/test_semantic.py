@@ -13,20 +13,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maguyva.chunks import chunk_id
-from maguyva.chunkstore import write_chunks
-from maguyva.embed import MiniLMProvider, ProviderIdentity
-from maguyva.embed.base import EmbeddingProvider, Embeddings
 from maguyva.errors import ConfigError, ModalityUnavailable, ModelMismatchError
-from maguyva.model import Chunk
-from maguyva.retriever import BuildContext, RetrieverQuery
-from maguyva.semantic import (
+from maguyva.extract.chunks import chunk_id
+from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.semantic.embed import MiniLMProvider, ProviderIdentity
+from maguyva.modalities.semantic.embed.base import EmbeddingProvider, Embeddings
+from maguyva.modalities.semantic.modality import (
     MODALITY,
     SemanticModality,
     SemanticSearcher,
     embed_text,
     head_text,
 )
+from maguyva.model import Chunk
+from maguyva.store.chunks import write_chunks
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 MODALITY_IDENTITY = MiniLMProvider().identity
@@ -163,8 +163,8 @@ def test_empty_corpus_and_empty_query(tmp_path: Path) -> None:
 
 
 def test_exact_match_never_loads_the_model(tmp_path: Path) -> None:
-    from maguyva.engine import Engine
-    from maguyva.indexer import build_index
+    from maguyva.build.indexer import build_index
+    from maguyva.query.engine import Engine
 
     for name in FILES[:2]:
         shutil.copy(STDLIB / name, tmp_path / name)
@@ -183,20 +183,20 @@ def test_warm_readers_and_prepared_writers_have_their_model_loaded(tmp_path: Pat
     `update(prepare=True)` (a watcher's start) its document model, so that neither the first
     question by meaning nor the first edit waits for it; opening alone never loads it. Each
     in a fresh process (the model is kept process-wide)."""
-    from maguyva.indexer import Indexer
+    from maguyva.build.indexer import Indexer
 
     for name in FILES[:2]:
         shutil.copy(STDLIB / name, tmp_path / name)
     config = {"modalities": ["text", "semantic"], "semantic_max_chunks": 3}
     Indexer(tmp_path, config=config).update()
     reader = (
-        "import sys; from pathlib import Path; from maguyva.engine import Engine; "
+        "import sys; from pathlib import Path; from maguyva.query.engine import Engine; "
         "e = Engine.open(Path(sys.argv[1])); s = e.searcher('semantic'); "
         "print(s.provider.loaded, end=' '); e.warm(); print(s.provider.loaded)"
     )
     writer = (
-        "import sys; from pathlib import Path; from maguyva.indexer import Indexer; "
-        "from maguyva.semantic import MODALITY; "
+        "import sys; from pathlib import Path; from maguyva.build.indexer import Indexer; "
+        "from maguyva.modalities.semantic.modality import MODALITY; "
         f"r = Indexer(Path(sys.argv[1]), config={config!r}).update(prepare=True); "
         "print('semantic_prepare' in r.timings_s, MODALITY._kept[1].loaded)"
     )

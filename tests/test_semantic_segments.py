@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maguyva import semantic
-from maguyva.engine import Engine
-from maguyva.fsck import fsck
-from maguyva.indexer import Indexer, build_index
-from maguyva.retriever import RetrieverQuery
-from maguyva.store import IndexDir
+from maguyva.build.fsck import fsck
+from maguyva.build.indexer import Indexer, build_index
+from maguyva.modalities.protocol import RetrieverQuery
+from maguyva.modalities.semantic import modality as semantic
+from maguyva.query.engine import Engine
+from maguyva.store.generations import IndexDir
 
 STDLIB = Path(json.__file__).parent.parent
 QUERIES = [
@@ -203,7 +203,8 @@ def test_native_file_crc_equals_zlib(tmp_path: Path) -> None:
     small and multi-block files, and name a missing file."""
     import zlib
 
-    from maguyva import _core, store
+    from maguyva import _core
+    from maguyva.store import generations as store
 
     rng = np.random.default_rng(5)
     for size in (0, 1, 4095, (1 << 20) + 17, 3 << 20):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from maguyva import semantic
-from maguyva.chunkstore import ChunkStore
-from maguyva.embed import EmbeddingCache, content_hash
-from maguyva.indexer import Indexer
-from maguyva.store import IndexDir
+from maguyva.build.indexer import Indexer
+from maguyva.modalities.semantic import modality as semantic
+from maguyva.modalities.semantic.embed import EmbeddingCache, content_hash
+from maguyva.store.chunks import ChunkStore
+from maguyva.store.generations import IndexDir
 
 STDLIB_JSON = Path(json.__file__).parent
 

@@ -14,9 +14,9 @@ from durability_support import answers, build, write_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maguyva import sealed
 from maguyva.errors import CorruptIndexError, IndexBusyError, IndexVersionError
-from maguyva.store import MANIFEST, IndexDir, verify_generation
+from maguyva.store.generations import MANIFEST, IndexDir, verify_generation
+from maguyva.support import sealed
 
 
 @given(st.binary(max_size=300), st.data())
@@ -88,7 +88,7 @@ def test_old_format_index_is_rebuilt_and_newer_is_refused(tmp_path):
 def test_writer_lock_names_the_holder_and_dies_with_it(tmp_path):
     index = IndexDir(tmp_path / "idx")
     code = (
-        "import sys, time; from pathlib import Path; from maguyva.store import IndexDir\n"
+        "import sys, time; from pathlib import Path; from maguyva.store.generations import IndexDir\n"
         "with IndexDir(Path(sys.argv[1])).writer_lock():\n"
         "    print('locked', flush=True); time.sleep(60)\n"
     )
@@ -127,7 +127,7 @@ def test_leased_generation_survives_commits_and_is_collected_after(tmp_path):
 
 
 def test_commit_fsyncs_new_files_only_and_reuses_checksums_of_linked_ones(tmp_path, monkeypatch):
-    from maguyva import store
+    from maguyva.store import generations as store
 
     index = IndexDir(tmp_path / ".maguyva")
     with index.writer_lock():
@@ -175,7 +175,7 @@ def test_collected_generation_leaves_at_once_and_its_trash_is_cleaned(tmp_path):
     """A commit collects the generation before the previous one by renaming it to `trash-*`
     (it is no generation any more at once) and deleting it in the background; a trash
     directory a killed writer left behind is removed by the next writer."""
-    from maguyva import store
+    from maguyva.store import generations as store
 
     write_repo(tmp_path)
     build(tmp_path)
@@ -200,7 +200,7 @@ def test_collected_generation_leaves_at_once_and_its_trash_is_cleaned(tmp_path):
 def test_format_2_index_is_read_as_is_and_updated_to_format_3(tmp_path):
     """A format-2 index (no delta) is read without a rebuild; the next update writes format 3,
     which a reader of format 2 refuses (it would miss the delta)."""
-    from maguyva.store import FORMAT_VERSION, MIN_FORMAT_VERSION
+    from maguyva.store.generations import FORMAT_VERSION, MIN_FORMAT_VERSION
 
     assert (MIN_FORMAT_VERSION, FORMAT_VERSION) == (2, 3)
     write_repo(tmp_path)
@@ -226,9 +226,9 @@ def test_checksum_table_takes_a_written_files_crc_only_while_it_is_that_file(
 
     import numpy as np
 
-    from maguyva import store
-    from maguyva.graph import store as graph_store
-    from maguyva.store import checksum_table
+    from maguyva.modalities.graph import store as graph_store
+    from maguyva.store import generations as store
+    from maguyva.store.generations import checksum_table
 
     d = tmp_path / "gen"
     graph_store.write(d, {"a": np.arange(100_000, dtype=np.int64)}, {"s": ["x", "y"]}, {})

@@ -14,14 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maguyva import sealed, symbol_index
-from maguyva import store as store_mod
-from maguyva.changes import ChangeSet
-from maguyva.chunkstore import ChunkStore
 from maguyva.errors import CorruptIndexError, ModalityUnavailable
+from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.structural import symbols as symbol_index
+from maguyva.modalities.structural.modality import MODALITY, StructuralSearcher, extract_repository
 from maguyva.model import SourceFile
-from maguyva.retriever import BuildContext, RetrieverQuery
-from maguyva.structural import MODALITY, StructuralSearcher, extract_repository
+from maguyva.repo.changes import ChangeSet
+from maguyva.store import generations as store_mod
+from maguyva.store.chunks import ChunkStore
+from maguyva.support import sealed
 
 REPO = {
     "src/config.py": '''
@@ -56,7 +57,7 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> StructuralSearcher:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        from maguyva.languages import detect_language
+        from maguyva.repo.languages import detect_language
 
         files.append(SourceFile(rel, len(text), 0, detect_language(rel)))
     extraction, chunks, report = extract_repository(root, files, {}, lambda *a: None)
@@ -102,7 +103,7 @@ def test_a_c_header_definition_outranks_test_copies(tmp_path: Path) -> None:
         "tools/testing/selftests/bpf/progs/test_core.c": "struct task_struct {\n  int pid;\n};\n"
         "int task_pid(struct task_struct *t) { return 0; }\n",
     }
-    from maguyva.languages import detect_language
+    from maguyva.repo.languages import detect_language
 
     files = []
     for rel, text in repo.items():
@@ -215,7 +216,7 @@ SLICE = ("json", "email", "http", "concurrent/futures")
 @pytest.fixture(scope="module")
 def stdlib_slice() -> tuple[dict, list]:
     """Real extraction of a slice of CPython's standard library (~50 files)."""
-    from maguyva.languages import detect_language
+    from maguyva.repo.languages import detect_language
 
     files = []
     for package in SLICE:
@@ -264,7 +265,7 @@ class _Segmented(list):
     """Chunks with the indexer's per-segment access (as `indexer.SegmentChunks` offers)."""
 
     def segment(self, n: int) -> list:
-        from maguyva.indexer import segment_of
+        from maguyva.build.indexer import segment_of
 
         return [c for c in self if segment_of(c.path) == n]
 

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maguyva.chunks import line_window_chunks
-from maguyva.chunkstore import write_chunks
 from maguyva.errors import BadQueryError, CorruptIndexError, ModalityUnavailable
-from maguyva.retriever import BuildContext, RetrieverQuery
-from maguyva.text import MODALITY, TextSearcher, split_terms
-from maguyva.walk import walk_repository
+from maguyva.extract.chunks import line_window_chunks
+from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.text.modality import MODALITY, TextSearcher, split_terms
+from maguyva.repo.walk import walk_repository
+from maguyva.store.chunks import write_chunks
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 PACKAGES = ["json", "email", "http", "logging", "urllib", "xml/dom"]

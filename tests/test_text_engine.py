@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.engine import Engine
-from maguyva.indexer import build_index
+from maguyva.build.indexer import build_index
+from maguyva.query.engine import Engine
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 FILES = ["json/__init__.py", "json/decoder.py", "json/encoder.py", "json/scanner.py",

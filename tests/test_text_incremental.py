@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from maguyva import sealed
-from maguyva.chunkstore import ChunkStore
+from maguyva.build.indexer import build_index
 from maguyva.errors import CorruptIndexError
-from maguyva.indexer import build_index
-from maguyva.store import IndexDir
-from maguyva.text import SEGMENTS_FILE, SEGMENTS_KIND, TextModality, open_index
+from maguyva.modalities.text.modality import SEGMENTS_FILE, SEGMENTS_KIND, TextModality, open_index
+from maguyva.store.chunks import ChunkStore
+from maguyva.store.generations import IndexDir
+from maguyva.support import sealed
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SOURCES = sorted((STDLIB / "json").glob("*.py")) + sorted((STDLIB / "email").glob("*.py"))[:14]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from maguyva import _core
 from maguyva.errors import BadQueryError
-from maguyva.walk import walk_repository
+from maguyva.repo.walk import walk_repository
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from maguyva.errors import ConfigError
-from maguyva.walk import walk_repository
+from maguyva.repo.walk import walk_repository
 
 
 def _git(root: Path, *args: str) -> str:

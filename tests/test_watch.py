@@ -13,9 +13,9 @@ from pathlib import Path
 
 from durability_support import CONFIG, write_repo
 
-from maguyva.engine import Engine
-from maguyva.store import IndexDir
-from maguyva.watch import Watcher
+from maguyva.build.watch import Watcher
+from maguyva.query.engine import Engine
+from maguyva.store.generations import IndexDir
 
 
 def _wait_for(predicate, timeout: float = 30.0) -> bool:
@@ -103,7 +103,7 @@ def test_the_watch_command_end_to_end(tmp_path):
     with exit code 0."""
     write_repo(tmp_path, 0)
     watcher = subprocess.Popen(
-        [sys.executable, "-m", "maguyva.cli", "watch", str(tmp_path)], stdout=subprocess.PIPE,
+        [sys.executable, "-m", "maguyva.interfaces.cli.main", "watch", str(tmp_path)], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

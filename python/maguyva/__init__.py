@@ -9,8 +9,8 @@ Start with `maguyva.Index.open(path)`; see `maguyva.api` for a runnable example.
 
 from __future__ import annotations
 
-from .api import ChunkText, Index
-from .errors import (
+from maguyva.api import ChunkText, Index
+from maguyva.errors import (
     BadQueryError,
     ConfigError,
     CorruptIndexError,
@@ -23,7 +23,7 @@ from .errors import (
     PathEscapeError,
     ProviderError,
 )
-from .model import INTENTS, MODALITIES, Hit, ModalityContribution, Response, Result
+from maguyva.model import INTENTS, MODALITIES, Hit, ModalityContribution, Response, Result
 
 __version__ = "0.1.0"
 

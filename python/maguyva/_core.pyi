@@ -143,7 +143,7 @@ def name_lookup(
     hashes, int32 nodes, uint64 lowercased-name hashes, int32 nodes), each sorted by (hash,
     node); the lowercased hash of position `fix_at[j]` is `fix_hash[j]` (non-ASCII names)."""
 
-# -- graph writer: adjacency (maguyva.graph.build) ----------------------------------------------
+# -- graph writer: adjacency (maguyva.modalities.graph.build) ----------------------------------------------
 
 def conf_ranks(conf: _np.ndarray, values: _np.ndarray) -> _np.ndarray | None:
     """Each float32 confidence's rank (int64) among the sorted distinct float32 `values`,

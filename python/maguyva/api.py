@@ -37,13 +37,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import effective_config, index_dir_for
-from .errors import BadQueryError, MaguyvaError, ModalityUnavailable
-from .languages import detect_language
-from .model import Hit, Response, Result
-from .paths import confine, relative, resolve_root, under
-from .query_syntax import ParsedQuery, parse, path_matches
-from .store import IndexDir
+from maguyva.config import effective_config, index_dir_for
+from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
+from maguyva.model import Hit, Response, Result
+from maguyva.query.syntax import ParsedQuery, parse, path_matches
+from maguyva.repo.languages import detect_language
+from maguyva.repo.paths import confine, relative, resolve_root, under
+from maguyva.store.generations import IndexDir
 
 Progress = Callable[[str, int, int], None]
 
@@ -163,7 +163,7 @@ class Index:
         `paths` (root-relative, confined) are checked and passed on when the indexer accepts
         them (it finds changes by itself otherwise). `progress(phase, done, total)`
         is called as work proceeds."""
-        from .indexer import build_index
+        from maguyva.build.indexer import build_index
 
         config = dict(self.config)
         params = inspect.signature(build_index).parameters
@@ -188,7 +188,7 @@ class Index:
 
     def engine(self):
         """The query engine on the newest committed generation (reopened when it changes)."""
-        from .engine import Engine
+        from maguyva.query.engine import Engine
 
         manifest = IndexDir(self.index_dir).read_manifest()
         with self._lock:
@@ -396,7 +396,7 @@ class Index:
     def indexed_files(self) -> dict[str, list[Any]]:
         """Root-relative path -> recorded state ([size, mtime_ns, digest]) of every file in the
         current generation."""
-        from .store import read_file_states
+        from maguyva.store.generations import read_file_states
 
         engine = self.engine()
         states = read_file_states(engine.generation.path)

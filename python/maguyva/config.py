@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from maguyva.errors import ConfigError
 
 log = logging.getLogger("maguyva.config")
 

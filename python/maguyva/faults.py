@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import store
+from maguyva.store import generations as store
 
 ENV = "MAGUYVA_FAULTS"
 OPS = ("write", "fsync", "rename", "mkdir", "remove")

@@ -11,11 +11,11 @@ Library entry points (the CLI's `maguyva eval` / `maguyva tune` call these):
 
 from __future__ import annotations
 
-from .metrics import Ranked, aggregate, file_metrics, line_metrics, score_query
-from .queryset import Query, QuerySetError, Span, load_queries, write_queries
-from .report import format_report
-from .runner import EvalReport, SystemReport, classifier_accuracy, run_eval, run_system
-from .systems import EngineSystem, engine_systems
+from maguyva.eval.metrics import Ranked, aggregate, file_metrics, line_metrics, score_query
+from maguyva.eval.queryset import Query, QuerySetError, Span, load_queries, write_queries
+from maguyva.eval.report import format_report
+from maguyva.eval.runner import EvalReport, SystemReport, classifier_accuracy, run_eval, run_system
+from maguyva.eval.systems import EngineSystem, engine_systems
 
 __all__ = [
     "EngineSystem",

@@ -21,9 +21,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..chunkstore import ChunkStore
-from ..errors import MaguyvaError
-from .metrics import Ranked
+from maguyva.errors import MaguyvaError
+from maguyva.eval.metrics import Ranked
+from maguyva.store.chunks import ChunkStore
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _SUBWORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")

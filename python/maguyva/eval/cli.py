@@ -1,6 +1,6 @@
 """`maguyva eval` and `maguyva tune`: argument definitions and command functions.
 
-`maguyva/cli.py` only registers these (one parser block and one COMMANDS entry each).
+`maguyva/interfaces/cli/main.py` only registers these (one parser block and one COMMANDS entry each).
 """
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (
+from maguyva.errors import (
     ConfigError,
     CorruptIndexError,
     IndexNotFoundError,
     IndexVersionError,
     MaguyvaError,
 )
-from .corpora import fetch_corpus
-from .queryset import SPLITS, Query, load_queries
+from maguyva.eval.corpora import fetch_corpus
+from maguyva.eval.queryset import SPLITS, Query, load_queries
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from maguyva.query.engine import Engine
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -88,7 +88,7 @@ def prepare(args: argparse.Namespace, queries: list[Query]) -> Engine:
                 f"({', '.join(sorted(str(c) for c in corpora))})"
             )
         root = fetch_corpus(corpora.pop())
-    from ..engine import Engine
+    from maguyva.query.engine import Engine
 
     root = Path(root).resolve()
     if not args.reindex:
@@ -99,7 +99,7 @@ def prepare(args: argparse.Namespace, queries: list[Query]) -> Engine:
         except (CorruptIndexError, IndexVersionError) as exc:
             if not named:  # never rebuild a user's index behind their back
                 raise ConfigError(f"{exc}; rerun with --reindex") from None
-    from ..indexer import build_index
+    from maguyva.build.indexer import build_index
 
     overrides: dict[str, Any] = {"index_dir": str(args.index_dir) if args.index_dir else None}
     if args.modalities:
@@ -123,9 +123,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _cmd_generate(args)
     if not args.queries:
         raise ConfigError("name at least one query set (JSON Lines), or use --generate")
-    from .report import format_report
-    from .runner import run_eval
-    from .tune import load_profile
+    from maguyva.eval.report import format_report
+    from maguyva.eval.runner import run_eval
+    from maguyva.eval.tune import load_profile
 
     queries = load_queries(args.queries)
     if args.split != "all":
@@ -151,8 +151,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def build_systems(engine: Engine, wanted: list[str] | None, no_baselines: bool,
                   oracle_intent: bool) -> tuple[list[Any], dict[str, str]]:  # fmt: skip
     """Engine configurations plus the baselines (unless excluded)."""
-    from .baselines import BM25Baseline, RipgrepBaseline
-    from .systems import BASELINE_NAMES, engine_systems
+    from maguyva.eval.baselines import BM25Baseline, RipgrepBaseline
+    from maguyva.eval.systems import BASELINE_NAMES, engine_systems
 
     systems: list[Any]
     systems, unavailable = engine_systems(engine, wanted, oracle_intent)
@@ -176,8 +176,8 @@ def build_systems(engine: Engine, wanted: list[str] | None, no_baselines: bool,
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import generate_queries
-    from .queryset import write_queries
+    from maguyva.eval.generate import generate_queries
+    from maguyva.eval.queryset import write_queries
 
     if args.root is None or args.output is None:
         raise ConfigError("--generate needs --root (the repository) and --output (a .jsonl file)")
@@ -191,7 +191,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """`maguyva tune`: search weights and k per intent on the tuning half; report held-out."""
-    from .tune import format_tuning, tune
+    from maguyva.eval.tune import format_tuning, tune
 
     queries = load_queries(args.queries)
     engine = prepare(args, queries)

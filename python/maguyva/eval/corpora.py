@@ -12,7 +12,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from ..errors import MaguyvaError
+from maguyva.errors import MaguyvaError
 
 CORPORA: dict[str, str] = {
     "requests-2.32.3": "requests==2.32.3",

@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MaguyvaError
+from maguyva.errors import MaguyvaError
 
 CTAGS_KINDS = ("class", "function", "member")
 

@@ -23,10 +23,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import MaguyvaError
-from .corpora import CORPORA
-from .ctags import Tag, run_ctags
-from .queryset import Query, Span, split_for
+from maguyva.errors import MaguyvaError
+from maguyva.eval.corpora import CORPORA
+from maguyva.eval.ctags import Tag, run_ctags
+from maguyva.eval.queryset import Query, Span, split_for
 
 DEF_TEMPLATES = ("where is {name} defined", "{kw} {name}", "{name}", "definition of {name}")
 REF_TEMPLATES = ("who calls {name}", "usages of {name}", "where is {name} used",

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .queryset import Query, Span
+from maguyva.eval.queryset import Query, Span
 
 CUTOFF = 10
 METRIC_NAMES = ("mrr@10", "success@1", "recall@5", "recall@10", "ndcg@10")

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..model import INTENTS
+from maguyva.errors import ConfigError
+from maguyva.model import INTENTS
 
 SPLITS = ("tune", "heldout")
 

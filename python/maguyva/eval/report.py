@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .runner import EvalReport
+from maguyva.eval.runner import EvalReport
 
 _OVERALL = [
     ("file MRR", "file.mrr@10"),

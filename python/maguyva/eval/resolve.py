@@ -14,9 +14,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import MaguyvaError
-from .ctags import resolve_symbol, run_ctags
-from .queryset import Query, Span, load_queries, write_queries
+from maguyva.errors import MaguyvaError
+from maguyva.eval.ctags import resolve_symbol, run_ctags
+from maguyva.eval.queryset import Query, Span, load_queries, write_queries
 
 
 def resolve_queries(queries: list[Query], root: Path) -> list[Query]:

@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..engine import Engine
-from ..errors import MaguyvaError
-from ..intent import classify
-from ..model import INTENTS
-from .metrics import QueryScore, aggregate, score_query
-from .queryset import Query
-from .systems import EngineSystem, System
+from maguyva.errors import MaguyvaError
+from maguyva.eval.metrics import QueryScore, aggregate, score_query
+from maguyva.eval.queryset import Query
+from maguyva.eval.systems import EngineSystem, System
+from maguyva.model import INTENTS
+from maguyva.query.engine import Engine
+from maguyva.query.intent import classify
 
 Progress = Callable[[str, int, int], None]
 

@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..engine import Engine
-from ..model import MODALITIES, Response
-from .metrics import Ranked
-from .queryset import Query
+from maguyva.eval.metrics import Ranked
+from maguyva.eval.queryset import Query
+from maguyva.model import MODALITIES, Response
+from maguyva.query.engine import Engine
 
 PRESET_NAMES = ("quick", "default", "thorough")
 BASELINE_NAMES = ("baseline:ripgrep", "baseline:bm25")
@@ -50,7 +50,7 @@ class EngineSystem:
         kwargs = dict(self.kwargs)
         intent = query.intent if self.oracle_intent else None
         if self.kwargs_for is not None:
-            from ..intent import classify
+            from maguyva.query.intent import classify
 
             kwargs.update(self.kwargs_for(intent or classify(query.query).intent))
         self.last = self.engine.search(query.query, limit=limit, intent=intent, **kwargs)

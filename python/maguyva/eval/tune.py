@@ -20,17 +20,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _core
-from ..engine import Engine
-from ..errors import ConfigError, ModalityUnavailable
-from ..intent import classify
-from ..model import INTENTS, Hit
-from ..retriever import RetrieverQuery
-from ..routing import PRESETS, WEIGHTS
-from .metrics import Ranked, file_metrics, line_metrics
-from .queryset import Query
-from .runner import SystemReport, run_system
-from .systems import EngineSystem
+from maguyva import _core
+from maguyva.errors import ConfigError, ModalityUnavailable
+from maguyva.eval.metrics import Ranked, file_metrics, line_metrics
+from maguyva.eval.queryset import Query
+from maguyva.eval.runner import SystemReport, run_system
+from maguyva.eval.systems import EngineSystem
+from maguyva.modalities.protocol import RetrieverQuery
+from maguyva.model import INTENTS, Hit
+from maguyva.query.engine import Engine
+from maguyva.query.intent import classify
+from maguyva.query.routing import PRESETS, WEIGHTS
 
 K_GRID = (5, 10, 20, 40, 60, 100)
 STEP = 10  # weights in tenths

@@ -20,12 +20,12 @@ from itertools import starmap
 from pathlib import Path
 from typing import Any
 
-from ..chunks import line_window_chunks, syntax_chunks
-from ..extract_cache import CACHEABLE, ExtractCache
-from ..extract_types import Call, Definition, FileExtraction, Import, Reference
-from ..model import Chunk, SourceFile
-from . import grammars
-from .extractor import BudgetExceeded, clock, extract
+from maguyva.extract import grammars
+from maguyva.extract.cache import CACHEABLE, ExtractCache
+from maguyva.extract.chunks import line_window_chunks, syntax_chunks
+from maguyva.extract.extractor import BudgetExceeded, clock, extract
+from maguyva.extract.types import Call, Definition, FileExtraction, Import, Reference
+from maguyva.model import Chunk, SourceFile
 
 DEFAULT_BUDGET_S = 5.0
 IN_PROCESS_BELOW = 50

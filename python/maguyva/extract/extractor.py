@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from ..extract_types import Call, Definition, FileExtraction, Import, Reference
-from . import imports as import_shapes
-from .grammars import Grammar
+from maguyva.extract import imports as import_shapes
+from maguyva.extract.grammars import Grammar
+from maguyva.extract.types import Call, Definition, FileExtraction, Import, Reference
 
 MAX_SIGNATURE = 240
 MAX_DOC = 1200

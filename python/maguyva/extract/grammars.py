@@ -7,7 +7,7 @@ wheel degrades that language to line-window chunks instead of failing the index.
 
 To add a language: install its wheel, add a `GrammarSpec` below (module, entry point), write
 `queries/<language>.scm` (see docs/structural.md for the capture names), map its extensions
-in `maguyva.languages`, and add a fixture under tests/fixtures/langs/.
+in `maguyva.repo.languages`, and add a fixture under tests/fixtures/langs/.
 """
 
 from __future__ import annotations

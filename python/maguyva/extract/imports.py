@@ -10,7 +10,7 @@ import re
 
 import tree_sitter as ts
 
-from ..extract_types import Import
+from maguyva.extract.types import Import
 
 _QUOTES = "\"'`<>"
 _SPACE = re.compile(r"\s+")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import MaguyvaError
+from maguyva.errors import MaguyvaError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,7 +42,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _dry_run(args: argparse.Namespace) -> int:
-    from .dryrun import SAMPLE_FILES, VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_report
+    from maguyva.scale.dryrun import (
+        SAMPLE_FILES,
+        VOYAGE_CODE_3_USD_PER_MTOK,
+        dry_run,
+        format_report,
+    )
 
     config: dict[str, Any] = {}
     if args.index_dir:
@@ -57,8 +62,8 @@ def _dry_run(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .distributed import InlineExecutor, RayExecutor, distributed_build
-    from .memory import parse_size, plan_for_budget
+    from maguyva.build.memory import parse_size, plan_for_budget
+    from maguyva.scale.distributed import InlineExecutor, RayExecutor, distributed_build
 
     config: dict[str, Any] = {}
     if args.index_dir:

@@ -29,12 +29,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import MaguyvaError
-from ..extract.driver import DEFAULT_BUDGET_S, FileResult, extract_source, pack, unpack
-from ..extract_types import FileExtraction
-from ..indexer import BuildSummary, Indexer, extractor_fingerprint
-from ..model import Chunk, SourceFile
-from .segments import Partition, Segment, SegmentCache, default_partitions, partition
+from maguyva.build.indexer import BuildSummary, Indexer, extractor_fingerprint
+from maguyva.errors import MaguyvaError
+from maguyva.extract.driver import DEFAULT_BUDGET_S, FileResult, extract_source, pack, unpack
+from maguyva.extract.types import FileExtraction
+from maguyva.model import Chunk, SourceFile
+from maguyva.store.segments import Partition, Segment, SegmentCache, default_partitions, partition
 
 SEGMENTS_DIR = "segments"
 
@@ -60,7 +60,7 @@ _PROVIDERS: dict[str, Any] = {}
 
 def _provider(config: dict[str, Any]) -> Any:
     """One provider per worker process and configuration (the model loads once per worker)."""
-    from ..embed import make_provider
+    from maguyva.modalities.semantic.embed import make_provider
 
     key = repr(sorted(config.items()))
     if key not in _PROVIDERS:
@@ -95,8 +95,8 @@ def run_partition(job: PartitionJob) -> Segment:
 def _embed_into(segment: Segment, results: list[FileResult], config: dict[str, Any]) -> None:
     """Embed the full text of every chunk, exactly as the semantic modality would (same text,
     same content hash), so the semantic build finds all of them cached."""
-    from ..embed import content_hash
-    from ..semantic import embed_text
+    from maguyva.modalities.semantic.embed import content_hash
+    from maguyva.modalities.semantic.modality import embed_text
 
     provider = _provider(config)
     identity = provider.identity
@@ -254,7 +254,7 @@ class DistributedIndexer(Indexer):
     def _salt(self) -> str:
         salt = f"extractor={self._extractor}"
         if self.embed:
-            from ..embed import make_provider
+            from maguyva.modalities.semantic.embed import make_provider
 
             salt += f";model={make_provider(self.config).identity.cache_key}"
         return salt
@@ -315,7 +315,7 @@ class DistributedIndexer(Indexer):
         return extraction, chunks, report
 
     def _cache_embeddings(self, segments: list[Segment]) -> None:
-        from ..embed import EmbeddingCache, Embeddings, make_provider
+        from maguyva.modalities.semantic.embed import EmbeddingCache, Embeddings, make_provider
 
         identity = make_provider(self.config).identity
         with EmbeddingCache(self.index.cache_dir / "embeddings", identity) as cache:

@@ -21,10 +21,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import effective_config, index_dir_for
-from ..errors import MaguyvaError
-from ..model import SourceFile
-from ..walk import walk_repository
+from maguyva.config import effective_config, index_dir_for
+from maguyva.errors import MaguyvaError
+from maguyva.model import SourceFile
+from maguyva.repo.walk import walk_repository
 
 VOYAGE_CODE_3_USD_PER_MTOK = 0.18
 """Voyage AI list price of `voyage-code-3`, US dollars per million input tokens (voyageai.com
@@ -110,8 +110,8 @@ def _semantic_estimate(
 ) -> dict[str, Any]:  # fmt: skip
     """Ask the semantic modality what it would embed for the sampled chunks (its own dry run:
     cache hits, secret exclusions, heads-first phases, local tokens), then scale it up."""
-    from ..retriever import BuildContext
-    from ..semantic import MODALITY, head_text
+    from maguyva.modalities.protocol import BuildContext
+    from maguyva.modalities.semantic.modality import MODALITY, head_text
 
     out: dict[str, Any] = {"scale": round(scale, 3)}
     index_dir = index_dir_for(root, config)
@@ -156,7 +156,7 @@ def dry_run(
 ) -> DryRunReport:
     """Estimate an index build of `root` without writing anything (see the module doc).
     `sample=0` extracts every file (exact chunk counts, as slow as a build's extract phase)."""
-    from ..structural import extract_repository
+    from maguyva.modalities.structural.modality import extract_repository
 
     started = time.perf_counter()
     root = Path(root).resolve()

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .. import _core
-from ..errors import MaguyvaError
+from maguyva import _core
+from maguyva.errors import MaguyvaError
 
 
 class VectorStore(Protocol):

@@ -1,0 +1,5 @@
+"""`python -m maguyva`: the same as `maguyva`."""
+
+from maguyva.interfaces.cli.main import main
+
+raise SystemExit(main())

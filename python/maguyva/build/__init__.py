@@ -1,0 +1,1 @@
+"""Building and updating the index: the indexer, the graph follow-ups, watch, memory."""

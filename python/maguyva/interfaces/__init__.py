@@ -1,0 +1,1 @@
+"""How people and programs reach Maguyva: the CLI, the MCP server, output, the demo."""

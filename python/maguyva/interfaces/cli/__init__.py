@@ -1,0 +1,1 @@
+"""The `maguyva` command line."""

@@ -1,0 +1,464 @@
+"""The `maguyva` command line, in ripgrep's manner.
+
+    maguyva index [PATH]                 build or refresh the index
+    maguyva search QUERY [PATH...]       ask a question (-i -s -S -w -F -g -t -l -C --json)
+    maguyva status                       what is indexed, how fresh
+    maguyva config --show                the effective configuration and where each value came from
+    maguyva mcp --root PATH [--watch]    the MCP server on stdio (--watch: keep it current)
+
+Exit codes follow ripgrep: 0 when results were found, 1 when none, 2 on error. Results go to
+stdout; progress, warnings and errors to stderr. Errors are one line; set MAGUYVA_DEBUG=1 to
+see a traceback for an unexpected failure.
+
+Adding a subcommand: one `sub.add_parser(...)` block in `build_parser()` and one entry in
+`COMMANDS`; the handler takes the parsed arguments and returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from maguyva.errors import BadQueryError, MaguyvaError
+from maguyva.interfaces.cli.durability import add_subcommands as add_durability_subcommands
+from maguyva.interfaces.cli.durability import commands as durability_commands
+from maguyva.interfaces.output import Renderer, format_response, use_color, write_lines
+from maguyva.model import MODALITIES
+
+EXIT_FOUND, EXIT_NONE, EXIT_ERROR = 0, 1, 2
+
+__all__ = ["COMMANDS", "build_parser", "format_response", "main"]
+
+
+def _parse_weights(text: str | None) -> dict[str, float] | None:
+    if not text:
+        return None
+    weights: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise BadQueryError(f"--weights expects name=number pairs, got {part!r}")
+        try:
+            weights[name.strip()] = float(value)
+        except ValueError:
+            raise BadQueryError(f"--weights expects name=number pairs, got {part!r}") from None
+    return weights
+
+
+def _parse_modalities(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    return [m.strip() for m in text.split(",") if m.strip()]
+
+
+def find_root(start: Path) -> Path:
+    """The nearest ancestor of `start` holding an index (`.maguyva/`) or a `.maguyva.toml`;
+    `start` itself when there is none (like git finding its work tree)."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".maguyva" / "manifest.json").is_file():
+            return candidate
+        if (candidate / ".maguyva.toml").is_file():
+            return candidate
+    return start
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return Path(args.root).resolve() if args.root else find_root(Path.cwd())
+
+
+def _open_index(args: argparse.Namespace, **overrides: Any):
+    from maguyva.api import Index
+
+    return Index.open(_root(args), index_dir=args.index_dir, **overrides)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="maguyva",
+        description="Code search that classifies each question and fuses the right retrievers.",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress or output")
+    parser.add_argument("--version", action="version", version=f"maguyva {_version()}")
+    # Subcommands repeat -q after their name (ripgrep users put flags last); SUPPRESS keeps
+    # the global value when the subcommand does not set it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS)
+    common.add_argument("--root", type=Path, help="repository root (default: nearest indexed)")
+    common.add_argument("--index-dir", type=Path, help="index location (default ROOT/.maguyva)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    index = sub.add_parser("index", parents=[common], help="index a repository")
+    index.add_argument("path", nargs="?", type=Path, help="repository (default: --root or .)")
+    index.add_argument("--modalities", help="comma-separated modalities to build (default: all)")
+    index.add_argument("--wait", action="store_true", help="wait for another writer to finish")
+    index.add_argument("--rebuild", action="store_true", help="from scratch, ignoring caches")
+    add_durability_subcommands(sub, common, index)  # watch, fsck, index --repair
+    index.add_argument("--json", action="store_true", help="print the build summary as JSON")
+    index.add_argument(
+        "--memory", metavar="SIZE",
+        help="memory budget, e.g. 6G (config key `memory`; capped by the cgroup limit): sets "
+        "the extraction processes, and a build that outgrows it stops with an error",
+    )  # fmt: skip
+    index.add_argument(
+        "--dry-run", action="store_true",
+        help="estimate files, bytes, chunks, tokens and cost (remote provider), the largest "
+        "directories and the skipped files; write nothing",
+    )  # fmt: skip
+
+    search = sub.add_parser(
+        "search", parents=[common], help="ask a question about the indexed repository"
+    )
+    search.add_argument("query", help='plain words, or "phrase", /regex/, file:, lang:, sym:...')
+    search.add_argument("paths", nargs="*", metavar="PATH", help="only results under these")
+    case = search.add_mutually_exclusive_group()
+    case.add_argument("-i", "--ignore-case", dest="case", action="store_const",
+                      const="insensitive", help="case-insensitive")  # fmt: skip
+    case.add_argument("-s", "--case-sensitive", dest="case", action="store_const",
+                      const="sensitive", help="case-sensitive")  # fmt: skip
+    case.add_argument("-S", "--smart-case", dest="case", action="store_const", const="smart",
+                      help="case-insensitive unless the query has an upper-case letter")  # fmt: skip
+    search.add_argument("-w", "--word-regexp", action="store_true", help="whole words only")
+    search.add_argument("-F", "--fixed-strings", action="store_true",
+                        help="the query is one literal string (no syntax, exact match)")  # fmt: skip
+    search.add_argument("--regex", action="store_true", help="the query is a regular expression")
+    search.add_argument("-g", "--glob", action="append", default=[], metavar="GLOB",
+                        help="include paths matching GLOB; !GLOB excludes (repeatable)")  # fmt: skip
+    search.add_argument("-t", "--type", action="append", default=[], metavar="TYPE",
+                        help="only this language (py, rust, go, ...; repeatable)")  # fmt: skip
+    search.add_argument("-T", "--type-not", action="append", default=[], metavar="TYPE",
+                        help="not this language (repeatable)")  # fmt: skip
+    search.add_argument("-l", "--files-with-matches", action="store_true",
+                        help="print only the paths of results")  # fmt: skip
+    search.add_argument("-C", "--context", type=int, default=0, metavar="N",
+                        help="show N lines around each match line")  # fmt: skip
+    search.add_argument("-n", "--line-number", action="store_true",
+                        help="accepted for ripgrep compatibility (always on)")  # fmt: skip
+    search.add_argument("-m", "--max-count", "--limit", dest="limit", type=int,
+                        help="number of results (default 10)")  # fmt: skip
+    search.add_argument("--json", action="store_true", help="ripgrep-style JSON Lines")
+    search.add_argument("--color", "--colour", choices=["auto", "always", "never"])
+    search.add_argument("--preset", choices=["quick", "default", "thorough"])
+    search.add_argument("--modalities", help=f"comma-separated subset of {','.join(MODALITIES)}")
+    search.add_argument("--weights", help="e.g. text=0.5,semantic=0.5 (manual tuning: prefer presets)")  # fmt: skip
+    search.add_argument("--k", type=int, help="RRF k constant (default: the preset's)")
+    search.add_argument("--kind", help="definition kind to prefer (class, function, ...)")
+    search.add_argument("--explain", action="store_true", help="show intent, routing, provenance")
+    search.add_argument("--snippet", help="find code similar to this snippet")
+
+    status = sub.add_parser("status", parents=[common], help="what is indexed, how fresh")
+    status.add_argument("--json", action="store_true")
+
+    config = sub.add_parser("config", parents=[common], help="the effective configuration")
+    config.add_argument("--show", action="store_true", help="print every key (default)")
+    config.add_argument("--json", action="store_true")
+
+    mcp = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio")
+    mcp.add_argument("--log-level", default="WARNING",
+                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])  # fmt: skip
+    mcp.add_argument("--watch", action="store_true",
+                     help="keep the index current while serving (as `maguyva watch`)")  # fmt: skip
+
+    from maguyva.eval.cli import add_eval_arguments, add_tune_arguments
+
+    add_eval_arguments(sub.add_parser("eval", parents=[common],
+                                      help="score retrieval on a query set, side by side"))  # fmt: skip
+    add_tune_arguments(sub.add_parser("tune", parents=[common],
+                                      help="tune weights and k per intent on a query set"))  # fmt: skip
+    return parser
+
+
+def _version() -> str:
+    from maguyva import __version__
+
+    return __version__
+
+
+def _dry_run(root: Path, args: argparse.Namespace) -> int:
+    from maguyva.scale.dryrun import dry_run, format_report
+
+    config: dict[str, Any] = {"index_dir": str(args.index_dir)} if args.index_dir else {}
+    if args.modalities:
+        config["modalities"] = _parse_modalities(args.modalities)
+    report = dry_run(root, config)
+    print(json.dumps(report.to_dict()) if args.json else format_report(report))
+    return EXIT_FOUND
+
+
+@contextlib.contextmanager
+def _sigint_latch() -> Iterator[threading.Event]:
+    """Ctrl-C raises KeyboardInterrupt as usual and also sets the yielded event. Python drops
+    an exception raised while a finalizer (`__del__`, a weakref callback) runs, so a Ctrl-C
+    landing there would be lost and the build would go on; the event lets the next progress
+    call raise it again. Only on the main thread, and only where SIGINT is not ignored."""
+    event = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous in (
+        signal.SIG_IGN,
+        None,
+    ):
+        yield event
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        event.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from maguyva.api import Index
+    from maguyva.build.progress import reporter
+
+    root = args.path if args.path is not None else _root(args)
+    if getattr(args, "dry_run", False):
+        return _dry_run(root, args)
+    memory = getattr(args, "memory", None)
+    index = Index.open(root, index_dir=args.index_dir, **({"memory": memory} if memory else {}))
+    memory = index.config.get("memory")
+    plan = None
+    if memory:
+        from maguyva.build.memory import parse_size, plan_for_budget
+
+        plan = plan_for_budget(parse_size(memory))
+    with reporter(quiet=args.quiet or args.json) as show, _sigint_latch() as interrupted:
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if interrupted.is_set():  # Ctrl-C whose KeyboardInterrupt a finalizer swallowed
+                raise KeyboardInterrupt
+            show(phase, done, total)
+
+        def build() -> Any:
+            return index.build(
+                progress=progress,
+                wait=args.wait,
+                modalities=_parse_modalities(args.modalities),
+                rebuild=args.rebuild,
+            )
+
+        if plan is None:
+            summary = build()
+        else:  # an overrun stops the build with a clear error, before the OOM killer would
+            from maguyva.build.memory import run_within_budget
+
+            summary = run_within_budget(build, plan.budget)
+    if args.json:
+        from dataclasses import asdict
+
+        print(json.dumps(asdict(summary)))
+        return EXIT_FOUND
+    if args.quiet:
+        return EXIT_FOUND
+    print(f"indexed {summary.files} files, {summary.chunks} chunks -> {summary.index_dir} "
+          f"(generation {summary.generation})")  # fmt: skip
+    if plan is not None:
+        jobs = index.config.get("jobs") or plan.jobs
+        print(f"  memory budget {plan.budget >> 20} MiB: {jobs} extraction process(es)")
+    for name, status in summary.modalities.items():
+        took = summary.timings_s.get(name, 0.0)
+        state = "built" if status.get("built") else f"unavailable: {status.get('reason')}"
+        print(f"  {name:<10} {state} ({took:.2f}s)")
+    if summary.skipped:
+        skipped = ", ".join(
+            f"{reason} {count}" for reason, count in sorted(summary.skipped.items())
+        )
+        print(f"  skipped: {skipped}")
+    return EXIT_FOUND
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    index = _open_index(args)
+    paths = [_cli_path(index.root, p) for p in args.paths]
+    if args.context < 0:
+        raise BadQueryError("--context must be >= 0")
+    response = index.search(
+        args.query,
+        preset=args.preset,
+        modalities=_parse_modalities(args.modalities),
+        weights=_parse_weights(args.weights),
+        k=args.k,
+        limit=args.limit,
+        snippet=args.snippet,
+        case=args.case,
+        whole_word=args.word_regexp,
+        regex=args.regex,
+        fixed_strings=args.fixed_strings,
+        globs=args.glob,
+        languages=args.type,
+        kind=args.kind,
+        paths=paths,
+        syntax=not args.fixed_strings,
+    )
+    response_regex = args.query if args.regex else None
+    if not args.regex and not args.fixed_strings:
+        from maguyva.query.syntax import parse
+
+        try:
+            response_regex = parse(args.query).regex
+        except MaguyvaError:
+            response_regex = None
+    if args.type_not:
+        from maguyva.api import normalize_language
+        from maguyva.repo.languages import detect_language
+
+        banned = {normalize_language(t) for t in args.type_not}
+        response.results = [r for r in response.results if detect_language(r.path) not in banned]
+    code = EXIT_FOUND if response.results else EXIT_NONE
+    if args.quiet:
+        return code
+    color = use_color(args.color or index.config.get("color", "auto"), sys.stdout)
+    renderer = Renderer(index.root, color=color and not args.json, context=args.context,
+                        regex=response_regex, case=response_case(args), explain=args.explain)  # fmt: skip
+    if args.json:
+        write_lines(renderer.json_lines(response, time.perf_counter() - started))
+    elif args.files_with_matches:
+        write_lines(renderer.files(response))
+    else:
+        write_lines(renderer.text(response))
+    return code
+
+
+def _cli_path(root: Path, path: str) -> str:
+    """A PATH argument (relative to the working directory, or absolute) as a root-relative
+    path; refused in the words the user typed when it leaves the root."""
+    from maguyva.errors import PathEscapeError
+    from maguyva.repo.paths import escape_error, relative
+
+    try:
+        return relative(root, os.path.join(os.getcwd(), path), allow_absolute=True)
+    except PathEscapeError:
+        raise escape_error(path) from None
+
+
+def response_case(args: argparse.Namespace) -> str | None:
+    return "sensitive" if args.fixed_strings and args.case is None else args.case
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = _open_index(args).status()
+    if args.json:
+        print(json.dumps(status))
+        return EXIT_FOUND
+    print(f"index: {status['index_dir']} (generation {status['generation']}, "
+          f"built {status['age_s']:.0f}s ago)")  # fmt: skip
+    print(f"root: {status['root']}  commit: {status['commit'] or '-'}")
+    print(f"files: {status['files']}  chunks: {status['chunks']}  "
+          f"stale: {status['stale_files']}")  # fmt: skip
+    for name, state in status["modalities"].items():
+        shown = "built" if state["built"] else f"unavailable: {state['reason']}"
+        if state.get("behind"):  # maguyva.build.follow: the next generation brings it up to date
+            behind = state["behind"]
+            shown += (f", behind: reflects generation {behind.get('generation')}, "
+                      f"{len(behind.get('paths') or ())} file(s) changed since")  # fmt: skip
+        print(f"  {name:<10} {shown}")
+    if status["skipped"]:
+        print("skipped: " + ", ".join(f"{r} {n}" for r, n in sorted(status["skipped"].items())))
+    return EXIT_FOUND
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from maguyva.config import effective_config, show
+
+    config = effective_config(_root(args), {"index_dir": args.index_dir})
+    rows = show(config)
+    if args.json:
+        print(json.dumps({"files": config.files, "settings": rows}))
+        return EXIT_FOUND
+    width = max(len(r["key"]) for r in rows)
+    for row in rows:
+        print(f"{row['key']:<{width}} = {json.dumps(row['value'])}  # {row['source']}")
+    return EXIT_FOUND
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from maguyva.interfaces.mcp_server import serve
+
+    serve(_root(args), index_dir=args.index_dir, log_level=args.log_level, watch=args.watch)
+    return EXIT_FOUND
+
+
+COMMANDS = {
+    "index": cmd_index,
+    "search": cmd_search,
+    "status": cmd_status,
+    "config": cmd_config,
+    "mcp": cmd_mcp,
+    "eval": lambda args: _eval_cli().cmd_eval(args),
+    "tune": lambda args: _eval_cli().cmd_tune(args),
+}
+COMMANDS.update(durability_commands(cmd_index, _root))
+
+
+def _eval_cli() -> Any:
+    from maguyva.eval import cli
+
+    return cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.WARNING, format="maguyva: %(levelname)s: %(message)s", stream=sys.stderr
+    )
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(argv)
+        # ripgrep takes PATHs after flags (`search foo -l src`): argparse leaves them over
+        if extra and args.command == "search" and not any(e.startswith("-") for e in extra):
+            args.paths = [*args.paths, *extra]
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except SystemExit as exc:  # argparse: usage errors are exit 2, --help/--version exit 0
+        return int(exc.code or 0)
+    try:
+        return COMMANDS[args.command](args)
+    except MaguyvaError as exc:
+        print(f"maguyva: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_FOUND
+    except OSError as exc:
+        print(f"maguyva: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("maguyva: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if os.environ.get("MAGUYVA_DEBUG"):
+            traceback.print_exc()
+        print(
+            f"maguyva: internal error: {type(exc).__name__}: {exc} "
+            "(set MAGUYVA_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (`maguyva search x | head`), stop Python's exit-time flush error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,308 @@
+"""Rendering a `Response` for people (ripgrep-like text) and for programs (JSON Lines).
+
+`--json` follows ripgrep's printer (`crates/printer/src/json.rs`): one JSON object per line,
+`{"type": "begin"|"match"|"context"|"end"|"summary", "data": {...}}`, strings as
+`{"text": ...}` (or `{"bytes": base64}` when not UTF-8), `submatches` with half-open byte
+offsets into `lines`, 1-based `line_number` and the line's byte offset in the file. Maguyva's
+own fields ride along under a `"maguyva"` key (the result's rank, score, span, symbol and
+provenance on `begin`; rank and score on each `match`; intent, routing and timings on
+`summary`), so an rg consumer keeps working and a Maguyva-aware one sees why.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from maguyva.model import Response, Result
+from maguyva.repo.paths import confine
+
+MAX_MATCH_LINES = 5
+"""Match lines shown per result by default (the chunk's first line when nothing matched)."""
+
+_PATH, _LINE, _MATCH, _DIM, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
+
+
+def use_color(choice: str, stream: TextIO) -> bool:
+    """ripgrep's rule: `always`, `never`, or for `auto` a tty with TERM set and not dumb and
+    NO_COLOR unset."""
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    term = os.environ.get("TERM", "")
+    return bool(term) and term != "dumb" and stream.isatty()
+
+
+def _text(value: bytes) -> dict[str, str]:
+    try:
+        return {"text": value.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"bytes": base64.b64encode(value).decode("ascii")}
+
+
+def _elapsed(seconds: float) -> dict[str, Any]:
+    secs = int(seconds)
+    return {"secs": secs, "nanos": int((seconds - secs) * 1e9), "human": f"{seconds:.6f}s"}
+
+
+@dataclass(slots=True)
+class _Line:
+    number: int
+    offset: int
+    raw: bytes
+    is_match: bool
+    spans: list[tuple[int, int]]
+
+
+class Highlighter:
+    """Finds what to highlight in a line: the regex, or the query's target as a literal."""
+
+    def __init__(self, response: Response, regex: str | None, case: str | None) -> None:
+        pattern = regex
+        if pattern is None:
+            target = (response.target or "").strip().strip('"')
+            pattern = re.escape(target) if target and len(target) <= 200 else None
+        sensitive = case == "sensitive" or (
+            case in (None, "smart") and pattern is not None and pattern != pattern.lower()
+        )
+        flags = 0 if sensitive else re.IGNORECASE
+        try:
+            self.regex = re.compile(pattern.encode(), flags) if pattern else None
+        except re.error:
+            self.regex = None
+
+    def spans(self, raw: bytes) -> list[tuple[int, int]]:
+        if self.regex is None:
+            return []
+        return [(m.start(), m.end()) for m in self.regex.finditer(raw) if m.end() > m.start()]
+
+
+class Renderer:
+    """Turns responses into output lines, reading the files to show real line content."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        color: bool = False,
+        context: int = 0,
+        max_lines: int = MAX_MATCH_LINES,
+        regex: str | None = None,
+        case: str | None = None,
+        explain: bool = False,
+    ) -> None:
+        self.root = root
+        self.color = color
+        self.context = max(0, context)
+        self.max_lines = max_lines
+        self.regex = regex
+        self.case = case
+        self.explain = explain
+
+    def _file_lines(self, path: str) -> list[tuple[int, bytes]]:
+        """(byte offset, line without newline) for every line of the file; [] if unreadable."""
+        try:
+            data = confine(self.root, path).read_bytes()
+        except (OSError, ValueError):
+            return []
+        out, offset = [], 0
+        for raw in data.split(b"\n"):
+            out.append((offset, raw))
+            offset += len(raw) + 1
+        if out and out[-1][1] == b"" and data.endswith(b"\n"):
+            out.pop()
+        return out
+
+    def lines_of(self, result: Result, light: Highlighter) -> list[_Line]:
+        """The match lines of a result (its recorded lines, else lines with the target, else
+        its first line) plus `context` lines around each."""
+        file_lines = self._file_lines(result.path)
+        if not file_lines:
+            return []
+        last = min(result.end_line, len(file_lines))
+        inside = [n for n in result.lines if result.start_line <= n <= last]
+        if not inside:
+            inside = [
+                n for n in range(result.start_line, last + 1) if light.spans(file_lines[n - 1][1])
+            ]
+        if not inside:
+            inside = [min(result.start_line, len(file_lines))]
+        matches = sorted(set(inside))[: self.max_lines]
+        wanted: dict[int, bool] = {}
+        for n in matches:
+            for m in range(max(1, n - self.context), min(len(file_lines), n + self.context) + 1):
+                wanted[m] = wanted.get(m, False) or m == n
+        out = []
+        for n in sorted(wanted):
+            offset, raw = file_lines[n - 1]
+            out.append(_Line(n, offset, raw, wanted[n], light.spans(raw) if wanted[n] else []))
+        return out
+
+    # -- JSON Lines ----------------------------------------------------------------------------
+
+    def json_lines(self, response: Response, elapsed_s: float) -> Iterator[str]:
+        light = Highlighter(response, self.regex, self.case)
+        matched_lines = matches = 0
+        for rank, result in enumerate(response.results, start=1):
+            started = time.perf_counter()
+            path = {"text": result.path}
+            info = {"rank": rank, **_result_fields(result)}
+            yield _dump({"type": "begin", "data": {"path": path, "maguyva": info}})
+            lines = self.lines_of(result, light)
+            file_matches = 0
+            for line in lines:
+                raw = line.raw + b"\n"
+                data: dict[str, Any] = {
+                    "path": path, "lines": _text(raw), "line_number": line.number,
+                    "absolute_offset": line.offset,
+                    "submatches": [
+                        {"match": _text(line.raw[s:e]), "start": s, "end": e}
+                        for s, e in line.spans
+                    ],
+                }  # fmt: skip
+                if line.is_match:
+                    data["maguyva"] = {"rank": rank, "score": result.score}
+                    file_matches += max(1, len(line.spans))
+                yield _dump({"type": "match" if line.is_match else "context", "data": data})
+            n_match = sum(1 for line in lines if line.is_match)
+            matched_lines += n_match
+            matches += file_matches
+            stats = _stats(time.perf_counter() - started, 1, 1 if n_match else 0,
+                           sum(len(x.raw) + 1 for x in lines), n_match, file_matches)  # fmt: skip
+            yield _dump({"type": "end", "data": {"path": path, "binary_offset": None,
+                                                 "stats": stats}})  # fmt: skip
+        summary = asdict(response)
+        summary.pop("results")
+        total = _stats(elapsed_s, len(response.results), len(response.results), 0,
+                       matched_lines, matches)  # fmt: skip
+        yield _dump({"type": "summary", "data": {"elapsed_total": _elapsed(elapsed_s),
+                                                 "stats": total, "maguyva": summary}})  # fmt: skip
+
+    # -- people ---------------------------------------------------------------------------------
+
+    def text(self, response: Response) -> Iterator[str]:
+        light = Highlighter(response, self.regex, self.case)
+        if self.explain:
+            yield from explain_header(response)
+        for rank, result in enumerate(response.results, start=1):
+            if rank > 1:
+                yield ""
+            label = f" {result.symbol}" if result.symbol else ""
+            flags = (" [stale]" if result.stale else "") + (" [demoted]" if result.demoted else "")
+            span = f":{result.start_line}-{result.end_line}"
+            yield f"{self._paint(result.path, _PATH)}{span}{label}{flags}"
+            if self.explain:
+                yield "   " + self._paint(provenance_line(result), _DIM)
+            previous = None
+            for line in self.lines_of(result, light):
+                if previous is not None and line.number > previous + 1:
+                    yield "--"
+                previous = line.number
+                sep = ":" if line.is_match else "-"
+                body = self._highlight(line) if line.is_match else _decode(line.raw)
+                yield f"{self._paint(str(line.number), _LINE)}{sep}{body}"
+
+    def files(self, response: Response) -> Iterator[str]:
+        seen: set[str] = set()
+        for result in response.results:
+            if result.path not in seen:
+                seen.add(result.path)
+                yield self._paint(result.path, _PATH)
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"{code}{text}{_RESET}" if self.color else text
+
+    def _highlight(self, line: _Line) -> str:
+        if not self.color or not line.spans:
+            return _decode(line.raw)
+        out, at = [], 0
+        for start, end in line.spans:
+            if start < at:
+                continue
+            out.append(_decode(line.raw[at:start]))
+            out.append(self._paint(_decode(line.raw[start:end]), _MATCH))
+            at = end
+        out.append(_decode(line.raw[at:]))
+        return "".join(out)
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").rstrip("\r")
+
+
+def _dump(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+
+
+def _stats(elapsed: float, searches: int, with_match: int, searched: int, lines: int,
+           matches: int) -> dict[str, Any]:  # fmt: skip
+    return {"elapsed": _elapsed(elapsed), "searches": searches,
+            "searches_with_match": with_match, "bytes_searched": searched,
+            "bytes_printed": 0, "matched_lines": lines, "matches": matches}  # fmt: skip
+
+
+def _result_fields(result: Result) -> dict[str, Any]:
+    fields = result.to_dict()
+    fields.pop("path")
+    fields.pop("snippet")
+    return fields
+
+
+def provenance_line(result: Result) -> str:
+    parts = [f"{p.modality}#{p.rank + 1}={p.contribution:.5f}" for p in result.provenance]
+    return (f"score {result.score:.5f} = ({' + '.join(parts)}) x boost {result.boost:.3f}"
+            + (" x demotion" if result.demoted else ""))  # fmt: skip
+
+
+def explain_header(response: Response) -> Iterator[str]:
+    """Intent, routing, weights, unavailable modalities, notes and timings."""
+    yield (f"intent: {response.intent} (confidence {response.confidence:.2f}, rule "
+           f"{response.rule})  target: {response.target!r}")  # fmt: skip
+    weights = ", ".join(f"{m}={w:g}" for m, w in response.weights.items())
+    yield (f"strategy: {response.fusion_strategy}  preset: {response.preset}  k: {response.k}  "
+           f"modalities: {', '.join(response.modalities) or '-'}  weights: {weights}")  # fmt: skip
+    for name, reason in response.unavailable.items():
+        yield f"unavailable: {name}: {reason}"
+    for note in response.notes:
+        yield f"note: {note}"
+    timing = ", ".join(f"{k} {v:.2f}ms" for k, v in response.timings_ms.items())
+    yield f"timings: {timing}; total {response.total_ms:.2f}ms"
+    yield ""
+
+
+def format_response(response: Response, explain: bool) -> str:
+    """Compact human-readable results (path:start-end, symbol, snippet head); with `explain`,
+    the routing header and each result's provenance. Used by the demo."""
+    out: list[str] = list(explain_header(response)) if explain else []
+    for number, result in enumerate(response.results, start=1):
+        label = f" {result.symbol}" if result.symbol else ""
+        flags = " [stale]" if result.stale else ""
+        flags += " [demoted]" if result.demoted else ""
+        out.append(f"{number}. {result.path}:{result.start_line}-{result.end_line}{label}{flags}")
+        if result.lines:
+            shown = ", ".join(str(n) for n in result.lines[:20])
+            more = f" (+{len(result.lines) - 20})" if len(result.lines) > 20 else ""
+            out.append(f"   lines: {shown}{more}")
+        if explain:
+            out.append("   " + provenance_line(result))
+        for line in result.snippet.splitlines()[:4]:
+            out.append(f"   | {line}")
+    if not response.results:
+        out.append("no results")
+    return "\n".join(out)
+
+
+def write_lines(lines: Iterator[str], stream: TextIO | None = None) -> None:
+    stream = stream or sys.stdout  # looked up at call time (tests and redirections swap it)
+    for line in lines:
+        stream.write(line + "\n")
+    stream.flush()

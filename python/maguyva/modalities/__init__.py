@@ -1,0 +1,1 @@
+"""The four retrievers behind one contract (`protocol`), found through `registry`."""

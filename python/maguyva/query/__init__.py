@@ -1,0 +1,1 @@
+"""From a question to an answer: syntax, intent, routing, and the engine that fuses."""

@@ -1,0 +1,595 @@
+"""Change detection: which files were added, modified, deleted or renamed since the last index.
+
+The previous generation records, per indexed (and per skipped) file, its size, mtime and content
+digest, and the mtime of every directory the walker enters (those that hold one, and every
+non-ignored directory below them: `IgnoreRules` decides with the walker's rules) and of the
+ignore files in them. A check then costs one `stat` per file and per directory (with `hints`,
+the watcher's event paths, only those):
+
+- no directory and no ignore file changed: the file set can only change by content, so only the
+  files whose size or mtime moved are re-read, re-classified (binary, too large, too many
+  trigrams: the walker's rules) and re-hashed;
+- a directory or an ignore file changed: files may have appeared or vanished, so the Rust walker
+  lists the tree again (a `git checkout` therefore costs one walk, not one per file).
+
+A file whose stat changed but whose digest did not (a `touch`, a save without edits, a branch
+switch and back) is unchanged. The digest is git's blob id (SHA-1 of `blob <size>\\0<bytes>`):
+in a git repository the ids of files that `git diff-files` reports clean are read from git's
+index instead of hashing the files; elsewhere they are computed. Renames are a deletion and an
+addition with the same digest. Files modified within the filesystem's timestamp granularity of a
+check are "racy" (as in git) and re-hashed on the next check even when their stat looks equal.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import hashlib
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from maguyva.model import SourceFile
+from maguyva.repo.languages import EXTENSIONS
+from maguyva.repo.walk import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TRIGRAMS, walk_repository
+
+IGNORE_FILES = (".gitignore", ".maguyvaignore")
+RACY_NS = 2_000_000_000  # coarse filesystems (2 s FAT, 1 s ext3) and clock skew
+GIT_THRESHOLD = 64
+"""Below this many files to hash, hashing them is cheaper than asking git."""
+
+
+def _language(path: str) -> str | None:
+    """`languages.detect_language` without building a path object (it runs for every file of
+    the repository on every update): the suffix as `PurePosixPath.suffix` defines it."""
+    name = path[path.rfind("/") + 1 :]
+    dot = name.rfind(".")
+    return EXTENSIONS.get(name[dot:].lower()) if 0 < dot < len(name) - 1 else None
+
+
+@dataclass(slots=True)
+class RepoState:
+    """What one generation saw of the working tree (persisted in `files.json`)."""
+
+    files: dict[str, list[Any]] = field(default_factory=dict)  # path -> [size, mtime_ns, digest]
+    skipped: dict[str, list[Any]] = field(default_factory=dict)  # path -> [size, mtime, reason]
+    dirs: dict[str, int] = field(default_factory=dict)  # dir ("" = root) -> mtime_ns
+    ignores: dict[str, list[int]] = field(default_factory=dict)  # ignore file -> [size, mtime]
+    fingerprint: str = ""
+    scanned_at_ns: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "skipped": self.skipped, "dirs": self.dirs,
+                "ignores": self.ignores, "fingerprint": self.fingerprint,
+                "scanned_at_ns": self.scanned_at_ns}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RepoState:
+        return cls(data["files"], data["skipped"], data["dirs"], data["ignores"],
+                   data["fingerprint"], data["scanned_at_ns"])  # fmt: skip
+
+    def source_files(self) -> list[SourceFile]:
+        return [SourceFile(p, s[0], s[1], _language(p)) for p, s in sorted(self.files.items())]
+
+    def skip_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for _size, _mtime, reason in self.skipped.values():
+            counts[reason] = counts.get(reason, 0) + 1
+        return counts
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    """The difference between two states. `renamed` pairs are (old, new) with equal content;
+    they appear in neither `added` nor `deleted`."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    walked: bool = False  # the tree was walked again (a directory or ignore file changed)
+    reason: str = ""  # why everything is new, for a first or a forced full build
+    hashed: int = 0  # files whose content was read to compute a digest
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.modified or self.deleted or self.renamed)
+
+    def touched_paths(self) -> set[str]:
+        """Paths whose extraction must be computed again (new content or a new path)."""
+        return {*self.added, *self.modified, *(new for _old, new in self.renamed)}
+
+    def summary(self) -> dict[str, Any]:
+        return {"added": len(self.added), "modified": len(self.modified),
+                "deleted": len(self.deleted), "renamed": len(self.renamed),
+                "walked": self.walked, "hashed": self.hashed,
+                **({"reason": self.reason} if self.reason else {})}  # fmt: skip
+
+
+def blob_digest(data: bytes) -> str:
+    """Git's blob id of `data`."""
+    h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    h.update(data)
+    return h.hexdigest()
+
+
+def fingerprint(config: dict[str, Any]) -> str:
+    """What, besides file content, decides the indexed file set: a change means a full walk."""
+    keys = ("max_file_bytes", "allow_large", "follow_symlinks", "max_trigrams")
+    return repr([(k, config.get(k)) for k in keys])
+
+
+def estimate_distinct_trigrams(data: bytes) -> int:
+    """The walker's estimate (rust/src/walk.rs), vectorised: linear counting of ASCII-folded
+    trigrams over a 2^17-bit map. Must agree with the Rust code bit for bit."""
+    bits = 1 << 17
+    raw = np.frombuffer(data, dtype=np.uint8)
+    folded = np.where((raw >= 65) & (raw <= 90), raw + 32, raw).astype(np.uint32)
+    packed = (folded[:-2] << 16) | (folded[1:-1] << 8) | folded[2:]
+    h = ((packed * np.uint32(0x9E3779B1)) >> np.uint32(15)) & np.uint32(bits - 1)
+    set_bits = int(np.unique(h).size)
+    zero = max(float(bits - set_bits), 1.0) / bits
+    return int(-bits * np.log(zero))
+
+
+def classify(rel: str, size: int, data: bytes | None, config: dict[str, Any]) -> str | None:
+    """The walker's skip reason for a file's content, or None when it is indexable."""
+    max_bytes = config.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    allow = config.get("allow_large") or []
+    if isinstance(allow, str):
+        allow = [allow]
+    if size > max_bytes and not any(fnmatch.fnmatchcase(rel, g) for g in allow):
+        return "too_large"
+    if data is None:
+        return "unreadable"
+    if b"\0" in data:
+        return "binary"
+    max_trigrams = config.get("max_trigrams", DEFAULT_MAX_TRIGRAMS)
+    if len(data) > max_trigrams + 2 and estimate_distinct_trigrams(data) > max_trigrams:
+        return "too_many_trigrams"
+    return None
+
+
+def _stat(path: Path | str) -> os.stat_result | None:
+    try:
+        return os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _dirs_of(root: Path, paths: list[str]) -> dict[str, int]:
+    """The directories the walker enters, with mtimes: every ancestor of `paths` (indexed and
+    skipped files) and every non-hidden directory below them that the ignore rules do not
+    exclude. A directory that holds no indexed file (only ignored ones, or none) is recorded
+    with its whole non-ignored subtree, so a file created anywhere in it is noticed; an ignored
+    tree (`node_modules/`, `build/`) is neither recorded nor listed."""
+    dirs: set[str] = {""}
+    for p in paths:
+        parent = p.rpartition("/")[0]
+        while parent not in dirs:
+            dirs.add(parent)
+            parent = parent.rpartition("/")[0]
+    rules = IgnoreRules(root)
+    out: dict[str, int] = {}
+    stack = sorted(dirs)
+    while stack:
+        d = stack.pop()
+        if d in out:
+            continue
+        base = root / d if d else root
+        try:
+            st = base.stat()
+            subdirs = []
+            with os.scandir(base) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                        subdirs.append(f"{d}/{entry.name}" if d else entry.name)
+        except OSError:
+            continue
+        out[d] = st.st_mtime_ns
+        for sub in subdirs:
+            if sub not in dirs and sub not in out and not rules.ignored_dir(sub):
+                stack.append(sub)
+    return out
+
+
+# ---- ignore rules (the walker's, for directories) ----------------------------------------------
+
+
+_Rule = tuple[re.Pattern[str], bool]  # (compiled pattern, negated)
+
+
+def _glob_regex(glob: str) -> str:
+    """A gitignore glob (no leading `/`, no trailing `/`) as a regex over a relative path."""
+    out, i, n = [], 0, len(glob)
+    while i < n:
+        if glob.startswith("**/", i) and (i == 0 or glob[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i) and i + 2 == n and (i == 0 or glob[i - 1] == "/"):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            while i < n and glob[i] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[":
+            end = glob.find("]", i + 2 if glob.startswith("[!", i) or glob.startswith("[^", i)
+                            else i + 1)  # fmt: skip
+            if end < 0:
+                out.append(re.escape("["))
+                i += 1
+                continue
+            body = glob[i + 1 : end]
+            if body[:1] in ("!", "^"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            i = end + 1
+        elif glob[i] == "\\" and i + 1 < n:
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)
+
+
+def parse_ignore(text: str) -> list[_Rule]:
+    """The rules of one gitignore-syntax file, in order (the last match wins)."""
+    rules: list[_Rule] = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        while line.endswith(" ") and not line.endswith("\\ "):
+            line = line[:-1]
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        if negated or line.startswith(("\\!", "\\#")):  # a backslash escapes ! or #
+            line = line[1:]
+        line = line.rstrip("/")  # directory-only: we only ever ask about directories
+        if not line:
+            continue
+        anchored = "/" in line
+        glob = line.lstrip("/")
+        if not anchored and not glob.startswith("**/"):
+            glob = "**/" + glob
+        try:
+            rules.append((re.compile(_glob_regex(glob) + r"\Z", re.DOTALL), negated))
+        except re.error:
+            continue  # a pattern we cannot read: it ignores nothing (we then descend more)
+    return rules
+
+
+@functools.lru_cache(maxsize=1)
+def _global_excludes() -> Path | None:
+    """Git's global excludes file (`core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`)."""
+    try:
+        out = subprocess.run(["git", "config", "--global", "--path", "--get", "core.excludesFile"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    if out:
+        return Path(out).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
+    return Path(xdg) / "git" / "ignore"
+
+
+class IgnoreRules:
+    """Is a directory ignored? The walker's precedence (ripgrep's `ignore` crate):
+    `.maguyvaignore` files, then `.gitignore` files (in each, the deepest directory with a
+    matching rule decides, and within a file the last matching rule), then
+    `.git/info/exclude`, then git's global excludes. A whitelist (`!dir`) un-ignores.
+
+    Used only to decide which directories the stat pass records: a wrong "not ignored" costs
+    a few extra directories; ignore files above the repository root are not read."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: dict[str, list[_Rule]] = {}
+        self._has_git: dict[str, bool] = {}
+
+    def _rules(self, rel: str, path: Path | None = None) -> list[_Rule]:
+        found = self._files.get(rel)
+        if found is None:
+            try:
+                text = (path or self.root / rel).read_text("utf-8", errors="replace")
+                found = parse_ignore(text)
+            except OSError:
+                found = []
+            self._files[rel] = found
+        return found
+
+    @staticmethod
+    def _match(rules: list[_Rule], rel: str) -> bool | None:
+        for pattern, negated in reversed(rules):
+            if pattern.match(rel):
+                return not negated
+        return None
+
+    def _git_here(self, d: str) -> bool:
+        if d not in self._has_git:
+            self._has_git[d] = (self.root / d / ".git" if d else self.root / ".git").exists()
+        return self._has_git[d]
+
+    def ignored_dir(self, d: str) -> bool:
+        """Would the walker skip directory `d` (relative to the root)? Its parent is assumed
+        not ignored (the stat pass only descends through directories the walker enters)."""
+        bases = []
+        parent = d.rpartition("/")[0] if "/" in d else ""
+        while True:
+            bases.append(parent)
+            if not parent:
+                break
+            parent = parent.rpartition("/")[0]
+        for name in (".maguyvaignore", ".gitignore"):
+            for base in bases:
+                rules = self._rules(f"{base}/{name}" if base else name)
+                if rules:
+                    decided = self._match(rules, d[len(base) + 1 :] if base else d)
+                    if decided is not None:
+                        return decided
+                if name == ".gitignore" and self._git_here(base):
+                    break  # a repository's root: parents' .gitignore files do not apply
+        if self._git_here(""):
+            decided = self._match(self._rules(".git/info/exclude"), d)
+            if decided is not None:
+                return decided
+        excludes = _global_excludes()
+        if excludes is not None:
+            decided = self._match(self._rules("\0global", excludes), d)
+            if decided is not None:
+                return decided
+        return False
+
+
+def _ignores_of(root: Path, dirs: dict[str, int]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    candidates = [f"{d}/{n}" if d else n for d in dirs for n in IGNORE_FILES]
+    candidates.append(".git/info/exclude")
+    for rel in candidates:
+        st = _stat(root / rel)
+        if st is not None:
+            out[rel] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def git_digests(root: Path) -> dict[str, str] | None:
+    """Blob ids of the tracked files under `root` whose working copy matches git's index (git
+    checks its own stat cache), relative to `root`; None outside a git repository."""
+    try:
+        staged = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-s", "-z"],
+            capture_output=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "diff-files", "--name-only", "--relative", "-z"],
+            capture_output=True, check=True, timeout=60,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    skip = {p.decode("utf-8", "surrogateescape") for p in dirty.split(b"\0") if p}
+    out: dict[str, str] = {}
+    for record in staged.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, sha, stage = meta.split(b" ")
+        rel = path.decode("utf-8", "surrogateescape")
+        if mode.startswith(b"100") and stage == b"0" and rel not in skip:
+            out[rel] = sha.decode()
+    return out
+
+
+def scan(
+    root: Path,
+    config: dict[str, Any],
+    previous: RepoState | None,
+    *,
+    force_walk: bool = False,
+    hints: Iterable[str] | None = None,
+) -> tuple[RepoState, ChangeSet]:
+    """Compare the working tree with `previous`; returns the new state and the changes.
+
+    `hints` (paths relative to `root`, files or directories) are what OS events named since
+    the previous check (`maguyva watch`): only they, their directories and the racily clean
+    files are statted, the rest of `previous` is taken as it is. None: every recorded file and
+    directory is statted (the CLI, and the watcher's periodic reconciliation)."""
+    started_ns = time.time_ns()
+    fp = fingerprint(config)
+    changes = ChangeSet()
+    if previous is None or previous.fingerprint != fp:
+        changes.reason = "first build" if previous is None else "walk settings changed"
+        previous_files: dict[str, list[Any]] = {}
+    else:
+        previous_files = previous.files
+    need_walk = force_walk or previous is None or previous.fingerprint != fp
+    hinted = _hinted(previous, hints) if hints is not None and previous is not None else None
+    if not need_walk and previous is not None:
+        need_walk = _layout_changed(root, previous, hinted)
+
+    state = RepoState(fingerprint=fp, scanned_at_ns=started_ns)
+    racy_after = previous.scanned_at_ns - RACY_NS if previous else 0
+    to_hash: list[str] = []
+    if need_walk:
+        changes.walked = True
+        walked = walk_repository(root, config)
+        skipped_reasons = dict(walked.skipped_files)
+        for f in walked.files:
+            old = previous_files.get(f.path)
+            if old and old[0] == f.size and old[1] == f.mtime_ns and f.mtime_ns < racy_after:
+                state.files[f.path] = [f.size, f.mtime_ns, old[2]]
+            else:
+                state.files[f.path] = [f.size, f.mtime_ns, ""]
+                to_hash.append(f.path)
+        for path, reason in skipped_reasons.items():
+            st = _stat(root / path)
+            state.skipped[path] = [st.st_size if st else 0, st.st_mtime_ns if st else 0, reason]
+        # A directory (or ignore file) modified within the racy window may have changed after
+        # the walker listed it: its mtime is recorded as unknown (0), so the next check walks
+        # again instead of trusting a listing older than the mtime it would compare with.
+        racy_layout = started_ns - RACY_NS
+        state.dirs = {d: (m if m < racy_layout else 0)
+                      for d, m in _dirs_of(root, [*state.files, *state.skipped]).items()}  # fmt: skip
+        state.ignores = {rel: [size, m if m < racy_layout else 0]
+                         for rel, (size, m) in _ignores_of(root, state.dirs).items()}  # fmt: skip
+    else:
+        assert previous is not None
+        state.dirs = dict(previous.dirs)
+        state.ignores = dict(previous.ignores)
+        if hinted is not None:  # unhinted records stay as they are (racy ones are re-checked)
+            check = hinted.files | {p for p, r in previous.files.items() if r[1] >= racy_after}
+            state.files = {p: r for p, r in previous.files.items() if p not in check}
+            state.skipped = {p: r for p, r in previous.skipped.items() if p not in check}
+            records = [(p, r) for p in sorted(check)
+                       if (r := previous.files.get(p) or previous.skipped.get(p))]  # fmt: skip
+        else:
+            records = [*previous.files.items(), *previous.skipped.items()]
+        top = os.path.join(root, "")  # string joins: a path object per file cost half the pass
+        for path, (size, mtime, *rest) in records:
+            st = _stat(top + path)
+            if st is None:
+                continue  # deleted (its directory's mtime did not move: e.g. replaced by rename)
+            same = st.st_size == size and st.st_mtime_ns == mtime and mtime < racy_after
+            if same and path in previous.files:
+                state.files[path] = [size, mtime, rest[0]]
+                continue
+            if same:
+                state.skipped[path] = [size, mtime, rest[0]]
+                continue
+            data = _read(root / path, st.st_size, config)
+            reason = classify(path, st.st_size, data, config)
+            if reason is not None:
+                state.skipped[path] = [st.st_size, st.st_mtime_ns, reason]
+            else:
+                assert data is not None
+                state.files[path] = [st.st_size, st.st_mtime_ns, blob_digest(data)]
+                changes.hashed += 1
+
+    _fill_digests(root, state, to_hash, changes)
+    _diff(previous_files, state.files, changes)
+    return state, changes
+
+
+def _read(path: Path, size: int, config: dict[str, Any]) -> bytes | None:
+    max_bytes = config.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    if size > max_bytes and not config.get("allow_large"):
+        return b""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+@dataclass(slots=True)
+class _Hinted:
+    """What a set of event paths asks the stat pass to look at."""
+
+    files: set[str]  # known (indexed or skipped) files named by an event
+    dirs: set[str]  # recorded directories named by an event or holding a named path
+    ignores: set[str]  # ignore files named by an event (known or new)
+
+
+def _hinted(previous: RepoState, hints: Iterable[str]) -> _Hinted:
+    out = _Hinted(set(), set(), set())
+    for raw in hints:
+        rel = raw.strip("/")
+        if rel in previous.files or rel in previous.skipped:
+            out.files.add(rel)
+        if rel in previous.dirs:
+            out.dirs.add(rel)
+        parent, _, name = rel.rpartition("/")
+        if parent in previous.dirs:
+            out.dirs.add(parent)
+        if name in IGNORE_FILES or rel == ".git/info/exclude":
+            out.ignores.add(rel)
+    return out
+
+
+def _layout_changed(root: Path, previous: RepoState, hinted: _Hinted | None = None) -> bool:
+    """Did any recorded directory or ignore file change (files may have come or gone)? With
+    `hinted`, only the directories and ignore files the events named are looked at."""
+    dirs = previous.dirs if hinted is None else {d: previous.dirs[d] for d in hinted.dirs}
+    top = os.path.join(root, "")  # "root/": string joins, this runs for every directory
+    for d, mtime in dirs.items():
+        st = _stat(top + d if d else root)
+        if st is None or st.st_mtime_ns != mtime:
+            return True
+    if hinted is not None:
+        for rel in hinted.ignores:
+            old = previous.ignores.get(rel)
+            st = _stat(top + rel)
+            if (st is None) != (old is None) or (
+                st is not None and old is not None and [st.st_size, st.st_mtime_ns] != old
+            ):
+                return True
+        return False
+    for rel, (size, mtime) in previous.ignores.items():
+        st = _stat(top + rel)
+        if st is None or st.st_size != size or st.st_mtime_ns != mtime:
+            return True
+    for d in previous.dirs:  # an ignore file created where there was none
+        for name in IGNORE_FILES:
+            rel = f"{d}/{name}" if d else name
+            if rel not in previous.ignores and _stat(top + rel) is not None:
+                return True
+    return False
+
+
+def _fill_digests(root: Path, state: RepoState, paths: list[str], changes: ChangeSet) -> None:
+    known = git_digests(root) if len(paths) > GIT_THRESHOLD else None
+    for path in paths:
+        digest = known.get(path) if known else None
+        if digest is None:
+            try:
+                digest = blob_digest((root / path).read_bytes())
+            except OSError:
+                digest = "unreadable"
+            changes.hashed += 1
+        state.files[path][2] = digest
+
+
+def _diff(old: dict[str, list[Any]], new: dict[str, list[Any]], changes: ChangeSet) -> None:
+    added = [p for p in new if p not in old]
+    deleted = [p for p in old if p not in new]
+    changes.modified = sorted(p for p in new if p in old and new[p][2] != old[p][2])
+    by_digest: dict[str, list[str]] = {}
+    for p in sorted(deleted):
+        by_digest.setdefault(old[p][2], []).append(p)
+    still_added = []
+    for p in sorted(added):
+        olds = by_digest.get(new[p][2])
+        if olds:
+            changes.renamed.append((olds.pop(0), p))
+        else:
+            still_added.append(p)
+    renamed_from = {o for o, _n in changes.renamed}
+    changes.added = still_added
+    changes.deleted = sorted(p for p in deleted if p not in renamed_from)
+
+
+def is_stale(root: Path, path: str, record: list[Any] | None) -> bool:
+    """Has `path` changed since it was indexed? Stat first; on a stat change, compare content
+    digests so that a `touch` does not mark a result stale."""
+    if record is None:
+        return False
+    st = _stat(root / path)
+    if st is None:
+        return True
+    if st.st_size == record[0] and st.st_mtime_ns == record[1]:
+        return False
+    if st.st_size != record[0] or len(record) < 3:
+        return True
+    try:
+        return blob_digest((root / path).read_bytes()) != record[2]
+    except OSError:
+        return True

@@ -1,0 +1,65 @@
+"""Root confinement: every path a caller hands Maguyva must stay inside the repository root.
+
+One function decides for every entry point (MCP, CLI, Python API), so the refusal is the same
+everywhere: `..` that climbs out, absolute paths, symlinks whose target lies outside, and a
+sibling directory that merely shares the root's name as a prefix (`/repo` vs `/repo-old`) all
+raise `PathEscapeError` with one message that does not reveal whether the target exists.
+
+The check compares *resolved* paths component by component (`Path.is_relative_to`), never
+string prefixes, which is what the sibling case needs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from maguyva.errors import BadQueryError, PathEscapeError
+
+
+def escape_error(path: str | os.PathLike[str]) -> PathEscapeError:
+    """The single refusal every entry point raises."""
+    return PathEscapeError(f"{os.fspath(path)!r}: path is outside the repository root")
+
+
+def resolve_root(root: str | os.PathLike[str]) -> Path:
+    """The canonical root (symlinks resolved), so comparisons use one spelling."""
+    return Path(os.path.realpath(os.fspath(root)))
+
+
+def confine(
+    root: str | os.PathLike[str], path: str | os.PathLike[str], *, allow_absolute: bool = False
+) -> Path:
+    """Resolve `path` (relative to `root`) and return it if it stays inside `root`.
+
+    Relative paths are joined to the root; absolute ones are refused unless `allow_absolute`
+    (the CLI allows an absolute path that lies inside the root, as ripgrep users expect; MCP
+    and the Python API take root-relative paths only). Symlinks are followed before the check.
+    """
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise BadQueryError("paths must be text")
+    if "\x00" in text:
+        raise BadQueryError("path contains a NUL byte")
+    real_root = resolve_root(root)
+    if os.path.isabs(text) and not allow_absolute:
+        raise escape_error(text)
+    candidate = Path(os.path.realpath(os.path.join(real_root, text)))
+    if not candidate.is_relative_to(real_root):
+        raise escape_error(text)
+    return candidate
+
+
+def relative(root: str | os.PathLike[str], path: str | os.PathLike[str], **kw: bool) -> str:
+    """`confine`, then the root-relative POSIX spelling the index uses ("" for the root)."""
+    resolved = confine(root, path, **kw)
+    rel = resolved.relative_to(resolve_root(root))
+    return "" if rel == Path(".") else PurePosixPath(*rel.parts).as_posix()
+
+
+def under(rel_path: str, prefixes: list[str]) -> bool:
+    """True when the root-relative `rel_path` is one of `prefixes` or inside one of them."""
+    for prefix in (p.rstrip("/") for p in prefixes):
+        if not prefix or rel_path == prefix or rel_path.startswith(prefix + "/"):
+            return True
+    return False

@@ -1,0 +1,446 @@
+"""The chunks of one index generation, persisted once and shared by every modality.
+
+Stored as JSON Lines (`chunks.jsonl`, sealed: see sealed.py) in the generation directory. Loading builds a per-path
+interval list so that any (path, line) maps to its enclosing chunk: the engine uses that to give
+every retriever's hit the same key, so that agreement between retrievers is fused.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import os
+import re
+import threading
+import zlib
+from collections import OrderedDict
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from maguyva.errors import CorruptIndexError
+from maguyva.model import Chunk
+from maguyva.support.sealed import read_sealed, read_sealed_json
+
+FILE_NAME = "chunks.jsonl"
+CHUNKS_DIR = "chunks"  # the indexer writes a generation's chunks as CHUNKS_DIR/NN.jsonl
+SEGMENTS = 64
+"""Chunks and extraction are split into segments by a hash of the path (`segment_of`): an
+update rewrites the segments holding changed files and hard-links the others from the previous
+generation (generations are immutable, so sharing inodes is safe)."""
+
+
+def write_chunks(gen_dir: Path, chunks: list[Chunk]) -> None:
+    """Write all chunks of a generation (sorted by path and line for locality), sealed."""
+    from maguyva.store.generations import write_sealed
+
+    ordered = sorted(chunks, key=lambda c: (c.path, c.start_line, c.end_line, c.id))
+    payload = "".join(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in ordered)
+    write_sealed(gen_dir / FILE_NAME, "chunks", payload.encode())
+
+
+def segment_of(path: str) -> int:
+    """The segment (of `SEGMENTS`) that holds a path's chunks and extraction."""
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
+
+
+FILES_JSON = "files.json"
+FILES_DELTA = "files-delta.json"
+DELTA_DIR = "delta"
+DELTA_KIND = "files_delta"
+"""The overlay of a generation written by a small update (indexer.py): its base segments and
+`files.json` are hard links to an earlier generation's; the rows of the files re-extracted
+since then live in `delta/<generation>.chunks.jsonl` and `.extract.json` (the segment formats),
+and `files-delta.json` says which: `index` maps each path whose rows are not in its base
+segment to `[chunk offset, bytes, count, extraction offset, bytes, delta number]`, or to null
+when the file left the index; `state` holds the file state's differences from the base."""
+
+
+def delta_file(number: int, kind: str) -> str:
+    """Relative name of delta `number`'s chunk (`kind` "chunks") or extraction file."""
+    suffix = "chunks.jsonl" if kind == "chunks" else "extract.json"
+    return f"{DELTA_DIR}/{number:06d}.{suffix}"
+
+
+def read_delta(gen_dir: Path) -> dict[str, Any] | None:
+    """The generation's `files-delta.json` (verified), or None when it has none."""
+    path = Path(gen_dir) / FILES_DELTA
+    if not path.exists():
+        return None
+    data = read_sealed_json(path, DELTA_KIND)
+    if not isinstance(data, dict) or not isinstance(data.get("index"), dict):
+        raise CorruptIndexError(f"{path}: not a delta index")
+    return data
+
+
+_STATE_MAPS = ("files", "skipped", "dirs", "ignores")
+
+
+def state_delta(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The differences of file state `new` from `base` (both `RepoState.to_json()` forms):
+    per map, the entries set (`set`) and removed (`del`); the scalars as they are."""
+    out: dict[str, Any] = {k: v for k, v in new.items() if k not in _STATE_MAPS}
+    for key in _STATE_MAPS:
+        old, now = base.get(key, {}), new.get(key, {})
+        out[key] = {
+            "set": {k: v for k, v in now.items() if k not in old or old[k] != v},
+            "del": sorted(k for k in old if k not in now),
+        }
+    return out
+
+
+def apply_state_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `delta` (from `state_delta`) applied; `base` is not changed."""
+    out = {**base, **{k: v for k, v in delta.items() if k not in _STATE_MAPS}}
+    for key in _STATE_MAPS:
+        merged = dict(base.get(key, {}))
+        change = delta.get(key) or {}
+        for k in change.get("del", ()):
+            merged.pop(k, None)
+        merged.update(change.get("set", {}))
+        out[key] = merged
+    return out
+
+
+def decode_chunk_lines(payload: bytes, where: Path) -> list[Chunk]:
+    """Chunks from JSON Lines (a verified payload or a slice of one)."""
+    chunks: list[Chunk] = []
+    for number, line in enumerate(payload.split(b"\n"), start=1):
+        if not line:
+            continue
+        try:
+            chunks.append(Chunk(**json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            raise CorruptIndexError(f"{where}:{number}: bad chunk record") from exc
+    return chunks
+
+
+def decode_chunks(path: Path) -> list[Chunk]:
+    """One sealed chunk file, verified (header, size, checksum) and decoded."""
+    return decode_chunk_lines(read_sealed(path, "chunks"), path)
+
+
+class ChunkStore:
+    """Read-only view of a generation's chunks, by id and by (path, line)."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self._by_id = {c.id: c for c in chunks}
+        self._by_path: dict[str, list[Chunk]] = {}
+        for c in sorted(chunks, key=lambda c: (c.path, c.start_line, -c.end_line)):
+            self._by_path.setdefault(c.path, []).append(c)
+        self._starts = {p: [c.start_line for c in cs] for p, cs in self._by_path.items()}
+
+    @classmethod
+    def open(cls, gen_dir: Path) -> ChunkStore:
+        """Load and verify (header, size, checksum) all of a generation's chunks."""
+        if (gen_dir / CHUNKS_DIR).is_dir():
+            lazy = SegmentedChunkStore(gen_dir, inherit=False)
+            return cls([c for p in lazy.paths() for c in lazy.by_path(p)])
+        path = gen_dir / FILE_NAME
+        return cls(decode_chunks(path) if path.exists() else [])
+
+    @classmethod
+    def lazy(cls, gen_dir: Path) -> ChunkStore | SegmentedChunkStore:
+        """A view that decodes a segment the first time one of its paths is asked for: what a
+        query touches is a handful of files, so opening a new generation after a one-file edit
+        costs nothing up front (loading all of an 11k-file kernel subset took 5-6 s). Falls
+        back to `open` for an unsegmented generation."""
+        if (gen_dir / CHUNKS_DIR).is_dir():
+            return SegmentedChunkStore(gen_dir)
+        return cls.open(gen_dir)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def get(self, chunk_id: str, path: str | None = None) -> Chunk | None:
+        """The chunk with id `chunk_id` (`path`, its file, helps the segmented store)."""
+        return self._by_id.get(chunk_id)
+
+    def by_path(self, path: str) -> list[Chunk]:
+        return self._by_path.get(path, [])
+
+    def paths(self) -> list[str]:
+        return list(self._by_path)
+
+    def warm(self) -> None:
+        """Nothing to do: a whole store is decoded when opened (`SegmentedChunkStore.warm`)."""
+
+    def enclosing(self, path: str, line: int) -> Chunk | None:
+        """The smallest chunk of `path` that contains `line`, or None."""
+        chunks = self._by_path.get(path)
+        if not chunks:
+            return None
+        upto = bisect.bisect_right(self._starts[path], line)
+        best: Chunk | None = None
+        for chunk in chunks[:upto]:
+            if chunk.start_line <= line <= chunk.end_line and (
+                best is None or chunk.end_line - chunk.start_line < best.end_line - best.start_line
+            ):
+                best = chunk
+        return best
+
+
+_RECENT: dict[Path, dict[tuple[int, ...], Any]] = {}
+"""Per index directory, what the last opened `SegmentedChunkStore` decoded, by file identity
+(device, inode, size, mtime): the next generation hard-links its unchanged segments, so a
+reader opening it after an update takes them over instead of decoding them again."""
+_RECENT_LOCK = threading.Lock()
+_RECENT_MAX = 4  # index directories
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_PATH_AT_LINE_START = re.compile(rb'\{"id": "[^"\\\n]*", "path": ("(?:[^"\\\n]|\\.)*")')
+"""A chunk record's path, read without decoding the record (records are `asdict` dumps: `id`
+first, then `path`)."""
+
+DECODED_PATHS = 4096
+"""Per store, how many files' decoded chunks are kept (least recently used dropped): a query
+that touches 40,000 files of the kernel must not keep 1.2 million chunk objects (10 GB)."""
+
+
+class _SegmentRows:
+    """One verified chunk segment as a path -> byte range table over its file: a path's rows
+    are read (`pread`) and decoded only when asked for. The file descriptor stays open so a
+    later generation that hard-links the same file, or a collected generation, reads the same
+    inode. A segment whose records do not follow the expected layout is decoded whole."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = path
+        self.fd: int | None = None
+        self.start = 0
+        self.ranges: dict[str, tuple[int, int, int]] = {}  # path -> (offset, length, count)
+        self.whole: ChunkStore | None = None
+        if not path.exists():
+            self.whole = ChunkStore([])
+            return
+        payload = read_sealed(path, "chunks")
+        if not self._index(payload):
+            self.ranges = {}
+            self.whole = ChunkStore(decode_chunk_lines(payload, path))
+            return
+        self.fd = os.open(path, os.O_RDONLY)
+        self.start = os.fstat(self.fd).st_size - len(payload)
+
+    def _index(self, payload: bytes) -> bool:
+        """Fill `ranges` from the records' paths; False when a record is not where expected or
+        a path's rows are not contiguous."""
+        lines = payload.count(b"\n") + (0 if payload.endswith(b"\n") or not payload else 1)
+        found = 0
+        last: bytes | None = None
+        begin = 0
+        count = 0
+
+        def close(end: int) -> bool:
+            try:
+                name = json.loads(last) if last is not None else None
+            except ValueError:
+                return False
+            if name is None or name in self.ranges:
+                return name is None
+            self.ranges[name] = (begin, end - begin, count)
+            return True
+
+        at = 0
+        size = len(payload)
+        while at < size:
+            m = _PATH_AT_LINE_START.match(payload, at)
+            if m is None:
+                return False
+            found += 1
+            raw = m.group(1)
+            if raw != last:
+                if not close(at):
+                    return False
+                last, begin, count = raw, at, 0
+            count += 1
+            nl = payload.find(b"\n", m.end())
+            at = size if nl < 0 else nl + 1
+        if not close(len(payload)):
+            return False
+        return found == lines
+
+    def __del__(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+
+    def paths(self) -> list[str]:
+        return self.whole.paths() if self.whole is not None else list(self.ranges)
+
+    def count(self, path: str) -> int:
+        if self.whole is not None:
+            return len(self.whole.by_path(path))
+        entry = self.ranges.get(path)
+        return entry[2] if entry else 0
+
+    def rows(self, path: str) -> ChunkStore | None:
+        """`path`'s chunks as a store (None when the segment has none)."""
+        if self.whole is not None:
+            return self.whole if self.whole.by_path(path) else None
+        entry = self.ranges.get(path)
+        if entry is None:
+            return None
+        assert self.fd is not None
+        data = os.pread(self.fd, entry[1], self.start + entry[0])
+        if len(data) != entry[1]:
+            raise CorruptIndexError(f"{self.file}: truncated after it was verified")
+        return ChunkStore(decode_chunk_lines(data, self.file))
+
+    def find(self, chunk_id: str) -> Chunk | None:
+        """The chunk with id `chunk_id`, by a scan of the raw records."""
+        if self.whole is not None:
+            return self.whole.get(chunk_id)
+        assert self.fd is not None
+        size = os.fstat(self.fd).st_size - self.start
+        payload = os.pread(self.fd, size, self.start)
+        needle = b'{"id": ' + json.dumps(chunk_id).encode() + b","
+        at = payload.find(needle)
+        while at > 0 and payload[at - 1 : at] != b"\n":  # only at a record's start
+            at = payload.find(needle, at + 1)
+        if at < 0:
+            return None
+        end = payload.find(b"\n", at)
+        chunks = decode_chunk_lines(payload[at : end if end >= 0 else len(payload)], self.file)
+        return chunks[0] if chunks else None
+
+
+class SegmentedChunkStore:
+    """`ChunkStore`'s interface over the indexer's 64 segment files, each verified (checksum)
+    on first use and kept as a path -> byte range table, plus the generation's delta
+    (`files-delta.json`): a file re-extracted since the segments were written is read from its
+    delta file, only its own rows. A file's chunks are decoded when asked for and the last
+    `DECODED_PATHS` files' are kept, so memory stays bounded however many files queries touch.
+    Thread-safe. `get` without a path scans every segment; the engine passes the path it
+    already knows. Segment tables and delta files read by the previous store of the same index
+    directory are reused when the file is the same (a hard link)."""
+
+    def __init__(self, gen_dir: Path, inherit: bool = True) -> None:
+        self.gen_dir = Path(gen_dir)
+        delta = read_delta(self.gen_dir)
+        self._overrides: dict[str, list[int] | None] = dict(delta["index"]) if delta else {}
+        self._segments: dict[int, _SegmentRows] = {}
+        self._rows: OrderedDict[str, ChunkStore | None] = OrderedDict()  # path -> its rows
+        self._lock = threading.Lock()
+        self._decoded: dict[tuple[int, ...], Any] = {}
+        self._inherited: dict[tuple[int, ...], Any] = {}
+        if inherit:
+            with _RECENT_LOCK:
+                self._inherited = _RECENT.pop(self.gen_dir.parent, {})
+                _RECENT[self.gen_dir.parent] = self._decoded
+                while len(_RECENT) > _RECENT_MAX:
+                    _RECENT.pop(next(iter(_RECENT)))
+            # what this generation shares with the last one is carried over now, not on first
+            # use: a warmed store's tables survive any number of reopens (the rest is dropped)
+            if self._inherited:
+                mine = {_identity(self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl")
+                        for n in range(SEGMENTS)}  # fmt: skip
+                numbers = {e[5] for e in self._overrides.values() if e is not None}
+                mine |= {(*k, -1) for n in numbers
+                         if (k := _identity(self.gen_dir / delta_file(n, "chunks")))}  # fmt: skip
+                self._decoded.update({k: v for k, v in self._inherited.items() if k in mine})
+
+    def _reuse(self, key: tuple[int, ...] | None, make: Any) -> Any:
+        if key is None:
+            return make()
+        got = self._decoded.get(key)
+        if got is None:
+            got = self._inherited.get(key)
+            if got is None:
+                got = make()
+            self._decoded[key] = got
+        return got
+
+    def _segment(self, n: int) -> _SegmentRows:
+        with self._lock:
+            rows = self._segments.get(n)
+            if rows is None:
+                path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
+                rows = self._reuse(_identity(path), lambda: _SegmentRows(path))
+                self._segments[n] = rows
+            return rows
+
+    def _delta_payload(self, number: int) -> bytes:
+        """A delta chunk file's payload, verified once per file (and per process)."""
+        path = self.gen_dir / delta_file(number, "chunks")
+        key = _identity(path)
+        if key is None:
+            raise CorruptIndexError(f"{path}: missing")
+        return self._reuse((*key, -1), lambda: read_sealed(path, "chunks"))
+
+    def _delta_rows(self, path: str, entry: list[int]) -> ChunkStore:
+        where = self.gen_dir / delta_file(entry[5], "chunks")
+        try:
+            payload = self._delta_payload(entry[5])
+            rows = payload[entry[0] : entry[0] + entry[1]]
+        except (TypeError, IndexError) as exc:
+            raise CorruptIndexError(f"{where}: bad delta entry for {path}") from exc
+        return ChunkStore(decode_chunk_lines(rows, where))
+
+    def _store(self, path: str) -> ChunkStore | None:
+        """The store holding `path`'s current rows (None: the file has none or left the index)."""
+        with self._lock:
+            if path in self._rows:
+                self._rows.move_to_end(path)
+                return self._rows[path]
+        if path in self._overrides:
+            entry = self._overrides[path]
+            store = self._delta_rows(path, entry) if entry is not None else None
+        else:
+            store = self._segment(segment_of(path)).rows(path)
+        with self._lock:
+            self._rows[path] = store
+            while len(self._rows) > DECODED_PATHS:
+                self._rows.popitem(last=False)
+        return store
+
+    def _all(self) -> list[_SegmentRows]:
+        return [self._segment(n) for n in range(SEGMENTS)]
+
+    def warm(self) -> None:
+        """Verify and index every segment and delta file now rather than on the first query
+        that lands in it (~10 ms each on a 10k-file tree): a long-running server calls it once
+        in the background, and later generations inherit the tables of the files they share."""
+        self._all()
+        for entry in list(self._overrides.values()):
+            if entry is not None:
+                self._delta_payload(entry[5])
+
+    def __len__(self) -> int:
+        base = sum(
+            rows.count(p) for rows in self._all() for p in rows.paths() if p not in self._overrides
+        )
+        return base + sum(e[2] for e in self._overrides.values() if e is not None)
+
+    def get(self, chunk_id: str, path: str | None = None) -> Chunk | None:
+        if path is not None:
+            store = self._store(path)
+            chunk = store.get(chunk_id) if store is not None else None
+            return chunk if chunk is not None and chunk.path == path else None
+        for p, entry in self._overrides.items():
+            if entry is not None and (chunk := self.get(chunk_id, p)) is not None:
+                return chunk
+        for rows in self._all():
+            chunk = rows.find(chunk_id)
+            if chunk is not None and chunk.path not in self._overrides:
+                return chunk
+        return None
+
+    def by_path(self, path: str) -> list[Chunk]:
+        store = self._store(path)
+        return store.by_path(path) if store is not None else []
+
+    def paths(self) -> list[str]:
+        base = (p for rows in self._all() for p in rows.paths() if p not in self._overrides)
+        return sorted([*base, *(p for p, e in self._overrides.items() if e is not None)])
+
+    def enclosing(self, path: str, line: int) -> Chunk | None:
+        store = self._store(path)
+        return store.enclosing(path, line) if store is not None else None

@@ -1,0 +1,1 @@
+"""Helpers that know nothing of the index: shared thread pools, GC pauses, sealed files."""

@@ -1,0 +1,115 @@
+"""The package is laid out as the pipeline: each folder one stage, imports only downwards.
+
+`docs/design.md` opens with the code map; these tests keep it and the import order true."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from maguyva.store import extraction
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "python" / "maguyva"
+
+# Lowest first: a module may import from its own stage or from a stage listed before it.
+STAGES: list[set[str]] = [
+    {"errors", "model", "config", "_core"},
+    {"support"},
+    {"repo"},
+    {"extract"},
+    {"store"},
+    {"modalities"},
+    {"build"},
+    {"query"},
+    {"api"},
+    {"scale", "eval"},
+    {"interfaces", "__main__"},
+]
+RANK = {name: rank for rank, names in enumerate(STAGES) for name in names}
+TEST_ONLY = {"faults"}  # test fixture code still inside the package (issue 19 moves it out)
+
+
+def stage_of(module: str) -> str:
+    """`maguyva.store.chunks` -> `store`; `from maguyva import _core` is the lowest stage."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "_core"
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> list[str]:
+    """Every `maguyva` module a file imports, at any depth (function-level imports too)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "maguyva":
+                found += [f"maguyva.{a.name}" for a in node.names]
+            elif node.module.startswith("maguyva."):
+                found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("maguyva")]
+    return found
+
+
+def test_no_module_imports_a_higher_stage():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importer = module_name(path)
+        here = stage_of(importer)
+        if here in TEST_ONLY or importer == "maguyva":  # the package re-exports the API
+            continue
+        assert here in RANK, f"{importer}: stage {here!r} is missing from STAGES"
+        for imported in imports_of(path):
+            there = stage_of(imported)
+            if there in TEST_ONLY:
+                continue
+            if RANK.get(there, 0) > RANK[here]:
+                wrong.append(f"{importer} -> {imported}")
+    assert wrong == []
+
+
+def test_no_relative_imports():
+    """Absolute imports only: a moved module's importers say where it lives now."""
+    relative = [
+        f"{module_name(p)}:{node.lineno}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+    ]
+    assert relative == []
+
+
+def test_the_code_map_names_every_folder_and_nothing_else():
+    design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    table = design.split("<!-- code-map:start -->")[1].split("<!-- code-map:end -->")[0]
+    listed = set()
+    for cell in re.findall(r"^\| ([^|]+) \|", table, re.M):
+        listed |= {p.rstrip("/") for p in re.findall(r"`([^`]+/)`", cell)}
+    python_listed = {p for p in listed if p.startswith("python/")}
+    folders = {
+        str(d.relative_to(ROOT))
+        for d in [PACKAGE, *PACKAGE.rglob("*")]
+        if d.is_dir() and (d / "__init__.py").exists()
+    }
+    # a folder may be covered by its parent's line when the parent names it (`embed/`)
+    covered = python_listed | {
+        f for f in folders if any(f.startswith(p + "/") for p in python_listed)
+    }
+    assert folders - covered == set(), "folders missing from the code map"
+    assert python_listed - folders == set(), "the code map names folders that do not exist"
+    for rust in (p for p in listed if p.startswith("rust/")):
+        assert (ROOT / rust).is_dir(), rust
+
+
+def test_fingerprint_sources_exist():
+    """The extraction and builder fingerprints hash source files by path: a path left behind
+    by a move would silently stop invalidating caches when that code changes."""
+    for path in [*extraction.extractor_sources(), *extraction.builder_sources()]:
+        assert path.is_file(), path
+    assert len(extraction.extractor_sources()) > 5
