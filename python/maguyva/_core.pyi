@@ -44,7 +44,7 @@ def walk_files(
 ) -> tuple[list[tuple[str, int, int]], list[tuple[str, str]]]:
     """Walk `root` with ripgrep's `ignore` crate: `([(path, size, mtime_ns)], [(path, reason)])`,
     both sorted by path. Reasons: too_large, binary, too_many_trigrams, unreadable,
-    not_regular, symlink_loop. Raises ValueError for a bad `allow_large` glob, OSError when
+    not_regular, symlink_loop, outside_root. Raises ValueError for a bad `allow_large` glob, OSError when
     `root` cannot be read."""
 
 def build_text_index(

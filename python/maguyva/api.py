@@ -42,7 +42,8 @@ from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
 from maguyva.model import Hit, Response, Result
 from maguyva.query.syntax import ParsedQuery, parse, path_matches
 from maguyva.repo.languages import detect_language
-from maguyva.repo.paths import confine, relative, resolve_root, under
+from maguyva.repo.paths import confine, contained, relative, resolve_root, under
+from maguyva.repo.reader import read_bytes
 from maguyva.store.generations import IndexDir
 
 Progress = Callable[[str, int, int], None]
@@ -274,6 +275,7 @@ class Index:
                 **{key: value for key, value in options.items() if value is not None},
             )  # fmt: skip
             if not filters.active():
+                response.results = self._inside(response.results)
                 return response
             kept = [r for r in response.results if filters.keep(r.path, _chunk_text(engine, r))]
             # Filters apply after fusion: when they leave fewer than asked and the candidates
@@ -284,8 +286,22 @@ class Index:
         dropped = len(response.results) - len(kept)
         if dropped:
             response.notes.append(f"filters removed {dropped} result(s)")
-        response.results = kept[:limit]
+        response.results = self._inside(kept)[:limit]
         return response
+
+    def _inside(self, items: list[Any]) -> list[Any]:
+        """Every answer's path passes the one confinement check (`paths.contained`) on its
+        real path before it is returned: a file swapped for a link out of the root after it
+        was indexed is not answered from."""
+        verdict: dict[str, bool] = {}
+        out = []
+        for item in items:
+            path = getattr(item, "path", None)
+            if path and path not in verdict:
+                verdict[path] = contained(self.root, path)
+            if not path or verdict[path]:
+                out.append(item)
+        return out
 
     def _filters(
         self,
@@ -317,7 +333,9 @@ class Index:
     def find_symbol(self, name: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
         """Definitions named `name` (exact, then case/spelling variants), best first."""
         _require_name(name, "name")
-        return list(self.searcher("structural").find_symbol(name, kind=kind, limit=limit))
+        return self._inside(
+            list(self.searcher("structural").find_symbol(name, kind=kind, limit=limit))
+        )
 
     def find_references(self, symbol: str, depth: int = 1, limit: int = 50) -> list[Hit]:
         """Files that reference `symbol` (calls, imports, subclassing: depth 1), or its
@@ -325,11 +343,11 @@ class Index:
         _require_name(symbol, "symbol")
         graph = self.searcher("graph")
         if depth == 1 and hasattr(graph, "references"):
-            return list(graph.references(symbol))[:limit]
+            return self._inside(list(graph.references(symbol)))[:limit]
         method = getattr(graph, "callers", None)
         if method is None:
             raise ModalityUnavailable("the graph modality in this index cannot list callers")
-        return list(method(symbol, depth=depth))[:limit]
+        return self._inside(list(method(symbol, depth=depth)))[:limit]
 
     def callees(self, symbol: str, limit: int = 50) -> list[Hit]:
         """What `symbol` calls."""
@@ -338,7 +356,7 @@ class Index:
         method = getattr(graph, "callees", None)
         if method is None:
             raise ModalityUnavailable("the graph modality in this index cannot list callees")
-        return list(method(symbol))[:limit]
+        return self._inside(list(method(symbol)))[:limit]
 
     def impact(self, symbol: str, depth: int = 2, limit: int = 100) -> list[Hit]:
         """What depends on `symbol`, transitively up to `depth` (its blast radius)."""
@@ -347,7 +365,7 @@ class Index:
         method = getattr(graph, "impact", None)
         if method is None:
             raise ModalityUnavailable("the graph modality in this index cannot compute impact")
-        return list(method(symbol, depth=depth))[:limit]
+        return self._inside(list(method(symbol, depth=depth)))[:limit]
 
     def grep(
         self,
@@ -366,8 +384,8 @@ class Index:
         method = getattr(text, "grep", None)
         if method is None:
             raise ModalityUnavailable("the text modality in this index cannot grep")
-        return list(method(pattern, regex=regex, case=case, whole_word=whole_word,
-                           path_glob=path_glob, max_results=max_results))  # fmt: skip
+        return self._inside(list(method(pattern, regex=regex, case=case, whole_word=whole_word,
+                                        path_glob=path_glob, max_results=max_results)))  # fmt: skip
 
     def read_chunk(self, path: str, start_line: int = 1, end_line: int | None = None) -> ChunkText:
         """Lines of an indexed file. `path` is root-relative; anything resolving outside the
@@ -383,7 +401,9 @@ class Index:
                 "since the last index: reindex first)"
             )
         try:
-            data = (self.root / rel).read_bytes()
+            data = read_bytes(self.root, rel, shown=path)
+        except MaguyvaError:
+            raise
         except OSError as exc:
             raise MaguyvaError(f"{path!r}: cannot read ({exc.strerror})") from None
         lines = data.decode("utf-8", errors="replace").splitlines()

@@ -13,6 +13,14 @@ by the provider that needs them (`VOYAGE_API_KEY`). `maguyva config --show` prin
 with the layer each value came from and every secret redacted.
 
 Modules may add keys with `register()`; unknown keys in a file are kept and warned about.
+
+Trust: layers 3 and 4 live inside the repository being indexed, which may be someone else's
+code. A key that widens what is read or where code is sent (`Setting.widens`: symlinks,
+the embedding provider, size-cap exemptions, paths, endpoints) is taken from them only when
+the user says so (`--trust-repo-config`, `MAGUYVA_TRUST_REPO_CONFIG=1`, or the option
+`trust_repo_config=True`); otherwise it is ignored with one warning naming the key, the file
+and the flag. Narrowing is always honoured (a smaller `max_file_bytes`, an `index_dir` inside
+the root).
 """
 
 from __future__ import annotations
@@ -36,6 +44,13 @@ SECRET_ENV = ("VOYAGE_API_KEY",)
 """Environment variables that carry secrets: reported as set/unset, never shown."""
 
 _SECRET_KEY = re.compile(r"api[_-]?key|token|secret|password|credential", re.IGNORECASE)
+TRUST_ENV = ENV_PREFIX + "TRUST_REPO_CONFIG"
+TRUST_OPTION = "trust_repo_config"
+REPO_LAYERS = ("project", "pyproject")
+"""Config layers read from inside the repository: not trusted to widen (see the docstring)."""
+_WIDENING_NAME = re.compile(r"url|endpoint|host|provider|symlink|allow|(?:^|_)(?:dir|path|file)s?$")
+"""Unknown (not yet registered) keys whose name says they are a path, an endpoint or a grant."""
+_warned: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +62,16 @@ class Setting:
     doc: str
     optional: bool = False  # None is a valid value
     always: bool = True  # present in the effective dict even when None
+    widens: bool = False  # widens what is read or where code goes: not from repository files
 
 
 SCHEMA: dict[str, Setting] = {
     "index_dir": Setting("str", None, "index directory (default <root>/.maguyva)", True),
     "max_file_bytes": Setting("int", 1 << 20, "skip files larger than this"),
-    "allow_large": Setting("list", [], "globs exempt from max_file_bytes"),
-    "follow_symlinks": Setting("bool", False, "follow symlinks while walking"),
+    "allow_large": Setting("list", [], "globs exempt from max_file_bytes", widens=True),
+    "follow_symlinks": Setting("bool", False, "follow symlinks while walking", widens=True),
     "max_trigrams": Setting("int", None, "skip files with more distinct trigrams", True, False),
-    "embedding_provider": Setting("str", "local", "'local' (offline) or 'voyage'"),
+    "embedding_provider": Setting("str", "local", "'local' (offline) or 'voyage'", widens=True),
     "semantic_max_chunks": Setting("int", None, "cap on chunks embedded per build", True),
     "modalities": Setting(
         "list", ["text", "structural", "graph", "semantic"], "modalities to build"
@@ -175,9 +191,49 @@ def _file_layers(root: Path) -> list[tuple[str, Path, dict[str, Any]]]:
     return layers
 
 
+def trusts_repo_config(overrides: dict[str, Any] | None = None) -> bool:
+    """Has the user allowed the repository's own config files to widen (flag, env, option)?"""
+    if overrides and overrides.get(TRUST_OPTION) is not None:
+        return bool(overrides[TRUST_OPTION])
+    text = os.environ.get(TRUST_ENV, "").strip().lower()
+    return text in ("1", "true", "yes", "on")
+
+
+def widens(key: str) -> bool:
+    """Does `key` widen what is read or where code is sent?"""
+    setting = SCHEMA.get(key)
+    return setting.widens if setting is not None else bool(_WIDENING_NAME.search(key))
+
+
+def _untrusted(key: str, value: Any, values: dict[str, Any], root: Path, path: Path) -> bool:
+    """Is a repository file's `value` for `key` one it may not set (it would widen)?"""
+    if key == "max_file_bytes":  # lowering the cap only narrows
+        return not (isinstance(value, int) and value <= values.get(key, value))
+    if key == "index_dir":  # inside the root is where the index lives anyway
+        if not isinstance(value, str):
+            return False
+        target = Path(os.path.realpath(path.parent / value))
+        return not target.is_relative_to(Path(os.path.realpath(root)))
+    return widens(key)
+
+
+def _refuse_once(key: str, path: Path) -> None:
+    if (str(path), key) in _warned:
+        return
+    _warned.add((str(path), key))
+    log.warning(
+        "%s sets %r, which a repository's own config may not set (it widens what is read or "
+        "where code is sent): ignored; pass --trust-repo-config (or %s=1) to honour it",
+        path, key, TRUST_ENV,
+    )  # fmt: skip
+
+
 def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> EffectiveConfig:
     """Merge every layer; see the module docstring for the order."""
     root = Path(root)
+    overrides = dict(overrides or {})
+    trusted = trusts_repo_config(overrides)
+    overrides.pop(TRUST_OPTION, None)
     values = {k: s.default for k, s in SCHEMA.items()}
     sources = {k: "default" for k in SCHEMA}
     files: list[str] = []
@@ -192,6 +248,9 @@ def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> Eff
             if key not in SCHEMA:
                 log.warning("%s: unknown configuration key %r (kept)", path, key)
             value = _coerce(key, value, str(path))
+            if label in REPO_LAYERS and not trusted and _untrusted(key, value, values, root, path):
+                _refuse_once(key, path)
+                continue
             if key == "index_dir" and isinstance(value, str):
                 value = str((path.parent / value).resolve()) if label != "user" else value
             values[key] = value
@@ -201,7 +260,7 @@ def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> Eff
         if text is not None:
             values[key] = parse_env_value(key, text)
             sources[key] = f"env ({ENV_PREFIX}{key.upper()})"
-    for key, value in (overrides or {}).items():
+    for key, value in overrides.items():
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if value is not None:

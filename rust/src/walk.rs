@@ -5,7 +5,15 @@
 //! once to refuse binary files (a NUL byte) and files whose distinct-trigram count says they
 //! are data rather than code (minified bundles, base64 blobs). Every refusal is reported with
 //! its reason so that `maguyva status` can count them.
+//!
+//! Two rules hold whatever the configuration: a file whose real path is outside the root is
+//! never selected (with `follow_symlinks` a link may point anywhere: it is followed only
+//! while it stays inside), and only regular files are read, through `read_regular`, which
+//! opens without blocking and checks the opened file's type, so a FIFO, socket or device
+//! (or a file swapped for one after the walk) cannot hang the walk or the build.
 
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -51,6 +59,7 @@ pub enum SkipReason {
     Unreadable,
     NotRegular,
     SymlinkLoop,
+    OutsideRoot,
 }
 
 impl SkipReason {
@@ -63,6 +72,7 @@ impl SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::NotRegular => "not_regular",
             SkipReason::SymlinkLoop => "symlink_loop",
+            SkipReason::OutsideRoot => "outside_root",
         }
     }
 }
@@ -141,44 +151,101 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
-/// Decide one walked entry: select it, skip it with a reason, or ignore it (directories).
+/// Read a file only if it is a regular file: opened with `O_NONBLOCK` (a FIFO cannot block
+/// the open) and, unless `follow`, `O_NOFOLLOW`; the descriptor's type is checked before any
+/// read. `Err(NotRegular)` for a special file, `Err(Unreadable)` for any other failure.
+pub fn read_regular(path: &Path, follow: bool) -> Result<Vec<u8>, SkipReason> {
+    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+    if !follow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(SkipReason::NotRegular),
+        Err(_) => return Err(SkipReason::Unreadable),
+    };
+    let meta = file.metadata().map_err(|_| SkipReason::Unreadable)?;
+    if !meta.is_file() {
+        return Err(SkipReason::NotRegular);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .map_err(|_| SkipReason::Unreadable)?;
+    Ok(bytes)
+}
+
+/// Does `path` (under the canonical `root`) really lie inside it, links resolved?
+pub fn real_path_inside(root: &Path, path: &Path) -> bool {
+    path.canonicalize().is_ok_and(|real| real.starts_with(root))
+}
+
+type Decided = Option<Result<WalkedFile, (String, SkipReason)>>;
+
+/// Decide one walked entry: select it, skip it with a reason, or ignore it (directories);
+/// and whether to descend (a followed directory link that leaves the root is not entered).
 fn visit(
     root: &Path,
     entry: &ignore::DirEntry,
     cfg: &WalkConfig,
     allow: &GlobSet,
-) -> Option<Result<WalkedFile, (String, SkipReason)>> {
-    let ft = entry.file_type()?;
-    if ft.is_dir() {
-        return None;
-    }
+) -> (Decided, WalkState) {
+    let Some(ft) = entry.file_type() else {
+        return (None, WalkState::Continue);
+    };
     let rel = relative(root, entry.path());
-    if ft.is_symlink() {
-        // Only reached when links are not followed: a link is not indexed as itself.
-        return Some(Err((rel, SkipReason::NotRegular)));
+    if ft.is_dir() {
+        if cfg.follow_symlinks && entry.path_is_symlink() && !real_path_inside(root, entry.path()) {
+            return (Some(Err((rel, SkipReason::OutsideRoot))), WalkState::Skip);
+        }
+        return (None, WalkState::Continue);
     }
-    if !ft.is_file() {
-        return Some(Err((rel, SkipReason::NotRegular)));
+    (
+        Some(visit_file(root, entry, ft, rel, cfg, allow)),
+        WalkState::Continue,
+    )
+}
+
+fn visit_file(
+    root: &Path,
+    entry: &ignore::DirEntry,
+    ft: std::fs::FileType,
+    rel: String,
+    cfg: &WalkConfig,
+    allow: &GlobSet,
+) -> Result<WalkedFile, (String, SkipReason)> {
+    if ft.is_symlink() || !ft.is_file() {
+        // A link is only reached as itself when links are not followed: never indexed.
+        return Err((rel, SkipReason::NotRegular));
+    }
+    if cfg.follow_symlinks && !real_path_inside(root, entry.path()) {
+        return Err((rel, SkipReason::OutsideRoot));
     }
     let meta = match std::fs::metadata(entry.path()) {
         Ok(m) => m,
-        Err(_) => return Some(Err((rel, SkipReason::Unreadable))),
+        Err(_) => return Err((rel, SkipReason::Unreadable)),
     };
-    if meta.len() > cfg.max_file_bytes && !allow.is_match(&rel) {
-        return Some(Err((rel, SkipReason::TooLarge)));
+    if !meta.is_file() {
+        return Err((rel, SkipReason::NotRegular));
     }
-    let bytes = match std::fs::read(entry.path()) {
+    if meta.len() > cfg.max_file_bytes && !allow.is_match(&rel) {
+        return Err((rel, SkipReason::TooLarge));
+    }
+    let bytes = match read_regular(entry.path(), cfg.follow_symlinks) {
         Ok(b) => b,
-        Err(_) => return Some(Err((rel, SkipReason::Unreadable))),
+        Err(reason) => return Err((rel, reason)),
     };
     if let Some(reason) = classify_content(&bytes, cfg.max_trigrams) {
-        return Some(Err((rel, reason)));
+        return Err((rel, reason));
     }
-    Some(Ok(WalkedFile {
+    Ok(WalkedFile {
         path: rel,
         size: bytes.len() as u64,
         mtime_ns: mtime_ns(&meta),
-    }))
+    })
 }
 
 /// Walk `root` and select the files to index.
@@ -212,9 +279,9 @@ pub fn walk(root: &Path, cfg: &WalkConfig) -> CoreResult<WalkOutput> {
         let allow = &allow;
         let root = &root;
         Box::new(move |entry| {
-            let decided = match entry {
+            let (decided, state) = match entry {
                 Ok(entry) => visit(root, &entry, cfg, allow),
-                Err(err) => loop_or_unreadable(root, &err),
+                Err(err) => (loop_or_unreadable(root, &err), WalkState::Continue),
             };
             if let Some(decided) = decided {
                 let mut guard = match out.lock() {
@@ -226,7 +293,7 @@ pub fn walk(root: &Path, cfg: &WalkConfig) -> CoreResult<WalkOutput> {
                     Err(skip) => guard.skipped.push(skip),
                 }
             }
-            WalkState::Continue
+            state
         })
     });
     let mut out = out.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -236,10 +303,7 @@ pub fn walk(root: &Path, cfg: &WalkConfig) -> CoreResult<WalkOutput> {
 }
 
 /// A walk error becomes a skipped entry (a loop when links are followed, else unreadable).
-fn loop_or_unreadable(
-    root: &Path,
-    err: &ignore::Error,
-) -> Option<Result<WalkedFile, (String, SkipReason)>> {
+fn loop_or_unreadable(root: &Path, err: &ignore::Error) -> Decided {
     fn find(err: &ignore::Error) -> (Option<PathBuf>, bool) {
         match err {
             ignore::Error::WithPath { path, err } => (Some(path.clone()), find(err).1),

@@ -50,6 +50,7 @@ from maguyva.modalities.protocol import BuildContext
 from maguyva.modalities.registry import BUILD_ORDER, load_modality
 from maguyva.model import Chunk, SourceFile
 from maguyva.repo.changes import RACY_NS, ChangeSet, RepoState, scan
+from maguyva.repo.reader import read_text
 from maguyva.store import generations as _store
 from maguyva.store.chunks import (
     CHUNKS_DIR,
@@ -1155,7 +1156,7 @@ class Indexer:
         except ImportError:
             for source in files:
                 try:
-                    text = (self.root / source.path).read_bytes().decode("utf-8", "replace")
+                    text = read_text(self.root, source.path)
                 except OSError:
                     text = ""
                 put(source.path, None, line_window_chunks(source.path, text) if text else [])

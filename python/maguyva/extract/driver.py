@@ -26,6 +26,7 @@ from maguyva.extract.chunks import line_window_chunks, syntax_chunks
 from maguyva.extract.extractor import BudgetExceeded, clock, extract
 from maguyva.extract.types import Call, Definition, FileExtraction, Import, Reference
 from maguyva.model import Chunk, SourceFile
+from maguyva.repo.reader import read_bytes, read_text
 
 DEFAULT_BUDGET_S = 5.0
 IN_PROCESS_BELOW = 50
@@ -82,7 +83,7 @@ def extract_source(
 
 def _extract_path(root: str, file: SourceFile, budget_s: float) -> FileResult:
     try:
-        data = (Path(root) / file.path).read_bytes()
+        data = read_bytes(root, file.path)
     except OSError as exc:
         return _unreadable(file, exc)
     return extract_source(file.path, file.language, data, budget_s)
@@ -134,7 +135,7 @@ def _extract_row(
     """One file's packed result, and whether it came from `cache`. A fresh result is
     written to the cache at once, so an interrupt loses at most the files in progress."""
     try:
-        data = (Path(root) / file.path).read_bytes()
+        data = read_bytes(root, file.path)
     except OSError as exc:
         return pack(_unreadable(file, exc)), False
     if cache is not None:
@@ -318,7 +319,7 @@ def extract_files(
 def _crashed(root: Path, file: SourceFile) -> FileResult:
     detail = "the parser crashed its worker process"
     try:
-        text = (root / file.path).read_bytes().decode("utf-8", "replace")
+        text = read_text(root, file.path)
     except OSError:
         text = ""
     return FileResult(

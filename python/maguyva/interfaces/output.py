@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from maguyva.model import Response, Result
-from maguyva.repo.paths import confine
+from maguyva.repo.reader import read_bytes
 
 MAX_MATCH_LINES = 5
 """Match lines shown per result by default (the chunk's first line when nothing matched)."""
@@ -111,7 +111,7 @@ class Renderer:
     def _file_lines(self, path: str) -> list[tuple[int, bytes]]:
         """(byte offset, line without newline) for every line of the file; [] if unreadable."""
         try:
-            data = confine(self.root, path).read_bytes()
+            data = read_bytes(self.root, path)
         except (OSError, ValueError):
             return []
         out, offset = [], 0

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from maguyva.model import Chunk, Hit, SourceFile
+from maguyva.repo.reader import read_text
 
 
 @dataclass(slots=True)
@@ -64,7 +65,7 @@ class BuildContext:
 
     def read_text(self, path: str) -> str:
         """Read a file of the repository as text (invalid UTF-8 replaced)."""
-        return (self.root / path).read_bytes().decode("utf-8", errors="replace")
+        return read_text(self.root, path)
 
 
 @runtime_checkable

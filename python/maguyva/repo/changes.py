@@ -22,6 +22,7 @@ check are "racy" (as in git) and re-hashed on the next check even when their sta
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import functools
 import hashlib
@@ -36,8 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from maguyva.errors import PathEscapeError
 from maguyva.model import SourceFile
 from maguyva.repo.languages import EXTENSIONS
+from maguyva.repo.reader import SpecialFileError, read_bytes, read_regular
 from maguyva.repo.walk import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TRIGRAMS, walk_repository
 
 IGNORE_FILES = (".gitignore", ".maguyvaignore")
@@ -302,8 +305,9 @@ class IgnoreRules:
         found = self._files.get(rel)
         if found is None:
             try:
-                text = (path or self.root / rel).read_text("utf-8", errors="replace")
-                found = parse_ignore(text)
+                # the global excludes file is the user's own; the rest are the repository's
+                data = read_regular(path) if path is not None else read_bytes(self.root, rel)
+                found = parse_ignore(data.decode("utf-8", errors="replace"))
             except OSError:
                 found = []
             self._files[rel] = found
@@ -466,8 +470,8 @@ def scan(
             if same:
                 state.skipped[path] = [size, mtime, rest[0]]
                 continue
-            data = _read(root / path, st.st_size, config)
-            reason = classify(path, st.st_size, data, config)
+            data = _read(root, path, st.st_size, config)
+            reason = data if isinstance(data, str) else classify(path, st.st_size, data, config)
             if reason is not None:
                 state.skipped[path] = [st.st_size, st.st_mtime_ns, reason]
             else:
@@ -480,14 +484,20 @@ def scan(
     return state, changes
 
 
-def _read(path: Path, size: int, config: dict[str, Any]) -> bytes | None:
+def _read(root: Path, rel: str, size: int, config: dict[str, Any]) -> bytes | str:
+    """A changed file's content, or the walker's skip reason when it cannot be read (a special
+    file, a link that leaves the root or, unless followed, any link)."""
     max_bytes = config.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
     if size > max_bytes and not config.get("allow_large"):
         return b""
     try:
-        return path.read_bytes()
-    except OSError:
-        return None
+        return read_bytes(root, rel, follow_symlinks=bool(config.get("follow_symlinks")))
+    except SpecialFileError:
+        return "not_regular"
+    except PathEscapeError:
+        return "outside_root"
+    except OSError as exc:
+        return "not_regular" if exc.errno == errno.ELOOP else "unreadable"
 
 
 @dataclass(slots=True)
@@ -551,7 +561,7 @@ def _fill_digests(root: Path, state: RepoState, paths: list[str], changes: Chang
         digest = known.get(path) if known else None
         if digest is None:
             try:
-                digest = blob_digest((root / path).read_bytes())
+                digest = blob_digest(read_bytes(root, path))
             except OSError:
                 digest = "unreadable"
             changes.hashed += 1
@@ -590,6 +600,6 @@ def is_stale(root: Path, path: str, record: list[Any] | None) -> bool:
     if st.st_size != record[0] or len(record) < 3:
         return True
     try:
-        return blob_digest((root / path).read_bytes()) != record[2]
+        return blob_digest(read_bytes(root, path)) != record[2]
     except OSError:
         return True

@@ -45,9 +45,28 @@ def confine(
     if os.path.isabs(text) and not allow_absolute:
         raise escape_error(text)
     candidate = Path(os.path.realpath(os.path.join(real_root, text)))
-    if not candidate.is_relative_to(real_root):
+    if not inside(real_root, candidate):
         raise escape_error(text)
     return candidate
+
+
+def inside(real_root: str | os.PathLike[str], real_path: str | os.PathLike[str]) -> bool:
+    """The one comparison: is the resolved `real_path` the resolved root or below it?
+
+    Both must already be real paths (`resolve_root`, `os.path.realpath`, a descriptor's
+    `/proc/self/fd` link); components are compared, never string prefixes."""
+    return Path(real_path).is_relative_to(Path(real_root))
+
+
+def contained(root: str | os.PathLike[str], rel: str) -> bool:
+    """True when the root-relative `rel` (an indexed path about to be answered with) still
+    resolves inside `root`: every output path is checked with this before it is shown, so a
+    file swapped for a symlink after indexing is not answered from."""
+    try:
+        confine(root, rel)
+    except (PathEscapeError, BadQueryError):
+        return False
+    return True
 
 
 def relative(root: str | os.PathLike[str], path: str | os.PathLike[str], **kw: bool) -> str:

@@ -3,8 +3,9 @@
 Rules, in the order a file meets them: `.gitignore` at every level, `.git/info/exclude`, git's
 global excludes file and `.maguyvaignore` (gitignore syntax) exclude it; hidden files and
 directories are skipped; symlinks are not followed unless `follow_symlinks` (loops are then
-detected and reported); files over `max_file_bytes` are skipped unless an `allow_large` glob
-matches; binary files (a NUL byte) and files with an implausible number of distinct trigrams
+detected and reported; a link whose real path leaves the root is never followed out of it:
+`outside_root`); FIFOs, sockets and devices are never opened (`not_regular`); files over
+`max_file_bytes` are skipped unless an `allow_large` glob matches; binary files (a NUL byte) and files with an implausible number of distinct trigrams
 (minified bundles, encoded blobs) are skipped. Every skipped file is counted by reason.
 """
 
@@ -28,6 +29,7 @@ SKIP_REASONS = (
     "unreadable",
     "not_regular",
     "symlink_loop",
+    "outside_root",
 )
 
 

@@ -34,6 +34,7 @@ from maguyva.errors import MaguyvaError
 from maguyva.extract.driver import DEFAULT_BUDGET_S, FileResult, extract_source, pack, unpack
 from maguyva.extract.types import FileExtraction
 from maguyva.model import Chunk, SourceFile
+from maguyva.repo.reader import read_bytes
 from maguyva.store.segments import Partition, Segment, SegmentCache, default_partitions, partition
 
 SEGMENTS_DIR = "segments"
@@ -77,7 +78,7 @@ def run_partition(job: PartitionJob) -> Segment:
             data = job.payloads[i]
         else:
             try:
-                data = (Path(job.root) / f.path).read_bytes()
+                data = read_bytes(job.root, f.path)
             except OSError as exc:
                 detail = f"{type(exc).__name__}: {exc.strerror or exc}"
                 ex = FileExtraction(f.path, f.language, error=detail)
@@ -327,7 +328,7 @@ class DistributedIndexer(Indexer):
 
 def _read(root: Path, f: SourceFile) -> bytes:
     try:
-        return (root / f.path).read_bytes()
+        return read_bytes(root, f.path)
     except OSError:
         return b""
 

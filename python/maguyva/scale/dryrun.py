@@ -65,6 +65,8 @@ class DryRunReport:
     skipped_examples: dict[str, list[str]]
     embedding: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    not_sent: list[dict[str, str]] = field(default_factory=list)
+    """Every file a remote embedder would never receive (secrets), with the reason."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -210,8 +212,29 @@ def dry_run(
     if semantic and chunks:
         scale = total_chunks / len(chunks)
         report.embedding = _semantic_estimate(root, values, picked, chunks, scale, price_per_mtok)
+    report.not_sent = secret_files(root, files)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
+
+
+def secret_files(root: Path, files: list[SourceFile]) -> list[dict[str, str]]:
+    """The files kept out of remote embedding (every file, not the sample), with why."""
+    from maguyva.modalities.semantic.embed.secrets import file_secret_reason
+    from maguyva.repo.reader import read_text
+
+    out = []
+    for f in files:
+        try:
+            text: str | None = read_text(root, f.path)
+        except OSError:
+            text = None
+        reason = file_secret_reason(f.path, text)
+        if reason:
+            out.append({"path": f.path, "reason": reason})
+    return out
+
+
+NOT_SENT_SHOWN = 20
 
 
 def _size(n: float) -> str:
@@ -246,6 +269,14 @@ def format_report(report: DryRunReport) -> str:
     lines.append("  largest directories:")
     for d in report.largest_dirs:
         lines.append(f"    {d['dir']:<32} {d['files']:>7,} files  {_size(d['bytes']):>10}")
+    if report.not_sent:
+        lines.append(f"  never sent to a remote embedder ({len(report.not_sent):,} files):")
+        for entry in report.not_sent[:NOT_SENT_SHOWN]:
+            lines.append(f"    {entry['path']:<40} {entry['reason']}")
+        if len(report.not_sent) > NOT_SENT_SHOWN:
+            lines.append(
+                f"    ... {len(report.not_sent) - NOT_SENT_SHOWN:,} more (--json lists all)"
+            )
     if report.skipped:
         lines.append("  skipped:")
         for reason, count in report.skipped.items():

@@ -136,7 +136,7 @@ fn prepare(
     scratch: &mut Scratch,
     level: i32,
 ) -> Result<Prepared, SkipReason> {
-    let bytes = std::fs::read(root.join(&input.path)).map_err(|_| SkipReason::Unreadable)?;
+    let bytes = crate::walk::read_regular(&root.join(&input.path), true)?;
     if memchr::memchr(0, &bytes).is_some() {
         return Err(SkipReason::Binary);
     }

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from maguyva.config import TRUST_ENV
 from maguyva.errors import BadQueryError, MaguyvaError
 from maguyva.interfaces.cli.durability import add_subcommands as add_durability_subcommands
 from maguyva.interfaces.cli.durability import commands as durability_commands
@@ -97,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS)
     common.add_argument("--root", type=Path, help="repository root (default: nearest indexed)")
     common.add_argument("--index-dir", type=Path, help="index location (default ROOT/.maguyva)")
+    common.add_argument(
+        "--trust-repo-config", action="store_true", default=argparse.SUPPRESS,
+        help="let the repository's own .maguyva.toml / pyproject.toml set keys that widen what "
+        "is read or where code is sent (follow_symlinks, embedding_provider, allow_large, ...)",
+    )  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     index = sub.add_parser("index", parents=[common], help="index a repository")
@@ -426,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: usage errors are exit 2, --help/--version exit 0
         return int(exc.code or 0)
+    if getattr(args, "trust_repo_config", False):  # every layer below reads it (and children)
+        os.environ[TRUST_ENV] = "1"
     try:
         return COMMANDS[args.command](args)
     except MaguyvaError as exc:

@@ -60,7 +60,7 @@ from maguyva.modalities.semantic.embed import (
     ProviderIdentity,
     binarize,
     content_hash,
-    is_secret_path,
+    file_secret_reason,
     make_provider,
     secret_reason,
 )
@@ -646,6 +646,15 @@ def _text_of(
     return p.head if head else p.text
 
 
+def _file_text(ctx: BuildContext, path: str) -> str | None:
+    """The whole file a chunk came from, for the per-file secret decision (None: unreadable
+    now, so the name and the chunks decide)."""
+    try:
+        return ctx.read_text(path)
+    except (OSError, MaguyvaError):
+        return None
+
+
 class SemanticModality:
     """Build side and loader of the semantic modality."""
 
@@ -671,20 +680,29 @@ class SemanticModality:
         identity = provider.identity
         # in the views' order (one segment of chunks at a time), then sorted by position
         keyed: list[tuple[tuple[str, int, int, str], Planned, _Entry]] = []
-        excluded: dict[str, int] = {}
+        # per file, not per chunk: a file with a secret anywhere sends none of its chunks
+        secret_files: dict[str, str | None] = {}
         for chunk in ctx.chunks if chunks is None else chunks:
             if provider.remote:
-                text = embed_text(chunk, identity)
-                reason = "secret path" if is_secret_path(chunk.path) else secret_reason(text)
-                if reason:
-                    excluded[reason] = excluded.get(reason, 0) + 1
-                    continue
+                if chunk.path not in secret_files:
+                    secret_files[chunk.path] = file_secret_reason(
+                        chunk.path, _file_text(ctx, chunk.path)
+                    )
+                if secret_files[chunk.path] is None and secret_reason(embed_text(chunk, identity)):
+                    secret_files[chunk.path] = "secret in a chunk"
             planned = _planned(chunk, identity)
             keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned,
                           _entry(chunk, planned)))  # fmt: skip
+        excluded: dict[str, int] = {}
+        for (path, *_), _p, _e in keyed:
+            if reason := secret_files.get(path):
+                excluded[reason] = excluded.get(reason, 0) + 1
+        keyed = [k for k in keyed if not secret_files.get(k[0][0])]
         keyed.sort(key=lambda e: e[0])
         eligible = [p for _, p, _ in keyed]
-        return {"eligible": eligible, "entries": [e for _, _, e in keyed], "excluded": excluded}
+        files = {path: reason for path, reason in sorted(secret_files.items()) if reason}
+        return {"eligible": eligible, "entries": [e for _, _, e in keyed], "excluded": excluded,
+                "excluded_files": files}  # fmt: skip
 
     def dry_run(self, ctx: BuildContext) -> dict[str, Any]:
         """What a build would send: chunk and token counts, cache hits, secret exclusions.
@@ -713,6 +731,7 @@ class SemanticModality:
             "heads_to_embed": len(heads) if phases != "full" else 0,
             "tokens_to_send": provider.count_tokens(texts) if texts else 0,
             "excluded": planned["excluded"],
+            "excluded_files": planned["excluded_files"],
         }
 
     @contextlib.contextmanager

@@ -5,7 +5,7 @@
 - `MiniLMProvider` (local): the offline default, no network, no key, no torch.
 - `VoyageProvider` (voyage): `voyage-code-3` `ubinary`, opt-in, needs `VOYAGE_API_KEY`.
 - `EmbeddingCache` (cache): vectors by (model, content hash).
-- `is_secret_path` / `secret_reason` (secrets): what is never sent to a remote provider.
+- `file_secret_reason` (secrets): which files are never sent to a remote provider.
 
 Nothing here imports onnxruntime, tokenizers or voyageai until a model is actually used.
 """
@@ -25,7 +25,11 @@ from maguyva.modalities.semantic.embed.base import (
 )
 from maguyva.modalities.semantic.embed.cache import EmbeddingCache, content_hash
 from maguyva.modalities.semantic.embed.local import BATCH_SIZE, MAX_LENGTH, MiniLMProvider
-from maguyva.modalities.semantic.embed.secrets import is_secret_path, secret_reason
+from maguyva.modalities.semantic.embed.secrets import (
+    file_secret_reason,
+    is_secret_path,
+    secret_reason,
+)
 from maguyva.modalities.semantic.embed.voyage import VoyageProvider
 
 PROVIDERS = ("local", "voyage")
@@ -41,6 +45,7 @@ __all__ = [
     "VoyageProvider",
     "binarize",
     "content_hash",
+    "file_secret_reason",
     "is_secret_path",
     "make_provider",
     "secret_reason",
