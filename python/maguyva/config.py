@@ -245,12 +245,12 @@ def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> Eff
                     f"{path}: {key}: secrets are not read from config files; "
                     "set them in the environment (e.g. VOYAGE_API_KEY)"
                 )
-            if key not in SCHEMA:
-                log.warning("%s: unknown configuration key %r (kept)", path, key)
             value = _coerce(key, value, str(path))
             if label in REPO_LAYERS and not trusted and _untrusted(key, value, values, root, path):
                 _refuse_once(key, path)
                 continue
+            if key not in SCHEMA:
+                log.warning("%s: unknown configuration key %r (kept)", path, key)
             if key == "index_dir" and isinstance(value, str):
                 value = str((path.parent / value).resolve()) if label != "user" else value
             values[key] = value

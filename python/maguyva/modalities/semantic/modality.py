@@ -688,8 +688,8 @@ class SemanticModality:
                     secret_files[chunk.path] = file_secret_reason(
                         chunk.path, _file_text(ctx, chunk.path)
                     )
-                if secret_files[chunk.path] is None and secret_reason(embed_text(chunk, identity)):
-                    secret_files[chunk.path] = "secret in a chunk"
+                if secret_files[chunk.path] is None:  # the file changed since: its chunks too
+                    secret_files[chunk.path] = secret_reason(embed_text(chunk, identity))
             planned = _planned(chunk, identity)
             keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned,
                           _entry(chunk, planned)))  # fmt: skip
