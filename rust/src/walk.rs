@@ -335,6 +335,65 @@ mod tests {
         assert_eq!(classify_content(b"plain text", 10), None);
     }
 
+    fn scratch_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("maguyva-walk-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        dir.canonicalize().expect("canonical")
+    }
+
+    #[test]
+    fn read_regular_refuses_a_fifo_without_blocking() {
+        let dir = scratch_dir("fifo");
+        let fifo = dir.join("pipe.py");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("cstring");
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_regular(&fifo, true), Err(SkipReason::NotRegular));
+        std::fs::write(dir.join("a.py"), b"x = 1\n").expect("write");
+        assert_eq!(
+            read_regular(&dir.join("a.py"), false).as_deref(),
+            Ok(&b"x = 1\n"[..])
+        );
+        std::os::unix::fs::symlink(dir.join("a.py"), dir.join("l.py")).expect("symlink");
+        assert_eq!(
+            read_regular(&dir.join("l.py"), false),
+            Err(SkipReason::NotRegular)
+        );
+        let out = walk(&dir, &WalkConfig::default()).expect("walk");
+        let files: Vec<_> = out.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["a.py"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn followed_links_never_leave_the_root() {
+        let base = scratch_dir("links");
+        let (root, outside) = (base.join("repo"), base.join("outside"));
+        std::fs::create_dir_all(&root).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::write(outside.join("leak.py"), b"LEAK = 1\n").expect("write");
+        std::fs::write(root.join("a.py"), b"a = 1\n").expect("write");
+        std::os::unix::fs::symlink(outside.join("leak.py"), root.join("leak.py")).expect("ln");
+        std::os::unix::fs::symlink(&outside, root.join("outdir")).expect("ln");
+        std::os::unix::fs::symlink("a.py", root.join("alias.py")).expect("ln");
+        let cfg = WalkConfig {
+            follow_symlinks: true,
+            ..WalkConfig::default()
+        };
+        let out = walk(&root, &cfg).expect("walk");
+        let files: Vec<_> = out.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["a.py", "alias.py"]);
+        let outside_root: Vec<_> = out
+            .skipped
+            .iter()
+            .filter(|(_, r)| *r == SkipReason::OutsideRoot)
+            .map(|(p, _)| p.as_str())
+            .collect();
+        assert_eq!(outside_root, ["leak.py", "outdir"]);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
     #[test]
     fn estimate_tracks_exact_count() {
         let mut x: u64 = 0x1234_5678;
