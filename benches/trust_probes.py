@@ -3,6 +3,7 @@ docs/interfaces.md.
 
     python benches/trust_probes.py leaks [--trust-repo-config]   # with the python to measure
     python benches/trust_probes.py secrets [PYTHON]              # PYTHON runs `maguyva index`
+    python benches/trust_probes.py reader                        # the safe reader's cost
 
 `leaks` builds the hostile repository of `tests/test_trust.py` (a `.maguyva.toml` with
 `follow_symlinks = true`, links out of the root) with the maguyva of the running python and
@@ -58,9 +59,34 @@ def secrets(python: str) -> None:
         print(f"{len(hit)} of {len(SHAPES)} shapes sent: {hit}")
 
 
+def reader(runs: int = 5) -> None:
+    """`repo.reader.read_bytes` against `Path.read_bytes` over the standard library's files."""
+    import sysconfig
+    import time
+
+    from maguyva.repo.reader import read_bytes
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    rels = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))
+            if "site-packages" not in p.parts]  # fmt: skip
+    for name, read in (("Path.read_bytes", lambda r: (root / r).read_bytes()),
+                       ("reader.read_bytes", lambda r: read_bytes(root, r))):  # fmt: skip
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            for rel in rels:
+                read(rel)
+            times.append(time.perf_counter() - started)
+        median = sorted(times)[runs // 2]
+        print(f"{name}: {len(rels)} files, median {median * 1e3:.1f} ms "
+              f"({median / len(rels) * 1e6:.1f} us a file)")  # fmt: skip
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["leaks"]:
         leaks(tuple(sys.argv[2:]))
+    elif sys.argv[1:2] == ["reader"]:
+        reader()
     elif sys.argv[1:2] == ["secrets"]:
         secrets(sys.argv[2] if len(sys.argv) > 2 else sys.executable)
     else:

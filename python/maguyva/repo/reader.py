@@ -72,7 +72,8 @@ def read_bytes(
     default); a followed link must still end inside the root. Raises `SpecialFileError`,
     `PathEscapeError` (the same message as `paths.confine`) or `OSError` (missing, denied).
     """
-    real_root = _real_root(os.fspath(root))
+    text = os.fspath(root)
+    real_root = _real_root(text) if os.path.isabs(text) else str(resolve_root(text))
     path = os.path.join(real_root, rel)
     return read_regular(path, follow_symlinks=follow_symlinks, shown=rel if shown is None else shown,
                         root=real_root)  # fmt: skip
