@@ -28,6 +28,7 @@ another process committed a new generation) uses the newest generation.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import threading
@@ -437,6 +438,9 @@ class Index:
             }
             for name, s in manifest.get("modalities", {}).items()
         }
+        for name, reason in self._damage(engine).items():  # fsck's checks, per modality
+            if name in modalities:
+                modalities[name]["damaged"] = reason
         return {
             "root": str(self.root),
             "index_dir": str(self.index_dir),
@@ -452,6 +456,21 @@ class Index:
             "stale_files": len(stale),
             "stale_sample": stale[:20],
         }
+
+    def _damage(self, engine: Any) -> dict[str, str]:
+        """Built modalities that fail their checks (files against CHECKSUMS, the modality's
+        verifier, its loader), each with the reason and the fix."""
+        from maguyva.build.fsck import modality_damage
+        from maguyva.query.engine import FIX
+
+        generation = engine.generation
+        found = {n: f"{r} ({FIX})" for n, r in
+                 modality_damage(generation.path, generation.manifest).items()}  # fmt: skip
+        for name in generation.manifest.get("modalities", {}):
+            if name not in found and name != "semantic":  # semantic's open loads a model
+                with contextlib.suppress(MaguyvaError):
+                    engine.searcher(name)
+        return {**engine.damaged(), **found}
 
 
 def _require_name(value: Any, label: str) -> None:

@@ -126,6 +126,9 @@ class Response:
     rule: str = ""
     generation: int | None = None
     notes: list[str] = field(default_factory=list)
+    damaged: dict[str, str] = field(default_factory=dict)
+    """Modalities this answer needed whose files failed their checks (reason and fix): the
+    answer is degraded; the CLI warns and exits 2, MCP sets `degraded`."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

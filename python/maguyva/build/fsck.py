@@ -69,6 +69,10 @@ def modality_verifier(name: str) -> Any:
     return verify if callable(verify) else None
 
 
+def _unreadable(path: Path, exc: OSError) -> str:
+    return f"{path}: unreadable ({exc.strerror or exc})"
+
+
 def check_generation(
     gen_dir: Path, manifest: dict[str, Any], verified_by: dict[str, str] | None = None
 ) -> tuple[list[str], int]:
@@ -78,7 +82,7 @@ def check_generation(
     try:
         table = sealed.read_sealed_json(gen_dir / "CHECKSUMS", "checksums")
         count = len(table) + 1
-    except MaguyvaError:
+    except (MaguyvaError, OSError):
         count = 0
     for name, kind in OWN_FILES.items():
         path = gen_dir / name
@@ -87,16 +91,22 @@ def check_generation(
                 sealed.read_sealed_json(path, kind)
             except MaguyvaError as exc:
                 problems.append(str(exc))
+            except OSError as exc:
+                problems.append(_unreadable(path, exc))
     for path in sorted((gen_dir / "extract").glob("*.json")):
         try:
             sealed.read_sealed_json(path, "extract")
         except MaguyvaError as exc:
             problems.append(str(exc))
+        except OSError as exc:
+            problems.append(_unreadable(path, exc))
     if (gen_dir / "chunks.jsonl").exists() or (gen_dir / "chunks").is_dir():
         try:
             ChunkStore.open(gen_dir)
         except MaguyvaError as exc:
             problems.append(str(exc))
+        except OSError as exc:
+            problems.append(_unreadable(Path(exc.filename or gen_dir / "chunks"), exc))
     for name, status in sorted(manifest.get("modalities", {}).items()):
         if not status.get("built"):
             continue
@@ -110,9 +120,34 @@ def check_generation(
             problems.extend(f"{name}: {p}" for p in verify(directory))
         except MaguyvaError as exc:
             problems.append(f"{name}: {exc}")
+        except OSError as exc:
+            problems.append(f"{name}: {_unreadable(Path(exc.filename or directory), exc)}")
         except Exception as exc:  # a verifier's bug is a finding too, not a crash of fsck
             problems.append(f"{name}: verify failed: {type(exc).__name__}: {exc}")
     return sorted(set(problems)), count
+
+
+def modality_damage(gen_dir: Path, manifest: dict[str, Any]) -> dict[str, str]:
+    """Built modalities whose files fail fsck's checks (CRC-32 against CHECKSUMS, then the
+    modality's own verifier): name -> the first problem (+ how many more). What `maguyva
+    status` shows; the same checks as `fsck`, per modality."""
+    damaged: dict[str, str] = {}
+    for name, status in sorted(manifest.get("modalities", {}).items()):
+        if not status.get("built"):
+            continue
+        problems = verify_generation(gen_dir, deep=True, prefix=f"{name}/")
+        verify = modality_verifier(name) if not problems else None
+        if verify is not None:
+            try:
+                problems = list(verify(gen_dir / name))
+            except MaguyvaError as exc:
+                problems = [str(exc)]
+            except Exception as exc:  # a verifier's bug is a finding too, not a crash
+                problems = [f"verify failed: {type(exc).__name__}: {exc}"]
+        if problems:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            damaged[name] = f"{problems[0]}{more}"
+    return damaged
 
 
 def fsck(index_path: Path) -> FsckReport:
@@ -131,6 +166,9 @@ def fsck(index_path: Path) -> FsckReport:
     except MaguyvaError as exc:
         report.errors.append(str(exc))
         manifest = None
+    except OSError as exc:
+        report.errors.append(_unreadable(index.path / MANIFEST, exc))
+        manifest = None
     current = None
     if manifest is not None:
         current = int(manifest["generation"])
@@ -148,7 +186,7 @@ def fsck(index_path: Path) -> FsckReport:
         gen_dir = index.path / f"gen-{number:06d}"
         try:
             meta = sealed.read_sealed_json(gen_dir / "meta.json", "meta")
-        except MaguyvaError:
+        except (MaguyvaError, OSError):
             meta = {}
         problems, count = check_generation(gen_dir, meta)
         report.checked_files += count
@@ -164,7 +202,7 @@ def newest_sound_generation(index: IndexDir, below: int | None) -> tuple[int, di
         gen_dir = index.path / f"gen-{number:06d}"
         try:
             meta = sealed.read_sealed_json(gen_dir / "meta.json", "meta")
-        except MaguyvaError:
+        except (MaguyvaError, OSError):
             continue
         if not check_generation(gen_dir, meta)[0]:
             return number, meta

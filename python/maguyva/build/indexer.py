@@ -887,9 +887,11 @@ class Indexer:
         redo = [f for f in files if old.get(f.path) != digests[f.path]]
         views: list[Any] = []
 
+        serving = ("the previous generation still serves" if current is not None
+                   else "no index was written (there was none before)")  # fmt: skip
+
         def failed(step: str, why: str) -> str:
-            return (f"could not {step} the new index generation ({why}); "
-                    "the previous generation still serves")  # fmt: skip
+            return f"could not {step} the new index generation ({why}); {serving}"
 
         with self._new_generation(views, failed) as (number, tmp):
             started = time.perf_counter()

@@ -168,10 +168,36 @@ def _run_batch(
     return [_extract_row(root, f, budget_s, cache) for f in batch]
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them (a worker that caught it would
-    report it as its task's failure and go on with the next task)."""
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the process that forked it dies (`prctl`
+    PR_SET_PDEATHSIG). Without it a `kill -9` of the indexer left workers deadlocked on each
+    other's pipes (issue 20, C1). Elsewhere (no prctl) the parent-liveness check of
+    `_init_worker` and the pool's own broken-pipe handling are what remain."""
+    with contextlib.suppress(Exception):
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _init_worker(indexer_pid: int | None = None) -> None:
+    """Set up an extraction worker: it dies with its parent, and it leaves Ctrl-C to the
+    parent, which stops it (a worker that caught it would report it as its task's failure and
+    go on with the next task). `indexer_pid` closes the race of a parent killed before the
+    death signal was armed: a worker that finds it gone exits at once."""
+    _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if indexer_pid is not None:
+        try:
+            os.kill(indexer_pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except OSError:
+            pass
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
@@ -283,7 +309,10 @@ def extract_files(
         if not pending_batches:
             break
         pool = ProcessPoolExecutor(
-            max_workers=jobs, mp_context=_context(), initializer=_ignore_sigint
+            max_workers=jobs,
+            mp_context=_context(),
+            initializer=_init_worker,
+            initargs=(os.getpid(),),
         )
         try:
             futures: dict[Future[list[tuple[Packed, bool]]], list[SourceFile]] = {

@@ -39,9 +39,9 @@ import anyio.to_thread
 import pydantic_core
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from maguyva.api import Index
 from maguyva.errors import BadQueryError, IndexNotFoundError, MaguyvaError
@@ -113,6 +113,11 @@ class SearchOutput(BaseModel):
     results: list[SearchHit]
     truncated: bool = Field(description="results or bodies were cut to fit the budget")
     next_cursor: str | None = Field(description="pass as `cursor` to get the next results")
+    degraded: dict[str, str] = Field(
+        default_factory=dict,
+        description="retrievers this answer needed whose index files are damaged (reason and "
+        "fix): the results are incomplete or missing; tell the user to run the fix",
+    )
 
 
 class SymbolHit(BaseModel):
@@ -158,6 +163,7 @@ class ModalityStatus(BaseModel):
     behind: dict[str, Any] | None = Field(
         None, description="graph only: the earlier generation it reflects, paths changed since"
     )
+    damaged: str | None = Field(None, description="its files failed their checks, and the fix")
 
 
 class StatusOutput(BaseModel):
@@ -286,13 +292,33 @@ def fit_search(output: SearchOutput, bodies: list[str], budget: int) -> SearchOu
 # -- the server ----------------------------------------------------------------------------------
 
 
+class _Server(MCPServer):
+    """The SDK's server, with argument errors in one plain sentence: pydantic's own text
+    spans lines and ends in a link to its documentation, which a model does not need."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                    for e in cause.errors(include_url=False)
+                )
+                raise ToolError(
+                    f"Error executing tool {name}: invalid arguments: {problems}"
+                ) from cause
+            raise
+
+
 def create_server(
     root: Path | str, index_dir: Path | str | None = None, index: Index | None = None
 ) -> MCPServer:
     """An MCP server answering for the repository at `root` (its index need not exist yet),
     through `index` when given (`serve` shares it with the warming thread)."""
     index = index or Index.open(root, index_dir=index_dir)
-    server = MCPServer(
+    server = _Server(
         name="maguyva",
         title="Maguyva code search",
         instructions=(
@@ -520,7 +546,7 @@ def _search_output(index: Index, response: Response, page: list[Result]) -> Sear
         preset=response.preset, modalities=response.modalities, weights=response.weights,
         k=response.k, generation=response.generation, timings_ms=response.timings_ms,
         total_ms=response.total_ms, unavailable=response.unavailable, notes=response.notes,
-        results=hits, truncated=False, next_cursor=None,
+        results=hits, truncated=False, next_cursor=None, degraded=response.damaged,
     )  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import re
 import sys
@@ -199,7 +200,7 @@ class Renderer:
             label = f" {result.symbol}" if result.symbol else ""
             flags = (" [stale]" if result.stale else "") + (" [demoted]" if result.demoted else "")
             span = f":{result.start_line}-{result.end_line}"
-            yield f"{self._paint(result.path, _PATH)}{span}{label}{flags}"
+            yield f"{self._paint(shown_name(result.path), _PATH)}{span}{label}{flags}"
             if self.explain:
                 yield "   " + self._paint(provenance_line(result), _DIM)
             previous = None
@@ -216,7 +217,7 @@ class Renderer:
         for result in response.results:
             if result.path not in seen:
                 seen.add(result.path)
-                yield self._paint(result.path, _PATH)
+                yield self._paint(shown_name(result.path), _PATH)
 
     def _paint(self, text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if self.color else text
@@ -240,7 +241,49 @@ def _decode(raw: bytes) -> str:
 
 
 def _dump(message: dict[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return dumps_json(message, ensure_ascii=False, separators=(",", ":"))
+
+
+def dumps_json(value: Any, **options: Any) -> str:
+    """`json.dumps` that never writes `Infinity` or `NaN` (not JSON: strict parsers refuse
+    them): a non-finite number is written as null."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:
+        return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+_UNSAFE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff\\]"
+)
+
+
+def shown_name(name: str) -> str:
+    """A file name as human output prints it: control characters (a newline would forge a
+    result line) and bidirectional overrides (U+202E reorders what a terminal shows) are
+    escaped, as `\\n`, `\\u202e`; a backslash is doubled so the escape is unambiguous.
+    JSON output carries the name as it is."""
+    if not _UNSAFE.search(name):
+        return name
+    return _UNSAFE.sub(_escape_char, name)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
+    if char in named:
+        return named[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
 def _stats(elapsed: float, searches: int, with_match: int, searched: int, lines: int,
@@ -287,7 +330,10 @@ def format_response(response: Response, explain: bool) -> str:
         label = f" {result.symbol}" if result.symbol else ""
         flags = " [stale]" if result.stale else ""
         flags += " [demoted]" if result.demoted else ""
-        out.append(f"{number}. {result.path}:{result.start_line}-{result.end_line}{label}{flags}")
+        out.append(
+            f"{number}. {shown_name(result.path)}:{result.start_line}-{result.end_line}"
+            f"{label}{flags}"
+        )
         if result.lines:
             shown = ", ".join(str(n) for n in result.lines[:20])
             more = f" (+{len(result.lines) - 20})" if len(result.lines) > 20 else ""

@@ -40,6 +40,15 @@ SNIPPET_LINES = 12
 _QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {"text", "intent", "target", "terms"}
 
 
+FIX = "run `maguyva index --rebuild` or `maguyva fsck --repair`"
+
+
+def damage_reason(exc: Exception) -> str:
+    """A damaged (or outdated) modality's reason with the fix, as every answer shows it."""
+    head = "damaged: " if isinstance(exc, CorruptIndexError) else ""
+    return f"{head}{exc} ({FIX})"
+
+
 class Engine:
     """Answers queries against one generation of one repository's index."""
 
@@ -49,6 +58,7 @@ class Engine:
         self.chunks = ChunkStore.lazy(generation.path)
         self._searchers: dict[str, Any] = {}
         self._unavailable: dict[str, str] = {}
+        self._damaged: dict[str, str] = {}  # modality -> why its files failed their checks
         self._lock = threading.Lock()
         self._files_meta: dict[str, list[int]] | None = None
 
@@ -81,8 +91,9 @@ class Engine:
             except (CorruptIndexError, IndexVersionError, ModelMismatchError) as exc:
                 # One damaged or outdated part must not take the other modalities down: it is
                 # reported as unavailable, with the fix, on every answer until it is rebuilt.
-                reason = f"{exc} (run `maguyva index --repair` or `--rebuild`)"
+                reason = damage_reason(exc)
                 self._unavailable[modality] = reason
+                self._damaged[modality] = reason
                 raise ModalityUnavailable(reason) from exc
             self._searchers[modality] = searcher
             return searcher
@@ -174,6 +185,10 @@ class Engine:
         )
         if literal_absent and direct_empty:
             notes.append("the literal occurs in no indexed file")
+        elif direct_empty and plan.direct in self._damaged and verdict.intent == "exact_match":
+            # A damaged text index cannot say where the literal is; other modalities' hits
+            # would not contain it. The answer is empty and says why (`damaged`).
+            notes.append(f"{plan.direct} is damaged; no fallback for an exact match")
         elif direct_empty and plan.fallback is not None:
             why = "unavailable" if plan.direct in unavailable else "returned nothing"
             notes.append(f"{plan.direct} {why}; fell back to fusion")
@@ -187,6 +202,12 @@ class Engine:
         fuse_started = time.perf_counter()
         results = self._fuse(used, lists, limit)
         timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)
+        # Every modality this answer consulted (the plan, its fallback, the graph for the
+        # centrality boost of a fused answer) whose files failed their checks.
+        consulted = {*plan.modalities, *used.modalities, *unavailable}
+        if used.strategy == "rrf":
+            consulted.add("graph")
+        damaged = {m: self._damaged[m] for m in sorted(consulted) if m in self._damaged}
         return Response(
             query=query, intent=verdict.intent, confidence=verdict.confidence,
             target=verdict.target, fusion_strategy="rrf" if used.strategy == "rrf" else "direct",
@@ -194,7 +215,13 @@ class Engine:
             weights=dict(used.weights), k=used.k, results=results, timings_ms=timings,
             total_ms=round((time.perf_counter() - started) * 1000, 4), unavailable=unavailable,
             rule=verdict.rule, generation=self.generation.number, notes=notes,
+            damaged=damaged,
         )  # fmt: skip
+
+    def damaged(self) -> dict[str, str]:
+        """Modalities found damaged so far (on open or mid-search), with the reason and fix."""
+        with self._lock:
+            return dict(self._damaged)
 
     def _run(
         self,
@@ -219,7 +246,9 @@ class Engine:
             except (CorruptIndexError, IndexVersionError) as exc:
                 # Damage found mid-search (a checksum on decompression): drop this modality
                 # for the query and say so; a bad query (BadQueryError) still propagates.
-                unavailable[name] = f"{exc} (run `maguyva index --repair` or `--rebuild`)"
+                unavailable[name] = damage_reason(exc)
+                with self._lock:
+                    self._damaged[name] = unavailable[name]
                 hits = None
             return name, hits, (time.perf_counter() - begun) * 1000
 
@@ -289,7 +318,12 @@ class Engine:
             return {}
         keys = sorted({h.key for hits in lists.values() for h in hits if h.key})
         paths = sorted({h.path for hits in lists.values() for h in hits})
-        return dict(graph.centrality(keys, paths))
+        try:
+            return dict(graph.centrality(keys, paths))
+        except (CorruptIndexError, IndexVersionError) as exc:  # the answer says so (`damaged`)
+            with self._lock:
+                self._damaged["graph"] = damage_reason(exc)
+            return {}
 
     def _result(
         self,

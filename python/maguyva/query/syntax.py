@@ -132,6 +132,8 @@ def _unquote(value: str) -> str:
 
 def parse(query: str) -> ParsedQuery:
     """Split `query` into plain words and filters. Raises BadQueryError on a bad field value."""
+    if not query.strip():
+        raise BadQueryError('empty query: give words, a "phrase", /regex/ or sym:NAME')
     if is_snippet(query):
         return ParsedQuery(text=query)
     parsed = ParsedQuery(text="")
@@ -192,5 +194,46 @@ def _set_regex(parsed: ParsedQuery, pattern: str) -> None:
     try:
         re.compile(pattern)
     except re.error as exc:
-        raise BadQueryError(f"invalid regular expression /{pattern}/: {exc}") from None
+        raise BadQueryError(f"invalid regular expression /{_short(pattern)}/: {exc}") from None
+    except (RecursionError, OverflowError):  # Python's parser recurses once per group
+        raise BadQueryError(
+            f"invalid regular expression /{_short(pattern)}/: nested too deeply"
+        ) from None
     parsed.regex = pattern
+
+
+MAX_LITERAL_BYTES = 16 << 10
+"""The longest literal searched: the text index compiles it to an automaton with a 4 MiB cap,
+which a literal of about 30 KB already exceeds (measured; case-insensitive ones earlier)."""
+
+
+def check_literal(literal: str, flag: str = "-F") -> None:
+    """Refuse a literal too long to search, in those words (not as a regex error)."""
+    size = len(literal.encode("utf-8", "surrogatepass"))
+    if size > MAX_LITERAL_BYTES:
+        raise BadQueryError(f"{flag}: the literal is {size:,} bytes; the longest searched is "
+                            f"{MAX_LITERAL_BYTES:,} bytes")  # fmt: skip
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """A pattern as an error message quotes it: long ones cut in the middle."""
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-limit // 2 :]}"
+
+
+def check_glob(glob: str) -> None:
+    """Refuse a glob whose character class is never closed (`[[[`), as ripgrep does;
+    fnmatch would take it literally and match nothing, silently."""
+    i, n = 0, len(glob)
+    while i < n:
+        if glob[i] == "[":
+            j = i + 1
+            if j < n and glob[j] in "!^":
+                j += 1
+            if j < n and glob[j] == "]":
+                j += 1
+            while j < n and glob[j] != "]":
+                j += 1
+            if j >= n:
+                raise BadQueryError(f"invalid glob {glob!r}: unclosed character class")
+            i = j
+        i += 1

@@ -239,15 +239,20 @@ def checksum_table(
     return table
 
 
-def verify_generation(gen_dir: Path, deep: bool = True) -> list[str]:
+def verify_generation(gen_dir: Path, deep: bool = True, prefix: str = "") -> list[str]:
     """Problems of one generation: missing, resized or (deep) damaged files, extra files.
-    The shallow check only stats files (cheap enough for every reader open)."""
+    The shallow check only stats files (cheap enough for every reader open). `prefix`
+    (e.g. `"text/"`) limits the check to the files under one directory."""
     try:
         table = sealed.read_sealed_json(gen_dir / CHECKSUMS, "checksums")
     except MaguyvaError as exc:
         return [str(exc)]
+    except OSError as exc:
+        return [f"{gen_dir / CHECKSUMS}: unreadable ({exc.strerror or exc})"]
     problems = []
     top = str(gen_dir)
+    if prefix:
+        table = {rel: entry for rel, entry in table.items() if rel.startswith(prefix)}
     for rel, (size, crc) in sorted(table.items()):
         try:
             actual = os.stat(os.path.join(top, rel)).st_size
@@ -257,10 +262,16 @@ def verify_generation(gen_dir: Path, deep: bool = True) -> list[str]:
         if actual != size:
             problems.append(f"{gen_dir / rel}: size {actual}, expected {size} (truncated or "
                             "extended)")  # fmt: skip
-        elif deep and checksum_table_one(gen_dir / rel) != crc:
-            problems.append(f"{gen_dir / rel}: checksum mismatch (the file is damaged)")
+        elif deep:
+            try:
+                actual_crc = checksum_table_one(gen_dir / rel)
+            except OSError as exc:  # unreadable: a finding, not a crash of fsck
+                problems.append(f"{gen_dir / rel}: unreadable ({exc.strerror or exc})")
+                continue
+            if actual_crc != crc:
+                problems.append(f"{gen_dir / rel}: checksum mismatch (the file is damaged)")
     if deep:
-        for dirpath, _dirnames, filenames in os.walk(gen_dir):
+        for dirpath, _dirnames, filenames in os.walk(gen_dir / prefix if prefix else gen_dir):
             for name in filenames:
                 rel = Path(dirpath, name).relative_to(gen_dir).as_posix()
                 if rel != CHECKSUMS and rel not in table:
@@ -292,15 +303,45 @@ except ImportError:  # a native module built before it (the zlib fallback gives 
     _crc32_file = None
 
 
+_HELD_LOCKS: set[int] = set()
+"""File descriptors of the flocks this process holds (the writer lock, leases)."""
+
+
+def _drop_held_locks_in_child() -> None:
+    """After `fork`, point every held lock's descriptor at /dev/null in the child. A flock
+    belongs to the open file description, which a forked child shares: an extraction worker
+    that outlived a killed writer would otherwise hold the index lock forever (issue 20, C1).
+    The descriptor numbers stay valid (the parent's code that closes them later still works)
+    but no longer refer to the lock file. `exec` needs nothing: Python opens them CLOEXEC."""
+    if not _HELD_LOCKS:
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        return
+    for fd in list(_HELD_LOCKS):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd, inheritable=False)
+    os.close(null)
+    _HELD_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_held_locks_in_child)
+
+
 class Lease:
     """A shared lock on `leases/<generation>`: while held, no writer deletes the generation.
     Released when closed, garbage-collected, or when the process dies."""
 
     def __init__(self, fd: int | None) -> None:
         self.fd = fd
+        if fd is not None:
+            _HELD_LOCKS.add(fd)
 
     def close(self) -> None:
         if self.fd is not None:
+            _HELD_LOCKS.discard(self.fd)
             os.close(self.fd)
             self.fd = None
 
@@ -429,7 +470,8 @@ class IndexDir:
         """Hold the one-writer lock (flock: it dies with its process, so a killed writer never
         leaves a stale lock). Raises IndexBusyError, naming the holder, when it is taken."""
         self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        _HELD_LOCKS.add(fd)
         try:
             deadline = time.monotonic() + (timeout if wait else 0.0)
             while True:
@@ -440,6 +482,9 @@ class IndexDir:
                     if time.monotonic() >= deadline:
                         holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
                         who = f" (pid {holder})" if holder.isdigit() else ""
+                        if holder.isdigit() and not _pid_alive(int(holder)):
+                            who = (f" (pid {holder}, no longer running: a process it started "
+                                   "still holds the lock)")  # fmt: skip
                         raise IndexBusyError(
                             f"{self.path} is being written by another process{who}; "
                             "try again later or pass --wait"
@@ -449,6 +494,7 @@ class IndexDir:
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             yield
         finally:
+            _HELD_LOCKS.discard(fd)
             os.close(fd)
 
     def next_generation_number(self) -> int:
@@ -504,9 +550,11 @@ class IndexDir:
             FILES.fsync_file(tmp_manifest)
             FILES.replace(tmp_manifest, manifest_path)  # the commit point
         except OSError as exc:
+            serving = ("the previous generation still serves" if self.exists()
+                       else "no index was written (there was none before)")  # fmt: skip
             raise IndexWriteError(
                 f"could not write the new index generation ({exc.strerror or exc}: "
-                f"{exc.filename or self.path}); the previous generation still serves"
+                f"{exc.filename or self.path}); {serving}"
             ) from exc
         try:
             FILES.fsync_dir(self.path)
@@ -590,6 +638,16 @@ class IndexDir:
             return True
         finally:
             os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def _trash_pid(name: str) -> int | None:

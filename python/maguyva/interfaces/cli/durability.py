@@ -38,6 +38,8 @@ def add_subcommands(
     fsck = sub.add_parser("fsck", parents=[common], help="verify every file of the index")
     fsck.add_argument("path", nargs="?", type=Path, help="repository (default: --root or .)")
     fsck.add_argument("--json", action="store_true", help="machine-readable report")
+    fsck.add_argument("--repair", action="store_true", help="then fix it (as `index --repair`)")
+    fsck.add_argument("--wait", action="store_true", help="with --repair: wait for a writer")
 
 
 def _root(args: argparse.Namespace, fallback: Callable[[argparse.Namespace], Path]) -> Path:
@@ -138,5 +140,7 @@ def commands(
     return {
         "index": index,
         "watch": lambda args: cmd_watch(args, root_of),
-        "fsck": lambda args: cmd_fsck(args, root_of),
+        "fsck": lambda args: (
+            cmd_repair(args, _root(args, root_of)) if args.repair else cmd_fsck(args, root_of)
+        ),
     }

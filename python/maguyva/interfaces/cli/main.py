@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -34,7 +35,13 @@ from maguyva.config import TRUST_ENV
 from maguyva.errors import BadQueryError, MaguyvaError
 from maguyva.interfaces.cli.durability import add_subcommands as add_durability_subcommands
 from maguyva.interfaces.cli.durability import commands as durability_commands
-from maguyva.interfaces.output import Renderer, format_response, use_color, write_lines
+from maguyva.interfaces.output import (
+    Renderer,
+    dumps_json,
+    format_response,
+    use_color,
+    write_lines,
+)
 from maguyva.model import MODALITIES
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR = 0, 1, 2
@@ -51,10 +58,39 @@ def _parse_weights(text: str | None) -> dict[str, float] | None:
         if not sep:
             raise BadQueryError(f"--weights expects name=number pairs, got {part!r}")
         try:
-            weights[name.strip()] = float(value)
+            weight = float(value)
         except ValueError:
             raise BadQueryError(f"--weights expects name=number pairs, got {part!r}") from None
+        if not math.isfinite(weight) or weight < 0:
+            raise BadQueryError(f"--weights: {part!r} is not a finite number >= 0")
+        weights[name.strip()] = weight
     return weights
+
+
+def _check_search_args(args: argparse.Namespace) -> None:
+    """Refuse flag values that would otherwise match nothing, silently (ripgrep refuses an
+    unknown type and a bad glob the same way)."""
+    from maguyva.api import normalize_language
+    from maguyva.modalities.structural.symbols import KIND_ALIASES, KIND_FAMILIES
+    from maguyva.query.syntax import check_glob, check_literal
+    from maguyva.repo.languages import EXTENSIONS
+
+    if args.fixed_strings:
+        check_literal(args.query)
+
+    for glob in args.glob:
+        check_glob(glob.removeprefix("!"))
+    known = set(EXTENSIONS.values())
+    for flag, names in (("-t", args.type), ("-T", args.type_not)):
+        for name in names:
+            if normalize_language(name) not in known:
+                raise BadQueryError(f"{flag} {name!r}: unknown type (known: "
+                                    f"{', '.join(sorted(known))})")  # fmt: skip
+    if args.kind is not None:
+        kinds = {*KIND_FAMILIES, *KIND_ALIASES, *(k for f in KIND_FAMILIES.values() for k in f)}
+        if args.kind.strip().lower() not in kinds:
+            raise BadQueryError(f"--kind {args.kind!r}: unknown kind (known: "
+                                f"{', '.join(sorted(KIND_FAMILIES))})")  # fmt: skip
 
 
 def _parse_modalities(text: str | None) -> list[str] | None:
@@ -198,7 +234,7 @@ def _dry_run(root: Path, args: argparse.Namespace) -> int:
     if args.modalities:
         config["modalities"] = _parse_modalities(args.modalities)
     report = dry_run(root, config)
-    print(json.dumps(report.to_dict()) if args.json else format_report(report))
+    print(dumps_json(report.to_dict()) if args.json else format_report(report))
     return EXIT_FOUND
 
 
@@ -267,7 +303,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.json:
         from dataclasses import asdict
 
-        print(json.dumps(asdict(summary)))
+        print(dumps_json(asdict(summary)))
         return EXIT_FOUND
     if args.quiet:
         return EXIT_FOUND
@@ -294,6 +330,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     paths = [_cli_path(index.root, p) for p in args.paths]
     if args.context < 0:
         raise BadQueryError("--context must be >= 0")
+    _check_search_args(args)
     response = index.search(
         args.query,
         preset=args.preset,
@@ -327,6 +364,16 @@ def cmd_search(args: argparse.Namespace) -> int:
         banned = {normalize_language(t) for t in args.type_not}
         response.results = [r for r in response.results if detect_language(r.path) not in banned]
     code = EXIT_FOUND if response.results else EXIT_NONE
+    nothing_ran = not response.results and not response.modalities and response.unavailable
+    if nothing_ran and not response.damaged:  # nothing could answer: an error, not "no match"
+        reasons = "; ".join(f"{m}: {r}" for m, r in response.unavailable.items())
+        raise MaguyvaError(f"no retriever could answer ({reasons}); build it with "
+                           "`maguyva index --modalities ...`")  # fmt: skip
+    if response.damaged:  # never silently wrong: say which part failed and how to fix it
+        for name, reason in response.damaged.items():
+            print(f"maguyva: warning: {name} index unusable, this answer is incomplete: "
+                  f"{reason}", file=sys.stderr)  # fmt: skip
+        code = EXIT_ERROR
     if args.quiet:
         return code
     color = use_color(args.color or index.config.get("color", "auto"), sys.stdout)
@@ -360,7 +407,7 @@ def response_case(args: argparse.Namespace) -> str | None:
 def cmd_status(args: argparse.Namespace) -> int:
     status = _open_index(args).status()
     if args.json:
-        print(json.dumps(status))
+        print(dumps_json(status))
         return EXIT_FOUND
     print(f"index: {status['index_dir']} (generation {status['generation']}, "
           f"built {status['age_s']:.0f}s ago)")  # fmt: skip
@@ -369,6 +416,8 @@ def cmd_status(args: argparse.Namespace) -> int:
           f"stale: {status['stale_files']}")  # fmt: skip
     for name, state in status["modalities"].items():
         shown = "built" if state["built"] else f"unavailable: {state['reason']}"
+        if state.get("damaged"):
+            shown = f"DAMAGED: {state['damaged']}"
         if state.get("behind"):  # maguyva.build.follow: the next generation brings it up to date
             behind = state["behind"]
             shown += (f", behind: reflects generation {behind.get('generation')}, "
@@ -385,7 +434,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     config = effective_config(_root(args), {"index_dir": args.index_dir})
     rows = show(config)
     if args.json:
-        print(json.dumps({"files": config.files, "settings": rows}))
+        print(dumps_json({"files": config.files, "settings": rows}))
         return EXIT_FOUND
     width = max(len(r["key"]) for r in rows)
     for row in rows:
@@ -423,6 +472,13 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.WARNING, format="maguyva: %(levelname)s: %(message)s", stream=sys.stderr
     )
     parser = build_parser()
+    for arg in sys.argv[1:] if argv is None else argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes arrive as lone surrogates
+            shown = os.fsencode(arg).decode("ascii", "backslashreplace")
+            print(f"maguyva: error: argument {shown!r} is not valid UTF-8", file=sys.stderr)
+            return EXIT_ERROR
     try:
         args, extra = parser.parse_known_args(argv)
         # ripgrep takes PATHs after flags (`search foo -l src`): argparse leaves them over
