@@ -247,10 +247,8 @@ class Index:
         parsed = ParsedQuery(text=query)
         if syntax and not fixed_strings and not regex and snippet is None:
             parsed = parse(query)
-        if fixed_strings:
+        if fixed_strings:  # searched as typed (the engine does not classify it)
             intent = intent or "exact_match"
-            if '"' not in query:
-                parsed.text = f'"{query}"'
         filters = self._filters(parsed, globs, path_glob, language, languages, paths, case)
         options: dict[str, Any] = {
             "case": parsed.case or case,
@@ -271,6 +269,7 @@ class Index:
             response = engine.search(
                 parsed.text, preset=preset, modalities=parsed.modalities or modalities,
                 weights=weights, k=k, limit=fetch, snippet=snippet, intent=intent,
+                fixed_strings=fixed_strings,
                 **{key: value for key, value in options.items() if value is not None},
             )  # fmt: skip
             if not filters.active():
