@@ -135,11 +135,20 @@ def test_an_explicit_regex_is_searched_as_typed(psutil, args: list[str], pattern
     assert f"target: {pattern!r}" in text
 
 
-def test_a_fixed_string_is_searched_as_typed(psutil):
-    code, out, _ = search(psutil, "-F", "def cpu_percent(", "--json")
+@pytest.mark.parametrize("literal", ["def cpu_percent(", 'f"interval is not positive (got {'])
+def test_a_fixed_string_is_searched_as_typed(psutil, literal: str):
+    code, out, _ = search(psutil, "-F", literal, "--json")
     assert code == 0
     found = messages(out, "match")
-    assert found and all("def cpu_percent(" in m["lines"]["text"] for m in found)
+    assert found and all(literal in m["lines"]["text"] for m in found)
+    assert messages(out, "summary")[0]["maguyva"]["target"] == literal
+
+
+def test_a_pasted_line_is_not_query_syntax(psutil):
+    code, out, _ = search(psutil, "ValueError: interval is not positive (got -1)", "--json")
+    assert code == 0
+    lines = [m["lines"]["text"] for m in messages(out, "match")]
+    assert len(lines) == 3 and all("interval is not positive (got {" in ln for ln in lines)
 
 
 # -- 2: every match ---------------------------------------------------------------------------

@@ -32,6 +32,8 @@ _VARIABLE = re.compile(
     r"'[^']*'|\"[^\"]*\"|`[^`]*`|<[^>]*>|\b0x[0-9a-fA-F]+\b|\d+(?:\.\d+)?|\S*/\S*"
 )
 MIN_FRAGMENT = 10
+MIN_WORDS = 3
+MAX_CANDIDATES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,4 +87,11 @@ def message_candidates(message: str) -> list[str]:
     for fragment in sorted(fragments, key=len, reverse=True):
         if len(fragment.strip()) >= MIN_FRAGMENT:
             add(fragment)
-    return out
+    # word prefixes, longest first: the constant head of an f-string message
+    # ("interval is not positive (got -1)" -> "interval is not positive")
+    words = message.split()
+    for n in range(len(words) - 1, MIN_WORDS - 1, -1):
+        prefix = " ".join(words[:n])
+        if len(prefix) >= MIN_FRAGMENT:
+            add(prefix)
+    return out[:MAX_CANDIDATES]
