@@ -240,6 +240,17 @@ def test_a_pasted_error_of_a_repository_type_shows_the_raise_site_then_the_type(
     assert any(b["maguyva"]["symbol"] == "InvalidSchema" for b in begins[1:]), begins
 
 
+def test_a_pasted_traceback_frame_finds_its_function_in_its_file(requests):
+    frame = '  File "/usr/lib/python3/site-packages/requests/sessions.py", line 589, in send'
+    code, out, _ = search(requests, frame, "--json")
+    assert code == 0
+    first = messages(out, "begin")[0]
+    assert (first["path"]["text"], first["maguyva"]["symbol"]) == (
+        "src/requests/sessions.py",
+        "Session.send",
+    )
+
+
 def test_a_pasted_log_line_finds_its_message(psutil):
     line = "2025-01-01 10:00:00,001 WARNING psutil: 'sensors_battery' is not supported"
     code, out, _ = search(psutil, line, "--explain")

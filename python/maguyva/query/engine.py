@@ -248,6 +248,9 @@ class Engine:
                 notes.append(note)
         fuse_started = time.perf_counter()
         place = place_of(query) if is_natural(verdict) else None
+        if pasted is not None and pasted.path:  # a traceback frame: its own file first
+            tail = "/".join(pasted.path.replace("\\", "/").lower().split("/")[-2:])
+            place = Place((tail,), (), (pasted.path,))
         demote = verdict.intent == "understand_code" and demotes_tests(query)
         if place is not None or demote:
             # the place a question names first, tests after the implementation; the fused order
