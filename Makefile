@@ -4,22 +4,34 @@ PY := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: help setup build demo test test-rust test-python test-slow lint fmt bench clean
+LOG := $(VENV)/setup.log
+# One progress line per step; the tools' own output goes to $(LOG), printed only on failure.
+QUIET = >>$(LOG) 2>&1 || { tail -n 40 $(LOG); echo "failed; full log: $(LOG)"; exit 1; }
+
+.PHONY: help setup setup-core build demo test test-rust test-python test-slow lint fmt bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
 $(PY):
-	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip 'maturin>=1.7,<2'
+	@echo "[setup] virtual environment in $(VENV)"
+	@python3 -m venv $(VENV)
+	@echo "[setup] pip and maturin"
+	@$(PY) -m pip install -q --upgrade pip 'maturin>=1.7,<2' $(QUIET)
 
-setup: $(PY)  ## virtual environment, dependencies, native module (release build)
-	$(VENV)/bin/maturin develop -q --release --extras dev,scale
+setup: $(PY)  ## virtual environment, every dependency (dev, scale), native module (release)
+	@echo "[setup] native module and dependencies with the dev,scale extras (release build)"
+	@$(VENV)/bin/maturin develop -q --release --extras dev,scale $(QUIET)
+
+setup-core: $(PY)  ## virtual environment, core dependencies only, native module (release)
+	@echo "[setup] native module and core dependencies (release build; a few minutes once)"
+	@$(VENV)/bin/maturin develop -q --release $(QUIET)
 
 build: setup  ## alias of setup
 
-demo: setup  ## index a real repository and answer one query of each intent
-	$(PY) -m maguyva.interfaces.demo
+demo: setup-core  ## index a real repository and answer one query of each intent
+	@echo "[demo] indexing requests 2.32.3 and asking one question of each intent"
+	@$(PY) -m maguyva.interfaces.demo
 
 test-rust:  ## Rust unit tests (the core without Python, then the binding layer's own tests)
 	cargo test -q

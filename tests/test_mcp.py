@@ -349,16 +349,29 @@ def test_watch_option_keeps_the_index_current(tmp_path: Path):
         with (root / "textwrap.py").open("a") as fh:  # an edit of a known file: a hinted check
             fh.write("\n\ndef edited_while_serving():\n    return 1\n")
         edited = await _until(lambda: defined("edited_while_serving"))
+
+        async def settled():
+            # the generation the test means: both files in, nothing stale, and no modality
+            # behind (the graph follows the structural answer one generation later, so a
+            # search right after `edited` may come from the generation before its follow-up)
+            status = (await session.call_tool("index_status", {})).structured_content
+            behind = any(m.get("behind") for m in status["modalities"].values())
+            done = status["files"] == 10 and status["stale_files"] == 0 and not behind
+            return done and status
+
+        settled_status = await _until(settled)
         search = await session.call_tool("search", {"query": "where is edited_while_serving"})
         last = await session.call_tool("index_status", {})
-        return first, added, edited, search.structured_content, last.structured_content
+        return (first, added, edited, search.structured_content, last.structured_content,
+                settled_status)  # fmt: skip
 
-    first, added, edited, search, last = with_session(root, scenario, ("--watch",))
+    first, added, edited, search, last, settled = with_session(root, scenario, ("--watch",))
     assert first["files"] == 9
     assert added[0]["path"] == "pkg/fresh.py"
     assert edited[0]["path"] == "textwrap.py"
     assert search["results"][0]["path"] == "textwrap.py"
-    assert search["generation"] == last["generation"] >= first["generation"] + 2
+    assert search["generation"] == last["generation"] == settled["generation"]
+    assert last["generation"] >= first["generation"] + 2
     assert last["stale_files"] == 0 and last["files"] == 10
 
 

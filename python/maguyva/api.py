@@ -41,6 +41,7 @@ from typing import Any
 from maguyva.config import effective_config, index_dir_for
 from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
 from maguyva.model import Hit, Response, Result
+from maguyva.query.pasted import parse_pasted
 from maguyva.query.syntax import ParsedQuery, parse, path_matches
 from maguyva.repo.languages import detect_language
 from maguyva.repo.paths import confine, contained, relative, resolve_root, under
@@ -247,12 +248,11 @@ class Index:
         if case is not None and case not in CASE_VALUES:
             raise BadQueryError(f"case must be one of {', '.join(CASE_VALUES)}, got {case!r}")
         parsed = ParsedQuery(text=query)
+        # a pasted error or log line is text, not query syntax (`(got -1)` is no `-term`)
         if syntax and not fixed_strings and not regex and snippet is None:
-            parsed = parse(query)
-        if fixed_strings:
+            parsed = parse(query) if parse_pasted(query) is None else parsed
+        if fixed_strings:  # searched as typed (the engine does not classify it)
             intent = intent or "exact_match"
-            if '"' not in query:
-                parsed.text = f'"{query}"'
         filters = self._filters(parsed, globs, path_glob, language, languages, paths, case)
         options: dict[str, Any] = {
             "case": parsed.case or case,
@@ -273,6 +273,7 @@ class Index:
             response = engine.search(
                 parsed.text, preset=preset, modalities=parsed.modalities or modalities,
                 weights=weights, k=k, limit=fetch, snippet=snippet, intent=intent,
+                fixed_strings=fixed_strings,
                 **{key: value for key, value in options.items() if value is not None},
             )  # fmt: skip
             if not filters.active():

@@ -76,7 +76,8 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class ModalityContribution:
-    """How one modality's ranked list placed a result: 0-based rank and RRF contribution."""
+    """How one modality's ranked list placed a result: 1-based rank (as printed by the CLI
+    and sent in JSON and MCP answers) and RRF contribution."""
 
     modality: str
     rank: int

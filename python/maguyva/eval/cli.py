@@ -64,7 +64,8 @@ def _common(parser: argparse.ArgumentParser, split: bool = True) -> None:
     parser.add_argument("--modalities", help="with a fresh index: modalities to build")
     if split:
         parser.add_argument("--split", default="all", choices=[*SPLITS, "all"])
-    parser.add_argument("-n", "--limit", type=int, default=10, help="results per query")
+    parser.add_argument("--max-results", "--limit", dest="limit", type=int, default=10,
+                        help="results per query (as `maguyva search --max-results`)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the JSON report")
     parser.add_argument("--out", type=Path, help="also write the JSON report to this file")
 

@@ -17,6 +17,7 @@ from maguyva.errors import MaguyvaError
 CORPORA: dict[str, str] = {
     "requests-2.32.3": "requests==2.32.3",
     "click-8.1.7": "click==8.1.7",
+    "psutil-7.1.3": "psutil==7.1.3",
 }
 """Corpus name -> pip requirement of its source distribution."""
 

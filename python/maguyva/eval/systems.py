@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from maguyva.errors import MaguyvaError
 from maguyva.eval.metrics import Ranked
 from maguyva.eval.queryset import Query
 from maguyva.model import MODALITIES, Response
@@ -53,12 +54,29 @@ class EngineSystem:
             from maguyva.query.intent import classify
 
             kwargs.update(self.kwargs_for(intent or classify(query.query).intent))
-        self.last = self.engine.search(query.query, limit=limit, intent=intent, **kwargs)
+        text = query.query
+        pattern = _regex_of(text)
+        if pattern is not None:  # `/.../` as the CLI reads it: searched as a regex
+            text, kwargs["regex"] = pattern, True
+        self.last = self.engine.search(text, limit=limit, intent=intent, **kwargs)
         return ranked_from(self.last)
 
     def search(self, query: str, limit: int) -> list[Ranked]:
         self.last = self.engine.search(query, limit=limit, **self.kwargs)
         return ranked_from(self.last)
+
+
+def _regex_of(query: str) -> str | None:
+    """The pattern of a `/regex/` query (as `maguyva search` parses it), else None."""
+    text = query.strip()
+    if len(text) > 2 and text.startswith("/") and text.endswith("/") and "\n" not in text:
+        from maguyva.query.syntax import parse
+
+        try:
+            return parse(text).regex
+        except MaguyvaError:
+            return None
+    return None
 
 
 def engine_systems(

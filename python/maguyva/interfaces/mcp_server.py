@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import sys
 import threading
 import time
@@ -40,11 +41,12 @@ import pydantic_core
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from maguyva.api import Index
 from maguyva.errors import BadQueryError, IndexNotFoundError, MaguyvaError
+from maguyva.interfaces.output import EVERY_MATCH_INTENTS
 from maguyva.model import Hit, Response, Result
 
 log = logging.getLogger("maguyva.mcp")
@@ -53,6 +55,8 @@ CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 4000
 MIN_BUDGET, MAX_BUDGET = 500, 100_000
 MAX_READ_LINES = 2000
+MAX_MATCHES_SHOWN = 50
+MAX_MATCH_CHARS = 300
 
 Modality = Literal["semantic", "text", "structural", "graph"]
 Budget = Annotated[
@@ -67,11 +71,18 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_wor
 
 
 class Contribution(BaseModel):
-    """How one retriever placed a result: 0-based rank and its weighted RRF contribution."""
+    """How one retriever placed a result: 1-based rank and its weighted RRF contribution."""
 
     modality: str
     rank: int
     contribution: float
+
+
+class MatchLine(BaseModel):
+    """One matching line of a file: its 1-based number and its text."""
+
+    line: int
+    text: str
 
 
 class SearchHit(BaseModel):
@@ -86,7 +97,16 @@ class SearchHit(BaseModel):
     signature: str
     body: str | None = None
     body_truncated: bool = False
+    body_lines: list[int] | None = Field(
+        None, description="[first, last] line of the file that `body` holds (where it was cut)"
+    )
     lines: list[int] = Field(default_factory=list, description="matching lines in the span")
+    matches: list[MatchLine] = Field(
+        default_factory=list,
+        description="every matching line of the file, as ripgrep lists them (exact, regex, "
+        "definition and reference questions); fewer when the budget cut them",
+    )
+    match_count: int = Field(0, description="matching lines in the file, before any cut")
     boost: float = 1.0
     demoted: bool = False
     stale: bool = Field(False, description="the file changed since it was indexed")
@@ -213,24 +233,61 @@ def tool_errors(no_index_hint: bool = True) -> Iterator[None]:
         raise ToolError(f"I/O error: {exc.strerror or exc}") from exc
 
 
+def compact(model: BaseModel) -> str:
+    """The JSON text a client receives: compact (`separators=(",", ":")`), so the token budget
+    is spent on content; indented JSON spent 20-42 % of it on whitespace."""
+    return pydantic_core.to_json(model.model_dump(mode="json"), fallback=str).decode()
+
+
 def tokens(model: BaseModel) -> int:
-    """Estimated tokens of the text the client receives (the SDK sends indented JSON)."""
-    text = pydantic_core.to_json(model.model_dump(), fallback=str, indent=2)
-    return math.ceil(len(text.decode()) / CHARS_PER_TOKEN)
+    """Estimated tokens of the text the client receives."""
+    return math.ceil(len(compact(model)) / CHARS_PER_TOKEN)
 
 
-def _signature(index: Index, path: str, start_line: int, fallback: str | None) -> str:
+def reply(model: BaseModel) -> CallToolResult:
+    """A tool result whose text is the compact JSON of `model` (the SDK would indent it) and
+    whose structured content is the same value."""
+    return CallToolResult(content=[TextContent(type="text", text=compact(model))],
+                          structured_content=model.model_dump(mode="json"))  # fmt: skip
+
+
+def _signature(
+    index: Index, path: str, start_line: int, fallback: str | None, lines: list[int] = ()
+) -> str:
     try:
         chunk = index.engine().chunks.enclosing(path, start_line)
     except MaguyvaError:
         chunk = None
     if chunk is not None and chunk.signature:
         return chunk.signature
+    if chunk is not None:  # a module chunk: its first matching line, not its license header
+        first = next((n for n in lines if chunk.start_line <= n <= chunk.end_line), None)
+        if first is not None:
+            line = _chunk_line(chunk, first)
+            if line.strip():
+                return line.strip()
     text = fallback if fallback else (chunk.text if chunk is not None else "")
     for line in text.splitlines():
         if line.strip():
             return line.strip()
     return ""
+
+
+def _chunk_line(chunk: Any, line: int) -> str:
+    rows = chunk.text.split("\n")
+    at = line - chunk.start_line
+    return rows[at] if 0 <= at < len(rows) else ""
+
+
+def _matches(index: Index, path: str, lines: list[int]) -> list[MatchLine]:
+    """The text of each matching line (from the indexed chunks, not the disk)."""
+    out = []
+    chunks = index.engine().chunks
+    for line in lines[:MAX_MATCHES_SHOWN]:
+        chunk = chunks.enclosing(path, line)
+        if chunk is not None:
+            out.append(MatchLine(line=line, text=_chunk_line(chunk, line)[:MAX_MATCH_CHARS]))
+    return out
 
 
 def _body(index: Index, result: Result) -> str:
@@ -266,23 +323,51 @@ def decode_cursor(cursor: str, key: str) -> int:
     return offset
 
 
+_HEADER_ONLY = re.compile(r'^\s*(?:$|@|#|//|/\*|\*|--|"""|\'\'\'|(?:[rRuUbB]?["\']))')
+
+
+def _header_only(lines: list[str]) -> bool:
+    """True when the lines are decorators, comments, blank or the start of a docstring only:
+    shown alone they would answer nothing."""
+    return all(_HEADER_ONLY.match(line) for line in lines)
+
+
+_MATCH_CAPS = (20, 10, 5, 3, 1)
+
+
 def fit_search(output: SearchOutput, bodies: list[str], budget: int) -> SearchOutput:
     """Signatures first: drop tail results until the signatures fit, then add bodies in rank
-    order while they fit (the first that does not fit is cut by lines, then bodies stop)."""
+    order while they fit. The first that does not fit is cut by lines, keeping its first
+    matching line (a cut body says which lines it holds, and one left with only decorators,
+    comments or a docstring's start is dropped); then bodies stop."""
+    full = [list(hit.matches) for hit in output.results]
+    for cap in _MATCH_CAPS:  # fewer matching lines per result before fewer results
+        if tokens(output) <= budget:
+            break
+        for hit, matches in zip(output.results, full, strict=True):
+            if len(matches) > cap:
+                hit.matches = matches[:cap]
+                output.truncated = True
     while output.results and tokens(output) > budget:
         output.results.pop()
         output.truncated = True
     for hit, body in zip(output.results, bodies, strict=False):
+        rows = body.split("\n")
         hit.body = body
+        hit.body_lines = [hit.start_line, hit.start_line + len(rows) - 1]
         if tokens(output) <= budget:
             continue
-        lines = body.splitlines()
-        while lines:
-            lines = lines[: len(lines) // 2] if len(lines) > 8 else lines[:-1]
-            hit.body = "\n".join(lines)
-            if tokens(output) <= budget:
+        first = next((n - hit.start_line for n in hit.lines if n >= hit.start_line), 0)
+        anchor = first if 0 <= first < len(rows) else 0
+        keep = rows[anchor:]
+        while keep:
+            keep = keep[: len(keep) // 2] if len(keep) > 8 else keep[:-1]
+            hit.body = "\n".join(keep)
+            hit.body_lines = [hit.start_line + anchor, hit.start_line + anchor + len(keep) - 1]
+            if keep and tokens(output) <= budget:
                 break
-        hit.body = hit.body if lines else None
+        if not keep or _header_only(keep):
+            hit.body, hit.body_lines = None, None
         hit.body_truncated = True
         output.truncated = True
         break
@@ -350,7 +435,7 @@ def create_server(
         language: Annotated[str | None, Field(max_length=40)] = None,
         budget_tokens: Budget = DEFAULT_BUDGET,
         cursor: Annotated[str | None, Field(max_length=200)] = None,
-    ) -> SearchOutput:
+    ) -> Annotated[CallToolResult, SearchOutput]:
         """Answer a question about the code: where something is defined, who calls it, what
         breaks if it changes, an exact string, or how something works. Returns ranked chunks
         with per-retriever provenance; bodies are included while the token budget allows."""
@@ -374,7 +459,7 @@ def create_server(
                 output.notes.append("budget_tokens is too small for even one result")
             if shown < len(page) or more:
                 output.next_cursor = encode_cursor(key, offset + shown)
-            return output
+            return reply(output)
 
     @server.tool(annotations=_READ_ONLY)
     def find_symbol(
@@ -391,11 +476,11 @@ def create_server(
         ] = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 20,
         budget_tokens: Budget = DEFAULT_BUDGET,
-    ) -> HitsOutput:
+    ) -> Annotated[CallToolResult, HitsOutput]:
         """Where a symbol is defined (exact name first, then case and spelling variants)."""
         with tool_errors():
             hits = index.find_symbol(name, kind=kind, limit=limit)
-            return _hits_output(index, name, "structural", hits, budget_tokens)
+            return reply(_hits_output(index, name, "structural", hits, budget_tokens))
 
     @server.tool(annotations=_READ_ONLY)
     def find_references(
@@ -405,12 +490,12 @@ def create_server(
         ] = 1,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
         budget_tokens: Budget = DEFAULT_BUDGET,
-    ) -> HitsOutput:
+    ) -> Annotated[CallToolResult, HitsOutput]:
         """Who calls, imports or otherwise references a symbol, grouped by file with the
         line numbers of each use."""
         with tool_errors():
             hits = index.find_references(symbol, depth=depth, limit=limit)
-            return _hits_output(index, symbol, "graph", hits, budget_tokens)
+            return reply(_hits_output(index, symbol, "graph", hits, budget_tokens))
 
     @server.tool(annotations=_READ_ONLY)
     def impact(
@@ -418,12 +503,12 @@ def create_server(
         depth: Annotated[int, Field(ge=1, le=6)] = 2,
         limit: Annotated[int, Field(ge=1, le=500)] = 100,
         budget_tokens: Budget = DEFAULT_BUDGET,
-    ) -> HitsOutput:
+    ) -> Annotated[CallToolResult, HitsOutput]:
         """Blast radius: everything that depends on a symbol up to `depth` hops, nearest and
         most certain first (test files last, flagged)."""
         with tool_errors():
             hits = index.impact(symbol, depth=depth, limit=limit)
-            return _hits_output(index, symbol, "graph", hits, budget_tokens)
+            return reply(_hits_output(index, symbol, "graph", hits, budget_tokens))
 
     @server.tool(annotations=_READ_ONLY)
     def read_chunk(
@@ -433,7 +518,7 @@ def create_server(
         start_line: Annotated[int, Field(ge=1)] = 1,
         end_line: Annotated[int | None, Field(ge=1)] = None,
         budget_tokens: Budget = DEFAULT_BUDGET,
-    ) -> ChunkOutput:
+    ) -> Annotated[CallToolResult, ChunkOutput]:
         """Read lines of an indexed file. Paths outside the root are refused."""
         with tool_errors():
             if end_line is not None and end_line < start_line:
@@ -451,19 +536,19 @@ def create_server(
             if output.end_line < chunk.total_lines and (output.truncated or end_line is None
                                                          or end_line > output.end_line):  # fmt: skip
                 output.next_start_line = output.end_line + 1
-            return output
+            return reply(output)
 
     @server.tool(annotations=_READ_ONLY)
-    def index_status() -> StatusOutput:
+    def index_status() -> Annotated[CallToolResult, StatusOutput]:
         """What is indexed (files, chunks, retrievers built or why not) and how fresh."""
         with tool_errors():
             if not index.exists():
-                return StatusOutput(root=str(index.root), index_dir=str(index.index_dir),
-                                    indexed=False)  # fmt: skip
+                return reply(StatusOutput(root=str(index.root), index_dir=str(index.index_dir),
+                                          indexed=False))  # fmt: skip
             status = index.status()
-            return StatusOutput(
+            return reply(StatusOutput(
                 indexed=True, **{k: v for k, v in status.items() if k in StatusOutput.model_fields}
-            )
+            ))  # fmt: skip
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -479,7 +564,7 @@ def create_server(
             list[Annotated[str, Field(min_length=1, max_length=1000)]] | None,
             Field(max_length=10_000, description="changed paths (relative)"),
         ] = None,
-    ) -> ReindexOutput:
+    ) -> Annotated[CallToolResult, ReindexOutput]:
         """Rebuild the index (a new generation; searches keep answering from the old one
         until it commits). Reports progress when the client asks for it."""
         with tool_errors(no_index_hint=False):
@@ -506,7 +591,7 @@ def create_server(
 
             started = time.perf_counter()
             summary = await anyio.to_thread.run_sync(build)
-            return ReindexOutput(
+            return reply(ReindexOutput(
                 generation=summary.generation, files=summary.files, chunks=summary.chunks,
                 seconds=round(time.perf_counter() - started, 3),
                 modalities={n: ModalityStatus(built=bool(s.get("built")), reason=s.get("reason"))
@@ -514,12 +599,13 @@ def create_server(
                 skipped=summary.skipped,
                 note="changes are found by comparing the tree with the index; the paths "
                      "given were checked, not used to narrow the update" if checked else None,
-            )  # fmt: skip
+            ))  # fmt: skip
 
     return server
 
 
 def _search_output(index: Index, response: Response, page: list[Result]) -> SearchOutput:
+    every = response.intent in EVERY_MATCH_INTENTS
     hits = [
         SearchHit(
             path=r.path,
@@ -528,8 +614,10 @@ def _search_output(index: Index, response: Response, page: list[Result]) -> Sear
             score=r.score,
             symbol=r.symbol,
             kind=r.kind,
-            signature=_signature(index, r.path, r.start_line, r.snippet),
-            lines=r.lines[:50],
+            signature=_signature(index, r.path, r.start_line, r.snippet, r.lines),
+            lines=[n for n in r.lines if r.start_line <= n <= r.end_line][:50],
+            matches=_matches(index, r.path, r.lines) if every else [],
+            match_count=len(r.lines) if every else 0,
             boost=r.boost,
             demoted=r.demoted,
             stale=r.stale,
@@ -562,7 +650,9 @@ def _hits_output(index: Index, query: str, source: str, hits: list[Hit], budget:
             end_line=h.end_line,
             symbol=h.symbol,
             kind=h.kind,
-            signature=_signature(index, h.path, h.start_line, h.snippet) if h.path else "",
+            signature=_signature(index, h.path, h.start_line, h.snippet, list(h.lines))
+            if h.path
+            else "",
             lines=list(h.lines)[:100],
             score=h.score,
             extra=_jsonable(h.extra),

@@ -27,7 +27,13 @@ from maguyva.model import Response, Result
 from maguyva.repo.reader import read_bytes
 
 MAX_MATCH_LINES = 5
-"""Match lines shown per result by default (the chunk's first line when nothing matched)."""
+"""Match lines shown per result of a natural-language question (the chunk's first line when
+nothing matched)."""
+MAX_EVERY_MATCH = 10_000
+"""Safety cap on the lines listed per file for questions whose every match is shown."""
+EVERY_MATCH_INTENTS = frozenset({"exact_match", "find_definition", "find_references"})
+"""Intents answered like ripgrep: every matching line of each file is listed (exact strings and
+regexes, definitions, references), not only those inside the best chunk."""
 
 _PATH, _LINE, _MATCH, _DIM, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 
@@ -100,11 +106,13 @@ class Renderer:
         regex: str | None = None,
         case: str | None = None,
         explain: bool = False,
+        max_count: int | None = None,
     ) -> None:
         self.root = root
         self.color = color
         self.context = max(0, context)
         self.max_lines = max_lines
+        self.max_count = max_count  # -m/--max-count: matching lines per file, as in ripgrep
         self.regex = regex
         self.case = case
         self.explain = explain
@@ -123,21 +131,30 @@ class Renderer:
             out.pop()
         return out
 
-    def lines_of(self, result: Result, light: Highlighter) -> list[_Line]:
+    def lines_of(self, result: Result, light: Highlighter, every: bool = False) -> list[_Line]:
         """The match lines of a result (its recorded lines, else lines with the target, else
-        its first line) plus `context` lines around each."""
+        its first line) plus `context` lines around each. With `every` (exact, regex,
+        definition and reference questions) every recorded line of the file is listed, as
+        ripgrep lists them; otherwise those inside the result's chunk, at most `max_lines`.
+        `max_count` caps either, as ripgrep's `-m`."""
         file_lines = self._file_lines(result.path)
         if not file_lines:
             return []
         last = min(result.end_line, len(file_lines))
-        inside = [n for n in result.lines if result.start_line <= n <= last]
+        if every:
+            inside = [n for n in result.lines if 1 <= n <= len(file_lines)]
+        else:
+            inside = [n for n in result.lines if result.start_line <= n <= last]
         if not inside:
             inside = [
                 n for n in range(result.start_line, last + 1) if light.spans(file_lines[n - 1][1])
             ]
         if not inside:
             inside = [min(result.start_line, len(file_lines))]
-        matches = sorted(set(inside))[: self.max_lines]
+        cap = MAX_EVERY_MATCH if every else self.max_lines
+        if self.max_count is not None:
+            cap = min(cap, self.max_count) if every else self.max_count
+        matches = sorted(set(inside))[:cap]
         wanted: dict[int, bool] = {}
         for n in matches:
             for m in range(max(1, n - self.context), min(len(file_lines), n + self.context) + 1):
@@ -152,13 +169,14 @@ class Renderer:
 
     def json_lines(self, response: Response, elapsed_s: float) -> Iterator[str]:
         light = Highlighter(response, self.regex, self.case)
+        every = response.intent in EVERY_MATCH_INTENTS
         matched_lines = matches = 0
         for rank, result in enumerate(response.results, start=1):
             started = time.perf_counter()
             path = {"text": result.path}
             info = {"rank": rank, **_result_fields(result)}
             yield _dump({"type": "begin", "data": {"path": path, "maguyva": info}})
-            lines = self.lines_of(result, light)
+            lines = self.lines_of(result, light, every)
             file_matches = 0
             for line in lines:
                 raw = line.raw + b"\n"
@@ -192,6 +210,7 @@ class Renderer:
 
     def text(self, response: Response) -> Iterator[str]:
         light = Highlighter(response, self.regex, self.case)
+        every = response.intent in EVERY_MATCH_INTENTS
         if self.explain:
             yield from explain_header(response)
         for rank, result in enumerate(response.results, start=1):
@@ -204,7 +223,7 @@ class Renderer:
             if self.explain:
                 yield "   " + self._paint(provenance_line(result), _DIM)
             previous = None
-            for line in self.lines_of(result, light):
+            for line in self.lines_of(result, light, every):
                 if previous is not None and line.number > previous + 1:
                     yield "--"
                 previous = line.number
@@ -301,7 +320,7 @@ def _result_fields(result: Result) -> dict[str, Any]:
 
 
 def provenance_line(result: Result) -> str:
-    parts = [f"{p.modality}#{p.rank + 1}={p.contribution:.5f}" for p in result.provenance]
+    parts = [f"{p.modality}#{p.rank}={p.contribution:.5f}" for p in result.provenance]
     return (f"score {result.score:.5f} = ({' + '.join(parts)}) x boost {result.boost:.3f}"
             + (" x demotion" if result.demoted else ""))  # fmt: skip
 

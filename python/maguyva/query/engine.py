@@ -26,8 +26,24 @@ from maguyva.errors import (
 from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.modalities.registry import load_modality
 from maguyva.model import Hit, ModalityContribution, Response, Result
-from maguyva.query.intent import FIND_SIMILAR, Classification, classify, salient_terms
-from maguyva.query.routing import Plan, plan_query
+from maguyva.query.intent import (
+    EXACT_MATCH,
+    FIND_DEFINITION,
+    FIND_SIMILAR,
+    Classification,
+    classify,
+    salient_terms,
+)
+from maguyva.query.pasted import Pasted, parse_pasted
+from maguyva.query.places import Place, demotes_tests, is_test_path, place_of
+from maguyva.query.routing import (
+    NAMED_INTENTS,
+    Plan,
+    absence_probe,
+    is_natural,
+    plan_query,
+    text_fallback,
+)
 from maguyva.repo.changes import is_stale
 from maguyva.store.chunks import ChunkStore
 from maguyva.store.generations import Generation, IndexDir, default_index_dir
@@ -47,6 +63,17 @@ def damage_reason(exc: Exception) -> str:
     """A damaged (or outdated) modality's reason with the fix, as every answer shows it."""
     head = "damaged: " if isinstance(exc, CorruptIndexError) else ""
     return f"{head}{exc} ({FIX})"
+
+
+def prefer_place(results: list[Result], place: Place | None, demote_tests: bool) -> list[Result]:
+    """Stable reorder: results in the named place first, then (with `demote_tests`) test
+    files after the others."""
+
+    def group(result: Result) -> tuple[bool, bool]:
+        outside = place is not None and not place.matches(result.path)
+        return outside, demote_tests and is_test_path(result.path)
+
+    return sorted(results, key=group)
 
 
 class Engine:
@@ -143,20 +170,34 @@ class Engine:
         limit: int = DEFAULT_LIMIT,
         snippet: str | None = None,
         intent: str | None = None,
+        fixed_strings: bool = False,
         **options: Any,
     ) -> Response:
-        """Classify `query`, route it, run the modalities and fuse their ranked lists."""
+        """Classify `query`, route it, run the modalities and fuse their ranked lists.
+
+        A regular expression (`regex=True`) or a fixed string (`fixed_strings`) is searched as
+        typed: the classifier's target extraction applies to natural language only."""
         started = time.perf_counter()
         if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise BadQueryError(f"limit must be an integer between 1 and {MAX_LIMIT}")
         if not query.strip() and not snippet:
             raise BadQueryError("empty query")
         verdict = classify(query)
+        pasted: Pasted | None = None
         if snippet:
             verdict = Classification(FIND_SIMILAR, 1.0, snippet, "explicit-snippet",
                                      snippet=snippet, terms=salient_terms(snippet))  # fmt: skip
+        elif options.get("regex") or fixed_strings:
+            rule = "explicit-regex" if options.get("regex") else "explicit-fixed-string"
+            verdict = Classification(EXACT_MATCH, 1.0, query, rule, terms=salient_terms(query))
+        else:
+            pasted = parse_pasted(query)
+            if pasted is not None:
+                verdict = self._pasted_verdict(pasted, verdict, query)
         if intent:
-            verdict = replace(verdict, intent=intent, confidence=1.0, rule="explicit-intent")
+            verdict = replace(verdict, intent=intent, confidence=1.0,
+                              rule=verdict.rule if verdict.rule.startswith("explicit") else
+                              "explicit-intent")  # fmt: skip
         classify_ms = (time.perf_counter() - started) * 1000
         plan = plan_query(verdict.intent, verdict.confidence, preset=preset,
                           modalities=modalities, weights=weights, k=k)  # fmt: skip
@@ -183,24 +224,58 @@ class Engine:
             and plan.direct == "text"
             and ("text" not in unavailable)
         )
-        if literal_absent and direct_empty:
-            notes.append("the literal occurs in no indexed file")
+        # Absent means empty: a named identifier or literal that occurs in no indexed file
+        # is answered with nothing, not with the nearest chunks by meaning.
+        absent = None
+        if (
+            verdict.intent in NAMED_INTENTS
+            and not literal_absent
+            and (direct_empty or plan.strategy == "rrf")
+        ):
+            absent = self._absent(verdict, request)
+        if literal_absent and direct_empty and plan.direct not in self._damaged:
+            absent = verdict.target
+        if absent is not None:
+            notes.append(f"no symbol or text named {absent!r}")
+            lists = {m: [] for m in lists}  # they ran and are shown; nothing counts as a result
         elif direct_empty and plan.direct in self._damaged and verdict.intent == "exact_match":
             # A damaged text index cannot say where the literal is; other modalities' hits
             # would not contain it. The answer is empty and says why (`damaged`).
             notes.append(f"{plan.direct} is damaged; no fallback for an exact match")
         elif direct_empty and plan.fallback is not None:
             why = "unavailable" if plan.direct in unavailable else "returned nothing"
-            notes.append(f"{plan.direct} {why}; fell back to fusion")
-            missing = [m for m in plan.fallback.modalities if m not in lists]
+            # Only a question in words is widened to fusion; an identifier, a keyword query
+            # or a pasted line that the direct retriever cannot answer is looked up as text.
+            natural = is_natural(verdict) or "text" in unavailable
+            fallback = plan.fallback if natural else text_fallback(plan)
+            if fallback is plan.fallback:
+                notes.append(f"{plan.direct} {why}; fell back to fusion")
+            else:
+                notes.append(f"{plan.direct} {why}; searched the text for {verdict.target!r}")
+            missing = [m for m in fallback.modalities if m not in lists]
             lists.update(self._run(missing, request, depth, timings, unavailable))
-            used = plan.fallback
+            used = fallback
+        if pasted is not None and pasted.exc_type and absent is None and any(lists.values()):
+            used = self._with_type_definition(pasted.exc_type, used, lists, depth, timings)
         if "graph" in lists:
             note = getattr(self.searcher("graph"), "behind_note", lambda: None)()
             if note:
                 notes.append(note)
         fuse_started = time.perf_counter()
-        results = self._fuse(used, lists, limit)
+        place = place_of(query) if is_natural(verdict) else None
+        if pasted is not None and pasted.path:  # a traceback frame: its own file first
+            tail = "/".join(pasted.path.replace("\\", "/").lower().split("/")[-2:])
+            place = Place((tail,), (), (pasted.path,))
+        demote = verdict.intent == "understand_code" and demotes_tests(query)
+        if place is not None or demote:
+            # the place a question names first, tests after the implementation; the fused order
+            # (and its centrality boost) decides only within each group
+            results = self._fuse(used, lists, min(MAX_LIMIT, max(limit * 3, 30)))
+            results = prefer_place(results, place, demote)[:limit]
+            if place is not None:
+                notes.append(f"preferred files matching {', '.join(place.words)!r}")
+        else:
+            results = self._fuse(used, lists, limit)
         timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)
         # Every modality this answer consulted (the plan, its fallback, the graph for the
         # centrality boost of a fused answer) whose files failed their checks.
@@ -222,6 +297,68 @@ class Engine:
         """Modalities found damaged so far (on open or mid-search), with the reason and fix."""
         with self._lock:
             return dict(self._damaged)
+
+    def _pasted_verdict(
+        self, pasted: Pasted, verdict: Classification, query: str
+    ) -> Classification:
+        """A pasted error or log line searched by its message (the first candidate that occurs
+        in the index), a traceback frame by the definition of its function."""
+        terms = salient_terms(query)
+        if pasted.kind == "frame":
+            if not pasted.func:
+                return verdict
+            return Classification(FIND_DEFINITION, 0.95, pasted.func, "4:pasted-frame", terms=terms)
+        if not pasted.candidates:
+            return verdict
+        chosen = pasted.candidates[0]
+        try:
+            text = self.searcher("text")
+            for candidate in pasted.candidates:
+                if text.grep(candidate, case="sensitive", max_results=1):
+                    chosen = candidate
+                    break
+        except (ModalityUnavailable, BadQueryError, CorruptIndexError, IndexVersionError):
+            pass
+        return Classification(EXACT_MATCH, 0.95, chosen, f"4:pasted-{pasted.kind}", terms=terms)
+
+    def _with_type_definition(
+        self,
+        exc_type: str,
+        plan: Plan,
+        lists: dict[str, list[Hit]],
+        depth: int,
+        timings: dict[str, float],
+    ) -> Plan:
+        """Add the definition of a pasted error's exception type after the message's matches
+        (fused with a small weight: the `raise` site stays first)."""
+        name = exc_type.rsplit(".", 1)[-1]
+        request = RetrieverQuery(text=name, intent=FIND_DEFINITION, target=name)
+        found = self._run(["structural"], request, depth, timings, {}).get("structural") or []
+        definitions = [h for h in found if (h.symbol or "").rsplit(".", 1)[-1] == name]
+        if not definitions:
+            return plan
+        lists["structural"] = definitions
+        weights = {**{m: plan.weights.get(m, 1.0) for m in lists if m != "structural"},
+                   "structural": 0.1}  # fmt: skip
+        return Plan(plan.preset, tuple(weights), weights, plan.k or 60, "rrf")
+
+    def _absent(self, verdict: Classification, request: RetrieverQuery) -> str | None:
+        """The name or literal the question is about when it occurs in no indexed file (None
+        when it occurs, or when that cannot be known: no text index, no usable target)."""
+        probe = absence_probe(verdict)
+        if probe is None:
+            return None
+        try:
+            text = self.searcher("text")
+        except ModalityUnavailable:
+            return None
+        name, regex = probe
+        try:
+            found = text.grep(name, regex=regex, case=request.case if regex else "insensitive",
+                              path_glob=request.path_glob, max_results=1)  # fmt: skip
+        except (BadQueryError, CorruptIndexError, IndexVersionError):
+            return None  # damage is reported by the search itself
+        return None if found else verdict.target
 
     def _run(
         self,
@@ -297,6 +434,7 @@ class Engine:
             for h in lists[m]:
                 hits_by_key.setdefault((m, h.key or ""), h)
                 lines_by_path.setdefault(h.path, set()).update(h.lines)
+                lines_by_path[h.path].update(h.extra.get("file_lines", ()))
         results = []
         for key, path, score, boost, demoted, contributions, _folded in fused:
             provenance = []
@@ -305,8 +443,8 @@ class Engine:
                 modality = order[list_no]
                 hit = hits_by_key.get((modality, key))
                 first_hit = first_hit or hit
-                provenance.append(ModalityContribution(
-                    modality, rank, round(contribution, 12), hit.score if hit else None))  # fmt: skip
+                provenance.append(ModalityContribution(  # ranks are 1-based in every output
+                    modality, rank + 1, round(contribution, 12), hit.score if hit else None))  # fmt: skip
             results.append(self._result(key, path, score, boost, demoted, provenance,
                                         first_hit, sorted(lines_by_path.get(path, ()))))  # fmt: skip
         return results
@@ -339,7 +477,11 @@ class Engine:
         chunk = self.chunks.get(key, path)
         if chunk is not None:
             start, end = chunk.start_line, chunk.end_line
-            snippet = "\n".join(chunk.text.splitlines()[:SNIPPET_LINES])
+            # from the first matching line of the chunk: a module chunk's head is its license
+            # header or docstring, which says nothing about why it matched
+            first = next((n for n in lines if start <= n <= end), start)
+            text_lines = chunk.text.splitlines()
+            snippet = "\n".join(text_lines[first - start : first - start + SNIPPET_LINES])
             symbol, kind = chunk.qualified_name, chunk.kind
         else:
             start, end = (hit.start_line, hit.end_line) if hit else (1, 1)

@@ -9,11 +9,16 @@ against a held-out query set (`maguyva tune`), not by feel.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from maguyva.errors import BadQueryError
 from maguyva.model import MODALITIES
+
+if TYPE_CHECKING:
+    from maguyva.query.intent import Classification
 
 WEIGHTS: dict[str, dict[str, float]] = {
     "find_definition": {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1},
@@ -141,3 +146,40 @@ def _fused(intent: str, profile: dict[str, float], preset: str, k: int | None) -
     else:
         chosen = top_modalities(profile, 3)
     return Plan(preset, chosen, {m: profile[m] for m in chosen}, rrf_k, "rrf")
+
+
+NAMED_INTENTS = frozenset({"exact_match", "find_definition", "find_references", "impact_analysis"})
+"""Intents whose question names something (an identifier, a literal, a pattern): when it occurs
+in no indexed file, the answer is empty."""
+
+_NATURAL_RULES = ("1:phrase", "2:", "3:", "6:", "7:")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def is_natural(verdict: Classification) -> bool:
+    """True for a question in words ("where is X defined", "who calls X", "how does ...");
+    False for an identifier, a keyword query (`def x`), a literal, a regex or a pasted line."""
+    return verdict.rule.startswith(_NATURAL_RULES)
+
+
+def absence_probe(verdict: Classification) -> tuple[str, bool] | None:
+    """What to look for in the text index to know whether the question's target exists:
+    `(pattern, is_regex)`; a dotted name is looked up by its last part (`Session.request` ->
+    `request`). None when the target is not something a text search can refute."""
+    target = verdict.target.strip()
+    if not target:
+        return None
+    if verdict.rule == "explicit-regex":
+        return verdict.target, True
+    if verdict.intent == "exact_match":
+        return target, False
+    name = re.split(r"\.|::|#|->", target.removesuffix("()"))[-1]
+    return (name, False) if _NAME.fullmatch(name) else None
+
+
+def text_fallback(plan: Plan) -> Plan:
+    """The plan for a non-natural question its direct retriever could not answer: the text
+    index's literal search for the target (the fused plan when text was the direct one)."""
+    if plan.direct == "text" or plan.fallback is None:
+        return plan.fallback or plan
+    return Plan(plan.preset, ("text",), {"text": 1.0}, plan.k, "direct", direct="text")

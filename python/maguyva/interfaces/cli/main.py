@@ -187,8 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show N lines around each match line")  # fmt: skip
     search.add_argument("-n", "--line-number", action="store_true",
                         help="accepted for ripgrep compatibility (always on)")  # fmt: skip
-    search.add_argument("-m", "--max-count", "--limit", dest="limit", type=int,
-                        help="number of results (default 10)")  # fmt: skip
+    search.add_argument("-m", "--max-count", type=int, metavar="NUM",
+                        help="at most NUM matching lines per file, as in ripgrep")  # fmt: skip
+    search.add_argument("--max-results", "--limit", dest="limit", type=int, metavar="NUM",
+                        help="number of results, one per file (default 10)")  # fmt: skip
     search.add_argument("--json", action="store_true", help="ripgrep-style JSON Lines")
     search.add_argument("--color", "--colour", choices=["auto", "always", "never"])
     search.add_argument("--preset", choices=["quick", "default", "thorough"])
@@ -331,6 +333,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.context < 0:
         raise BadQueryError("--context must be >= 0")
     _check_search_args(args)
+    if args.max_count is not None and args.max_count < 0:
+        raise BadQueryError("--max-count must be >= 0")
     response = index.search(
         args.query,
         preset=args.preset,
@@ -378,7 +382,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         return code
     color = use_color(args.color or index.config.get("color", "auto"), sys.stdout)
     renderer = Renderer(index.root, color=color and not args.json, context=args.context,
-                        regex=response_regex, case=response_case(args), explain=args.explain)  # fmt: skip
+                        regex=response_regex, case=response_case(args), explain=args.explain,
+                        max_count=args.max_count)  # fmt: skip
     if args.json:
         write_lines(renderer.json_lines(response, time.perf_counter() - started))
     elif args.files_with_matches:
@@ -394,10 +399,14 @@ def _cli_path(root: Path, path: str) -> str:
     from maguyva.errors import PathEscapeError
     from maguyva.repo.paths import escape_error, relative
 
+    full = os.path.join(os.getcwd(), path)
     try:
-        return relative(root, os.path.join(os.getcwd(), path), allow_absolute=True)
+        rel = relative(root, full, allow_absolute=True)
     except PathEscapeError:
         raise escape_error(path) from None
+    if not os.path.exists(full):  # as in ripgrep, a PATH that does not exist is an error
+        raise BadQueryError(f"{path}: No such file or directory")
+    return rel
 
 
 def response_case(args: argparse.Namespace) -> str | None:

@@ -141,9 +141,12 @@ class GraphSearcher:
                 continue
             slot = files.setdefault(
                 path, {"lines": set(), "dist": site.distance, "conf": 0.0, "symbols": [],
-                       "kinds": set(), "test": g.is_test(site.node), "cycle": False},
+                       "kinds": set(), "test": g.is_test(site.node), "cycle": False,
+                       "owner": {}},
             )  # fmt: skip
             slot["lines"].update(site.lines)
+            for line in site.lines:  # the enclosing definition of each use
+                slot["owner"].setdefault(line, site.node)
             slot["kinds"].update(site.edge_kinds)
             slot["cycle"] |= g.in_cycle(site.node)
             if site.distance < slot["dist"]:
@@ -162,7 +165,10 @@ class GraphSearcher:
                 is_test=slot["test"], dependents=sorted(set(slot["symbols"]))[:20],
                 edge_kinds=sorted(slot["kinds"]), in_cycle=slot["cycle"], **common,
             )  # fmt: skip
-            hit.symbol = common.get("target", [None])[0]
+            # labelled by the definition enclosing its first use, not by the target (whose
+            # first candidate may live in another file)
+            owner = slot["owner"].get(lines[0]) if lines else None
+            hit.symbol = g.full_name(owner) if owner is not None else None
             hits.append((slot["test"], slot["dist"], -score, -len(lines), path, hit))
         hits.sort(key=lambda x: x[:5])
         return [h[-1] for h in hits]

@@ -209,7 +209,9 @@ class TextSearcher:
         ranked: list[
             tuple[tuple[Any, ...], str, tuple[int, int, str | None], list[Any], bool, bool]
         ] = []
+        file_lines: dict[str, list[int]] = {}
         for path, _n_matches, _n_lines, lines in files:
+            file_lines[path] = [line for line, _, _ in lines]
             groups: dict[Any, list[tuple[int, str, list[tuple[int, int]]]]] = {}
             spans: dict[Any, tuple[int, int, str | None]] = {}
             enclosing = self._index.enclosing(path, [line for line, _, _ in lines])
@@ -244,6 +246,9 @@ class TextSearcher:
                         "columns": [[line, s, e] for line, _, cols in group for s, e in cols],
                         "definition": is_def,
                         "whole_word": whole,
+                        # every matching line of the file, also those of chunks ranked below
+                        # k: answers list each match, as ripgrep does
+                        "file_lines": file_lines[path],
                     },
                 )
             )
