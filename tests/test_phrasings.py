@@ -156,3 +156,22 @@ def test_cli_impact_of_renaming_targets_the_name(tmp_path: Path, capsys, monkeyp
     summary = next(row for row in explained if "intent" in json.dumps(row))
     text = json.dumps(summary)
     assert '"impact_analysis"' in text and '"dedent"' in text and '"renaming"' not in text
+
+
+@pytest.mark.parametrize(
+    ("query", "intent", "target"),
+    [
+        # a plain word after a fixed phrase is the name, even a word questions use
+        ("definition of source", "find_definition", "source"),
+        ("who calls func", "find_references", "func"),
+        ("impact of renaming dedent", "impact_analysis", "dedent"),
+        # a capitalised English word in a long sentence is not a name to look up
+        ("which HTTP verb is used for the follow-up after a 303 See Other reply",
+         "understand_code", None),
+    ],
+)  # fmt: skip
+def test_plain_words_and_capitalised_prose(query: str, intent: str, target: str | None):
+    verdict = classify(query)
+    assert verdict.intent == intent, verdict
+    if target is not None:
+        assert verdict.target == target

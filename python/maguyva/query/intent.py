@@ -275,7 +275,7 @@ _PLAIN_ANCHOR = re.compile(
 def _plain_target(shape: str, text: str) -> str:
     """A plain-word target in a short, fixed phrase ("callers of send", "where is foo used")."""
     match = _PLAIN_ANCHOR.search(shape)
-    if not match or match.group("w") in _targets.PROSE:
+    if not match or match.group("w") in STOP_WORDS or match.group("w") in {"it", "this", "x"}:
         return ""
     word = match.group("w")
     found = re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE)
@@ -374,6 +374,10 @@ def classify(query: str) -> Classification:
 
     literal = _literal(text)
     target = _targets.best(text)
+    if target is not None and target.rank == 3 and len(text.split()) > 8:
+        # A capitalised word in a long sentence is more often English ("a 303 See Other
+        # reply") than a name; such a question is read without a target.
+        target = None
     shape = _targets.mask(text, target)
     if literal and not (target and target.rank == 0 and literal[0] == target.text):
         quoted_name = re.fullmatch(_IDENT, literal[0]) is not None
