@@ -145,6 +145,8 @@ def extract(
                           callee.start_point[0] + 1))  # fmt: skip
         elif "import" in caps:
             import_matches.append(caps)
+    if grammar.name == "rust" and _MACRO_HINT.search(data):
+        _macro_items(grammar, data, root, defs, deadline)
     # Callees and references need no grouping: `captures` builds no per-match dictionaries.
     flat_query = grammar.flat if len(data) < REFERENCES_BELOW else grammar.flat_calls
     flat = ts.QueryCursor(flat_query).captures(root)
@@ -256,6 +258,64 @@ def extract(
 
 
 _SCOPE_KINDS = {"impl_item": "impl", "class_declaration": "extension"}
+
+_MACRO_BODIES: dict[str, ts.Query] = {}
+# A cheap test before the query: an invocation whose body opens, on its next line, with a doc
+# comment, an attribute or an item (most files with macros have none: `vec![..]`, `println!`).
+_MACRO_HINT = re.compile(
+    rb"!\s*[({\[][ \t]*\r?\n[ \t]*(?:///|#\[|(?:pub(?:\([\w: ]+\))?[ \t]+)?"
+    rb"(?:enum|struct|union|fn|trait|type|mod|const|static|impl)\b)"
+)
+# An item at the start of a line of the body (`pub(crate) enum X`), not a keyword inside an
+# expression (`matches!(x, ..)`, `assert!(..)`), which would only cost a parse for nothing.
+_ITEM_KEYWORD = re.compile(
+    rb"(?m)^[ \t]*(?:pub(?:\([\w: ]+\))?[ \t]+)?(?:unsafe[ \t]+)?"
+    rb"(?:enum|struct|union|fn|trait|type|mod|const|static|impl)\b"
+)
+
+
+def _macro_items(
+    grammar: Grammar, data: bytes, root: ts.Node, defs: dict[int, _Def], deadline: float
+) -> None:
+    """Definitions written inside macro invocations (`enum_builder! { pub enum X { .. } }`).
+
+    A token tree is opaque to the grammar, so the bodies that contain an item keyword are
+    parsed again as Rust, all in one buffer the size of the file where every byte outside the
+    bodies is a space (newlines kept): offsets and lines are the file's own, and the items'
+    doc comments and attributes come with them. Tree-sitter recovers from what is not Rust
+    (`CloseNotify => 0x00,` still reads as a variant), so a DSL that wraps items yields them."""
+    query = _MACRO_BODIES.get(grammar.name)
+    if query is None:
+        query = _MACRO_BODIES[grammar.name] = ts.Query(
+            grammar.language, "(macro_invocation (token_tree) @body)"
+        )
+    bodies = [
+        node
+        for node in ts.QueryCursor(query).captures(root).get("body", ())
+        if _ITEM_KEYWORD.search(data, node.start_byte, node.end_byte)
+    ]
+    if not bodies:
+        return
+    # Up to the end of the last body: the blank tail would be parsed for nothing.
+    padded = bytearray(data[: max(node.end_byte for node in bodies)].translate(_BLANK))
+    for node in bodies:
+        padded[node.start_byte + 1 : node.end_byte - 1] = data[
+            node.start_byte + 1 : node.end_byte - 1
+        ]
+    tree = parse(grammar, bytes(padded), deadline)
+    for number, (_pattern, caps) in enumerate(
+        ts.QueryCursor(grammar.grouped).matches(tree.root_node)
+    ):
+        if number % CHECK_EVERY == 0 and clock() > deadline:
+            raise BudgetExceeded("macro items")
+        main = next(
+            (k for k in caps if k.startswith(("definition.", "declaration.", "scope"))), None
+        )
+        if main is not None:
+            _add_def(defs, data, main, caps)
+
+
+_BLANK = bytes(b if b in (9, 10, 13) else 32 for b in range(256))
 
 
 def _span(node: ts.Node) -> tuple[int, int]:

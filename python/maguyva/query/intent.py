@@ -1,11 +1,16 @@
-"""The rule-based intent classifier (SPEC.md, "Intent classification").
+"""The intent classifier (SPEC.md, "Intent classification"): rules first, a small model after.
 
-Rules are tried in the spec's order and the first match wins. Each rule also extracts the
-query's *target* — the identifier, literal or snippet the retrievers should look for — so that
-"where is parseConfig defined" searches for `parseConfig`, not for the whole sentence.
+Stage one is the spec's rules in order, first match wins, with vocabularies broadened from a
+phrasing set written independently of them (`eval/phrasings/`). The rules read the question's
+*shape*: the target — the token that looks most like code (`targets.py`) — is masked first, so
+"enqueue_email callers" reads "x callers" and "impact of renaming parse_config" targets
+`parse_config`, not `renaming`. Pasted errors and log lines (`pasted.py`) come before the
+snippet rule. Stage two (`intent_model.py`, a linear model over character n-grams trained on the
+dev half) answers what no rule matched, with a calibrated confidence kept below the direct
+path's threshold; when it is unsure the answer is rule 7's understand_code at 0.40.
 
-It runs on every query, so it is a handful of precompiled regular expressions and no I/O: a few
-microseconds per query (see benches/bench_intent.py).
+It runs on every query: precompiled regular expressions, no I/O on the rule path, tens of
+microseconds at most (benches/bench_intent.py).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
+from maguyva.query import targets as _targets
+from maguyva.query.paste_shapes import inline_exception, pasted_error
 
 FIND_SIMILAR = "find_similar"
 FIND_DEFINITION = "find_definition"
@@ -39,22 +46,25 @@ class Classification:
     snippet: str | None = None
 
 
-# An identifier, possibly dotted or namespaced (Session.request, os.path.join, std::fs::read).
-_Q = r"[`'\"]?"
-"""An optional quote around a name."""
 _IDENT = r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*"
 
 # Rule 0: explicit requests for similar code, or a multi-line snippet.
-_SIMILAR_PHRASE = re.compile(
-    r"^\s*(?:find\s+|show\s+(?:me\s+)?|search\s+(?:for\s+)?)?"
-    r"(?:code|functions?|snippets?|implementations?)\s+(?:that\s+(?:is|are|looks?)\s+)?"
-    r"(?:similar\s+to|like\s+this|like)\s*:?\s*(?P<rest>.*)$",
-    re.IGNORECASE | re.DOTALL,
+_SIMILAR_WORDS = re.compile(
+    r"\b(?:similar|resembl\w*|like\s+(?:this|that|the\s+following)|(?:code|functions?|snippets?"
+    r"|implementations?|helpers?)\s+like|duplicat\w*|copies|copy\b|copy-pasted|clones?\s+of"
+    r"|same\s+(?:pattern|thing|logic)|shaped\s+like|something\s+like|roughly\s+this"
+    r"|looks?\s+like\s+this|already\s+a\s+helper|like\s*:)",
+    re.IGNORECASE,
 )
-_SIMILAR_TO = re.compile(r"^\s*similar\s+to\s*:\s*(?P<rest>.+)$", re.IGNORECASE | re.DOTALL)
-_CODE_LINE = re.compile(r"[(){}\[\];=:]|^\s*(?:def|class|fn|func|function|return|if|for)\b")
+_SIMILAR_LEAD = re.compile(r"^(?P<lead>[^:\n]{0,80}?)\s*:\s*(?P<rest>\S.*)$", re.DOTALL)
+_CODE_CHARS = re.compile(
+    r"[(){}\[\];=<>]|^\s*(?:def|class|fn|func|function|return|if|for|while|try|except|with|match"
+    r"|let|const|var|impl|pub|public|private|async|export|import|from|SELECT|INSERT|UPDATE"
+    r"|WITH)\b|^\s*@\w"
+)
+_FENCE = re.compile(r"^```[\w+-]*\s*\n(?P<code>.*?)\n?```\s*$", re.DOTALL)
 
-# Rule 1: a definition keyword at the start, or a "where is X defined" phrase.
+# Rule 1: a definition keyword at the start.
 _DEF_KEYWORDS: dict[str, str] = {
     "def": "function",
     "async def": "function",
@@ -75,160 +85,90 @@ _DEF_KEYWORDS: dict[str, str] = {
     "record": "record",
     "typedef": "type",
     "macro": "macro",
+    "macro_rules!": "macro",
+    "var": "variable",
     "import": "import",
     "from": "import",
 }
 _DEF_KEYWORD = re.compile(
-    r"^\s*(?P<kw>async\s+def|" + "|".join(sorted(_DEF_KEYWORDS, key=len, reverse=True)) + r")\s+"
-    r"(?P<name>" + _IDENT + r")",
-    re.IGNORECASE,
-)
-_DEF_PHRASES = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\bwhere\s+(?:is|are)\s+(?:the\s+)?(?:(?P<kind>class|function|method|struct|interface|"
-        r"type|enum|trait|constant|variable)\s+)?"
-        + _Q
-        + r"(?P<name>"
-        + _IDENT
-        + r")"
-        + _Q
-        + r"\s*(?:\(\))?\s+"
-        r"(?:defined|declared|implemented)\b",
-        r"\bwhere\s+does\s+"
-        + _Q
-        + r"(?P<name>"
-        + _IDENT
-        + r")"
-        + _Q
-        + r"\s+(?:get\s+)?(?:defined|declared)\b",
-        r"\b(?:go\s+to\s+)?(?:the\s+)?(?:definition|declaration|implementation)\s+of\s+"
-        r"(?:the\s+)?(?:(?P<kind>class|function|method|struct|interface|type|enum|trait)\s+)?"
-        + _Q
-        + r"(?P<name>"
-        + _IDENT
-        + r")"
-        + _Q,
-        r"\b(?:find|show|jump\s+to|goto)\s+(?:the\s+)?(?:definition|declaration)\s+(?:for|of)\s+"
-        + _Q
-        + r"(?P<name>"
-        + _IDENT
-        + r")"
-        + _Q,
-        r"\bwhere\s+is\s+" + _Q + r"(?P<name>" + _IDENT + r")" + _Q + r"\s*(?:\(\))?\s*\??\s*$",
-    )
-]
-
-# Rule 2: references and callers.
-_REF_PHRASES = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\b(?:who|what)\s+(?:calls|invokes|uses|references|imports)\s+(?:the\s+)?"
-        r"(?:function\s+|method\s+|class\s+)?" + _Q + r"(?P<name>" + _IDENT + r")" + _Q,
-        r"\b(?:usages?|uses|references|refs|callers|call\s+sites|calls|invocations|"
-        r"consumers|importers)\s+(?:of|to|for)\s+(?:the\s+)?(?:function\s+|method\s+|class\s+)?"
-        + _Q
-        + r"(?P<name>"
-        + _IDENT
-        + r")"
-        + _Q,
-        r"\bwhere\s+(?:is|are)\s+" + _Q + r"(?P<name>" + _IDENT + r")" + _Q + r"\s*(?:\(\))?\s+"
-        r"(?:used|called|referenced|invoked|imported)\b",
-        r"\bfind\s+(?:all\s+)?(?:usages|references|callers)\b(?:\s+(?:of|to|for))?\s*"
-        + _Q
-        + r"(?P<name>"
-        + _IDENT
-        + r")?`?",
-    )
-]
-
-# Rule 3: impact analysis.
-_IMPACT_PHRASES = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\bwhat\s+(?:depends|relies)\s+on\s+(?:the\s+)?" + _Q + r"(?P<name>" + _IDENT + r")?`?",
-        r"\bwhat\s+(?:breaks|would\s+break|will\s+break|is\s+affected|gets\s+affected)\s+"
-        r"(?:if|when)\b.*?(?:change|modify|remove|delete|rename|edit|touch)\w*\s+(?:the\s+)?"
-        r"(?:function\s+|method\s+|class\s+)?" + _Q + r"(?P<name>" + _IDENT + r")?`?",
-        r"\bblast\s+radius\b(?:\s+(?:of|for)\s+" + _Q + r"(?P<name>" + _IDENT + r")" + _Q + r")?",
-        r"\bimpact\b(?:\s+(?:of|on)\s+(?:changing\s+|modifying\s+|removing\s+)?(?:the\s+)?"
-        + _Q
-        + r"(?P<name>"
-        + _IDENT
-        + r")"
-        + _Q
-        + r")?",
-        r"\bdependents\s+of\s+" + _Q + r"(?P<name>" + _IDENT + r")" + _Q,
-        r"\bwhat\s+breaks\b",
-    )
-]
+    r"^\s*(?:(?:pub(?:\([\w ]+\))?|export(?:\s+default)?|public|private|protected|static"
+    r"|abstract|final|async|unsafe|extern|const|open|sealed|data)\s+)*"
+    r"(?P<kw>async\s+def|" + "|".join(re.escape(k) for k in sorted(_DEF_KEYWORDS, key=len, reverse=True)) + r")\s+"
+    r"(?P<name>" + _IDENT + r")(?P<rest>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)  # fmt: skip
+_KIND_WORDS = {
+    "class": "class",
+    "function": "function",
+    "func": "function",
+    "fn": "function",
+    "def": "function",
+    "method": "method",
+    "struct": "struct",
+    "interface": "interface",
+    "type": "type",
+    "enum": "enum",
+    "trait": "trait",
+    "constant": "constant",
+    "macro": "macro",
+}
 
 # Rule 4: literals and error tokens.
-_QUOTED = re.compile(r"\"(?P<dq>[^\"]+)\"|'(?P<sq>[^']{2,})'|`(?P<bq>[^`]+)`")
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
-_FILE_LINE = re.compile(r"File \"[^\"]+\", line \d+")
-# POSIX errno names (from the platform's own table) and Node-style ERR_* codes.
+_QUOTED = re.compile(r"\"(?P<dq>[^\"]+)\"|(?<!\w)'(?P<sq>[^']{2,})'(?!\w)|`(?P<bq>[^`]+)`")
 _ERRNO = re.compile(
     r"\b(?:"
     + "|".join(sorted(errno.errorcode.values(), key=len, reverse=True))
     + r"|ERR_[A-Z0-9_]+)\b"
 )
-_ERROR_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)\b:?")
+_ERRNO_HINT = re.compile(r"\bE[A-Z]{2}|\bERR_")
+_ERROR_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)\b")
 _LEADING_VERB = re.compile(
     r"^\s*(?:please\s+)?(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|locate|show(?:\s+me)?)"
     r"\s+(?:the\s+)?(?:(?:string|literal|text|error|message|token)\s+)?",
     re.IGNORECASE,
 )
 
-# Rule 5: one identifier, perhaps with a word or two that ask for nothing else.
-_FILLER = frozenset(
-    [
-        "find",
-        "show",
-        "the",
-        "a",
-        "an",
-        "definition",
-        "def",
-        "function",
-        "func",
-        "method",
-        "class",
-        "struct",
-        "interface",
-        "type",
-        "symbol",
-        "go",
-        "to",
-        "goto",
-        "jump",
-        "where",
-        "is",
-        "of",
-        "for",
-        "me",
-        "please",
-    ]
+# Stage one's phrase families, over the masked question (the target is "x").
+_IMPACT_STRONG = re.compile(
+    r"\b(?:impact\w*|blast\s+radius|fallout|ripple|consequences?|downstream|upstream"
+    r"|dependents|dependencies|side\s+effects?|effects?\s+of|risk\w*|dangerous|safe|safely"
+    r"|break|breaks|broken|breaking|stops?\s+working|go\s+wrong|affect\w*|retest\w*"
+    r"|depends?\s+on|depending\s+on|rel(?:y|ies|ying)\s+on|scope\s+of\s+change)\b"
 )
-_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][a-z]+[A-Z]")
-_SUBWORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_KIND_WORDS = {
-    "class": "class",
-    "function": "function",
-    "func": "function",
-    "def": "function",
-    "method": "method",
-    "struct": "struct",
-    "interface": "interface",
-    "type": "type",
-}
-
-# Rule 6: questions about meaning.
+_CHANGE = (
+    r"(?:chang\w*|modif\w*|renam\w*|delet\w*|remov\w*|drop\w*|refactor\w*|rewrit\w*|deprecat\w*"
+    r"|mov(?:e|es|ed|ing)|split\w*|edit\w*|touch\w*|replac\w*|lower\w*|rais\w*|made|becomes?"
+    r"|starts?|add(?:s|ed|ing)?\s+(?:a|an)\s+\w+\s+to)"
+)
+_IMPACT_CHANGE = re.compile(
+    r"(?:\b" + _CHANGE + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
+    r"|\bx\s+(?:is\s+|are\s+|gets\s+)?" + _CHANGE + r"(?:\s|$|[?,:.!—-])"
+    r"|\bx\s+signature\s+" + _CHANGE + r")"
+)
+_IMPACT_ASK = re.compile(
+    r"\b(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
+)
+_REFS = re.compile(
+    r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
+    r"|referenc\w*|refs|consum\w+|import\w*|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*|reads?"
+    r"|occurrences?|appears?|render(?:s|ed)|inject\w*|wired|checks?\s+for|checked|returned"
+    r"|depend\s+on\s+x\s+directly)\b"
+)
+_DEF_PHRASE = re.compile(
+    r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
+    r"|lives?|written|where|wher|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
+    r"|go\s+to|goto|jump\s+to)\b"
+)
+_SHOW = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+need\s+|need\s+)?(?:show(?:\s+me)?|give\s+me"
+    r"|open|print|find|locate|look\s+up|get|need)\b"
+)
 _UNDERSTAND = re.compile(
-    r"\b(?:how|why|explain|explains|architecture|overview|walk\s+me\s+through|describe)\b",
-    re.IGNORECASE,
+    r"\b(?:how|why|explain\w*|expalin|architecture|overview|walk\s+me\s+through|describe"
+    r"|summar\w+|purpose|difference|understand|what\s+(?:does|do|is|are)\s+.*\b(?:do|for|mean)"
+    r"|what\s+happens|tell\s+me\s+about|role\s+of|point\s+of|big\s+picture|design|flow"
+    r"|lifecycle)\b"
 )
-
 _WORD = re.compile(r"[A-Za-z_][\w$]*")
 
 
@@ -245,6 +185,9 @@ def salient_terms(query: str) -> list[str]:
     return terms
 
 
+_SUBWORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
 def _identifier_confidence(ident: str) -> float:
     """0.60 for a short identifier up to 0.80 for a long, multi-word or qualified one."""
     parts = [p for p in re.split(r"\.|::|#|->", ident) if p]
@@ -253,53 +196,162 @@ def _identifier_confidence(ident: str) -> float:
     return round(min(0.80, confidence), 2)
 
 
-def _looks_like_identifier(word: str) -> bool:
-    """CamelCase, snake_case, PascalCase, SCREAMING_CASE or dotted: not a plain word."""
-    if re.fullmatch(_IDENT, word) is None:
-        return False
-    if any(sep in word for sep in (".", "::", "#", "->")):
-        return True
-    if word.startswith("_") and len(word.strip("_")) > 0:
-        return True  # a private or dunder name (`_resolve`, `__init__`) is never prose
-    return "_" in word.strip("_") or bool(_CAMEL.search(word)) or word[:1].isupper()
-
-
 def _similar(query: str) -> Classification | None:
-    match = _SIMILAR_PHRASE.match(query) or _SIMILAR_TO.match(query)
-    if match:
-        snippet = match.group("rest").strip() or query.strip()
-        return Classification(
-            FIND_SIMILAR, 0.85, snippet, "0:similar-phrase", snippet=snippet,
-            terms=salient_terms(snippet),
-        )  # fmt: skip
-    lines = [line for line in query.strip().splitlines() if line.strip()]
-    if len(lines) >= 2 and sum(1 for line in lines if _CODE_LINE.search(line)) >= 2:
-        snippet = query.strip("\n")
-        return Classification(
-            FIND_SIMILAR, 0.85, snippet, "0:snippet", snippet=snippet, terms=salient_terms(snippet)
-        )
+    """Rule 0: a request for similar code, or a snippet of several lines."""
+    text = query.strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) >= 2:
+        lead = lines[0]
+        code_lead = bool(_CODE_CHARS.search(lead))
+        snippet = text if code_lead else "\n".join(text.splitlines()[1:]).strip()
+        fenced = _FENCE.match(snippet)
+        if fenced:
+            snippet = fenced.group("code").strip()
+        rule = "0:snippet" if code_lead else "0:similar-phrase"
+        return Classification(FIND_SIMILAR, 0.85, snippet, rule, snippet=snippet,
+                              terms=salient_terms(snippet))  # fmt: skip
+    if _SIMILAR_WORDS.search(text):
+        lead = _SIMILAR_LEAD.match(text)
+        if lead and _SIMILAR_WORDS.search(lead.group("lead") + ":"):
+            snippet = lead.group("rest").strip()
+            return Classification(FIND_SIMILAR, 0.85, snippet, "0:similar-phrase",
+                                  snippet=snippet, terms=salient_terms(snippet))  # fmt: skip
     return None
 
 
-_DEF_TRIGGERS = ("defin", "declar", "implement", "where")
-_REF_TRIGGERS = ("call", "usage", "uses", "used", "referenc", "refs", "invo", "consumer", "import")
-_IMPACT_TRIGGERS = ("depend", "relies", "break", "affect", "blast", "impact")
-_ERRNO_HINT = re.compile(r"\bE[A-Z]{2}|\bERR_")
+def _keyword(text: str, terms: list[str]) -> Classification | None:
+    """Rule 1, keyword form: "class Session", "pub fn build_index", "export class X"."""
+    match = _DEF_KEYWORD.match(text)
+    if not match:
+        return None
+    name, rest = match.group("name"), match.group("rest").strip()
+    plain = _targets._rank(name) >= 4
+    if name.lower() in _targets.PROSE or name.lower() in STOP_WORDS:
+        return None
+    if plain and rest and not rest.startswith("("):
+        return None  # "import path resolution for plugins" is prose
+    if re.search(r"[={};]|=>|->", rest) or len(rest.split()) > 3:
+        return None  # a line of code or a sentence, not a name to look up
+    keyword = " ".join(match.group("kw").lower().split())
+    return Classification(FIND_DEFINITION, 0.95, name.removesuffix("()"), "1:keyword",
+                          kind=_DEF_KEYWORDS[keyword], terms=terms)  # fmt: skip
 
 
-def _named(
-    patterns: list[re.Pattern[str]], query: str, triggers: tuple[str, ...] = ()
-) -> tuple[re.Match[str], str] | None:
-    """First pattern that matches, with its `name` group. The cheap `triggers` substring test
-    (on the lower-cased query) skips the regexes for the many queries that cannot match."""
-    if triggers:
-        lowered = query.lower()
-        if not any(t in lowered for t in triggers):
+def _literal(text: str) -> tuple[str, float, str] | None:
+    """Rule 4: a quoted literal that is not a bare name."""
+    for quoted in _QUOTED.finditer(text):
+        literal = quoted.group("dq") or quoted.group("sq") or quoted.group("bq")
+        if quoted.group("bq") is not None and _targets.best(f"`{literal}`", 0):
+            continue  # a backticked name is a name, not a literal
+        return literal, 0.90, "4:quoted"
+    return None
+
+
+def _error_token(text: str) -> tuple[str, float, str] | None:
+    """Rule 4: an errno or error-code token, an exception line inside a sentence."""
+    inline = inline_exception(text)
+    if inline:
+        return inline, 0.85, "4:error-token"
+    found = _ERRNO.search(text) if _ERRNO_HINT.search(text) else None
+    if found:
+        return found.group(0), 0.85, "4:error-token"
+    error = _ERROR_NAME.search(text)
+    if error and _LEADING_VERB.match(text):
+        return error.group(0), 0.85, "4:error-token"
+    return None
+
+
+_PLAIN_ANCHOR = re.compile(
+    r"^(?:(?:find\s+|show\s+)?(?:all\s+)?(?:usages?|uses|references|refs|callers|call\s+sites"
+    r"|invocations|definition|blast\s+radius|impact|dependents|consequences|effects?)"
+    r"\s+(?:of|to|for|on)(?:\s+(?:changing|renaming|deleting|removing|modifying|editing))?"
+    r"|(?:who|what)\s+(?:calls|invokes|uses|references|depends\s+on)|what\s+depends\s+on"
+    r"|what\s+(?:breaks|would\s+break)\s+if\s+(?:i|we)\s+(?:change|rename|delete|remove|modify)"
+    r"|where\s+is)\s+(?:the\s+)?(?:function\s+|method\s+|class\s+)?(?P<w>[a-z_]\w*)"
+    r"(?:\s+(?:used|called|defined|declared|invoked|referenced))?\s*\??$"
+)
+
+
+def _plain_target(shape: str, text: str) -> str:
+    """A plain-word target in a short, fixed phrase ("callers of send", "where is foo used")."""
+    match = _PLAIN_ANCHOR.search(shape)
+    if not match or match.group("w") in STOP_WORDS or match.group("w") in {"it", "this", "x"}:
+        return ""
+    word = match.group("w")
+    found = re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE)
+    return found.group(0) if found else word
+
+
+def _lone(text: str, target: _targets.Target | None, shape: str) -> Classification | None:
+    """Rule 5: one identifier plus words that ask for nothing else."""
+    words = shape.rstrip("?!. ").replace("()", "").split()
+    if not words or len(words) > 4:
+        return None
+    rest = [w for w in words if w != "x"]
+    fillers = {"def", "definition", "pls", "please", "source", "impl", "component", "hook",
+               "constant", "symbol", "code", "need", "the", "a", "an", "find", "show", "me",
+               "open", "go", "to", "jump", "goto", "of", "for", "is", "where", "it", *_KIND_WORDS}  # fmt: skip
+    if any(w not in fillers for w in rest):
+        return None
+    kind = next((_KIND_WORDS[w] for w in rest if w in _KIND_WORDS), None)
+    if target is None:
+        # A plain word is prose ("cookies"), unless a kind word says it names something
+        # ("method constant") or it is written as a call ("bind()").
+        words_raw = text.rstrip("?").split()
+        plain = [w for w in words_raw if w.lower().strip("()") not in fillers]
+        if not plain and len(words_raw) == 2 and words_raw[0].lower() in _KIND_WORDS:
+            plain = words_raw[1:]  # "method constant": a kind word and the name
+        if len(plain) != 1 or not (kind or plain[0].endswith("()")):
             return None
-    for pattern in patterns:
-        match = pattern.search(query)
-        if match:
-            return match, (match.groupdict().get("name") or "")
+        name = plain[0].removesuffix("()")
+        if not re.fullmatch(_IDENT, name):
+            return None
+        return Classification(FIND_DEFINITION, _identifier_confidence(name), name,
+                              "5:identifier", kind=kind, terms=salient_terms(text))  # fmt: skip
+    if "x" not in words:
+        return None
+    confidence = _identifier_confidence(target.text)
+    if len(rest) >= 1 and any(w in {"definition", "def", "source", "impl"} for w in rest):
+        confidence = 0.80
+    return Classification(FIND_DEFINITION, confidence, target.text, "5:identifier", kind=kind,
+                          terms=salient_terms(text))  # fmt: skip
+
+
+def _phrase(
+    text: str, shape: str, target: _targets.Target | None, terms: list[str]
+) -> Classification | None:
+    """Rules 1 (phrase), 2 and 3 over the question's shape."""
+    name = target.text if target else ""
+    has_x = target is not None
+    if has_x or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
+        impact = _IMPACT_STRONG.search(shape) or (
+            _IMPACT_CHANGE.search(shape) and _IMPACT_ASK.search(shape)
+        )
+        if impact:
+            return Classification(IMPACT_ANALYSIS, 0.90, name or _plain_target(shape, text),
+                                  "3:impact", terms=terms)  # fmt: skip
+    refs = _REFS.search(shape)
+    if refs and (has_x or _plain_target(shape, text)):
+        # "where is x used" is rule 2 even though "where is" opens rule 1 phrases.
+        return Classification(FIND_REFERENCES, 0.90, name or _plain_target(shape, text),
+                              "2:references", terms=terms)  # fmt: skip
+    if not has_x and re.search(r"\b(?:where\s+is|definition\s+of)\b", shape):
+        plain = _plain_target(shape, text)
+        if plain:
+            return Classification(FIND_DEFINITION, 0.90, plain, "1:phrase", terms=terms)
+    return None
+
+
+def _definition_phrase(
+    text: str, shape: str, target: _targets.Target | None, terms: list[str]
+) -> Classification | None:
+    """Rule 1, phrase form: "where's x declared", "x implementation", "show me the method x"."""
+    name = target.text if target else ""
+    if target is not None and (_DEF_PHRASE.search(shape) or _SHOW.search(shape)):
+        if _UNDERSTAND.search(shape) and not re.search(r"\b(?:defin|declar)\w*", shape):
+            return None
+        kind = next((_KIND_WORDS[w] for w in shape.split() if w in _KIND_WORDS), None)
+        return Classification(FIND_DEFINITION, 0.90, name, "1:phrase", kind=kind, terms=terms)
     return None
 
 
@@ -308,90 +360,60 @@ def classify(query: str) -> Classification:
     text = query.strip()
     terms = salient_terms(text)
 
-    similar = _similar(query)
+    error = pasted_error(text)
+    if error:
+        # Several lines of real output are a stronger signal than one line that might be prose.
+        confidence = 0.90 if "\n" in text else 0.85
+        return Classification(EXACT_MATCH, confidence, error, "4:pasted-error", terms=terms)
+    similar = _similar(text)
     if similar:
         return similar
-
-    match = _DEF_KEYWORD.match(text)
-    if match:
-        keyword = " ".join(match.group("kw").lower().split())
-        return Classification(
-            FIND_DEFINITION, 0.95, match.group("name"), "1:keyword",
-            kind=_DEF_KEYWORDS[keyword], terms=terms,
-        )  # fmt: skip
-    found = _named(_DEF_PHRASES, text, _DEF_TRIGGERS)
-    if found:
-        match, name = found
-        kind = (match.groupdict().get("kind") or "").lower() or None
-        return Classification(FIND_DEFINITION, 0.90, name, "1:phrase", kind=kind, terms=terms)
-
-    found = _named(_REF_PHRASES, text, _REF_TRIGGERS)
-    if found:
-        return Classification(FIND_REFERENCES, 0.90, found[1], "2:references", terms=terms)
-
-    found = _named(_IMPACT_PHRASES, text, _IMPACT_TRIGGERS)
-    if found:
-        name = found[1] or _last_identifier(text)
-        return Classification(IMPACT_ANALYSIS, 0.90, name, "3:impact", terms=terms)
+    keyword = _keyword(text, terms)
+    if keyword:
+        return keyword
 
     literal = _literal(text)
+    target = _targets.best(text)
+    if target is not None and target.rank == 3 and len(text.split()) > 8:
+        # A capitalised word in a long sentence is more often English ("a 303 See Other
+        # reply") than a name; such a question is read without a target.
+        target = None
+    shape = _targets.mask(text, target)
+    if literal and not (target and target.rank == 0 and literal[0] == target.text):
+        quoted_name = re.fullmatch(_IDENT, literal[0]) is not None
+        if not quoted_name:
+            return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
+    phrase = _phrase(text, shape, target, terms)
+    if phrase:
+        return phrase
     if literal:
-        target, confidence, rule = literal
-        return Classification(EXACT_MATCH, confidence, target, rule, terms=terms)
-
-    ident = _lone_identifier(text)
-    if ident:
-        name, kind = ident
-        return Classification(
-            FIND_DEFINITION, _identifier_confidence(name), name, "5:identifier",
-            kind=kind, terms=terms,
-        )  # fmt: skip
-
-    if _UNDERSTAND.search(text):
+        return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
+    token = _error_token(text)
+    if token:
+        return Classification(EXACT_MATCH, token[1], token[0], token[2], terms=terms)
+    definition = _definition_phrase(text, shape, target, terms)
+    if definition:
+        return definition
+    lone = _lone(text, target, shape)
+    if lone:
+        return lone
+    if _UNDERSTAND.search(shape):
         return Classification(UNDERSTAND_CODE, 0.75, text, "6:question", terms=terms)
+    return _second_stage(text, shape, target, terms)
+
+
+def _second_stage(
+    text: str, shape: str, target: _targets.Target | None, terms: list[str]
+) -> Classification:
+    """What no rule matched: the learned model's verdict if it is sure enough, else rule 7."""
+    from maguyva.query import intent_model
+
+    # Only the intents that search for a name are the model's to assign, and only with a name
+    # to search for: a learned exact_match on prose ("rate limiting") would search a literal
+    # that is nowhere and answer nothing, and find_similar needs a snippet.
+    guess = intent_model.predict(shape) if target is not None else None
+    if guess is not None:
+        intent, confidence = guess
+        if intent in (FIND_DEFINITION, FIND_REFERENCES, IMPACT_ANALYSIS):
+            return Classification(intent, confidence, target.text, "learned", terms=terms)
     return Classification(UNDERSTAND_CODE, 0.40, text, "7:fallback", terms=terms)
-
-
-def _last_identifier(text: str) -> str:
-    candidates = [w for w in _WORD.findall(text) if _looks_like_identifier(w)]
-    return candidates[-1] if candidates else ""
-
-
-def _literal(text: str) -> tuple[str, float, str] | None:
-    """Rule 4: (target, confidence, rule) for a literal or error-token query."""
-    if _TRACEBACK.search(text):
-        return "Traceback (most recent call last)", 0.85, "4:traceback"
-    file_line = _FILE_LINE.search(text)
-    if file_line:
-        return file_line.group(0), 0.85, "4:traceback-line"
-    quoted = _QUOTED.search(text)
-    if quoted:
-        literal = quoted.group("dq") or quoted.group("sq") or quoted.group("bq")
-        return literal, 0.90, "4:quoted"
-    errno = _ERRNO.search(text) if _ERRNO_HINT.search(text) else None
-    if errno:
-        return errno.group(0), 0.85, "4:error-token"
-    error = _ERROR_NAME.search(text)
-    if error and (error.group(0).endswith(":") or _LEADING_VERB.match(text)):
-        stripped = _LEADING_VERB.sub("", text, count=1).strip()
-        target = stripped if error.group(0).endswith(":") else error.group(0).rstrip(":")
-        return target, 0.85, "4:error-token"
-    return None
-
-
-def _lone_identifier(text: str) -> tuple[str, str | None] | None:
-    """Rule 5: the query is one identifier plus at most two filler words."""
-    words = text.rstrip("?").split()
-    if not words or len(words) > 3:
-        return None
-    idents = [w.strip("`'\"()") for w in words if w.lower() not in _FILLER]
-    if len(idents) != 1:
-        return None
-    ident = idents[0].removesuffix("()")
-    kind = next((_KIND_WORDS[w.lower()] for w in words if w.lower() in _KIND_WORDS), None)
-    # A plain word is prose ("cookies"), unless a kind word says it names something
-    # ("method constant", "function bind") or it is written as a call ("bind()").
-    named = kind is not None or any(w.endswith("()") for w in words)
-    if not _looks_like_identifier(ident) and not (named and re.fullmatch(_IDENT, ident)):
-        return None
-    return ident, kind

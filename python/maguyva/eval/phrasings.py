@@ -1,0 +1,154 @@
+"""How well the intent classifier reads phrasings it was not written for.
+
+The phrasing set (`eval/phrasings/{dev,heldout}.jsonl`) was written by hand, independently of
+the rules: one question per line with its intent and its target. The split is a fixed hash of
+the query; the learned stage is trained on `dev` only and figures are reported on `heldout`.
+
+    python -m maguyva.eval.phrasings                 # held-out figures
+    python -m maguyva.eval.phrasings --split dev --failures
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from maguyva.model import INTENTS
+
+PHRASINGS = Path(__file__).resolve().parents[3] / "eval" / "phrasings"
+SPLITS = ("dev", "heldout")
+CONFIDENT = 0.85
+"""The direct path's threshold (SPEC.md, routing): a wrong intent above it skips fusion."""
+
+
+@dataclass(frozen=True, slots=True)
+class Phrasing:
+    """One labelled question. `target` is empty where the intent has none (understand_code)."""
+
+    id: str
+    query: str
+    intent: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """The four figures of issue 22, and the failures behind them."""
+
+    n: int
+    intent_accuracy: float
+    fallback_rate: float
+    target_accuracy: float
+    confident_wrong: float
+    failures: list[dict[str, object]]
+
+
+def load(split: str, root: Path = PHRASINGS) -> list[Phrasing]:
+    """The phrasings of one split; a malformed line names its file and line."""
+    path = root / f"{split}.jsonl"
+    out: list[Phrasing] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            item = Phrasing(row["id"], row["query"], row["intent"], row.get("target", ""))
+        except (ValueError, KeyError) as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+        if item.intent not in INTENTS:
+            raise ValueError(f"{path}:{number}: unknown intent {item.intent!r}")
+        out.append(item)
+    return out
+
+
+def normalise_target(text: str) -> str:
+    """Compare targets as a reader would: no surrounding quotes or backticks, no `()`."""
+    text = " ".join(text.split())
+    text = text.strip().strip("`'\"").strip()
+    return text.removesuffix("()")
+
+
+def score(items: Iterable[Phrasing], classify: Callable[[str], object] | None = None) -> Scores:
+    """Run the classifier over `items` and compute the figures."""
+    if classify is None:
+        from maguyva.query.intent import classify as classify_default
+
+        classify = classify_default
+    items = list(items)
+    right = fallback = non_understand = targets = targets_right = confident_wrong = 0
+    failures: list[dict[str, object]] = []
+    for item in items:
+        verdict = classify(item.query)
+        intent, confidence = verdict.intent, verdict.confidence  # type: ignore[attr-defined]
+        target, rule = verdict.target, verdict.rule  # type: ignore[attr-defined]
+        ok_intent = intent == item.intent
+        right += ok_intent
+        if item.intent != "understand_code":
+            non_understand += 1
+            fallback += rule.startswith("7:")
+        if not ok_intent and confidence >= CONFIDENT:
+            confident_wrong += 1
+        ok_target = True
+        if item.target:
+            targets += 1
+            ok_target = normalise_target(target) == normalise_target(item.target)
+            targets_right += ok_target
+        if not (ok_intent and ok_target):
+            failures.append({
+                "id": item.id, "query": item.query, "want": item.intent, "got": intent,
+                "confidence": confidence, "rule": rule, "want_target": item.target,
+                "got_target": target,
+            })  # fmt: skip
+    n = len(items) or 1
+    return Scores(
+        n=len(items),
+        intent_accuracy=right / n,
+        fallback_rate=fallback / (non_understand or 1),
+        target_accuracy=targets_right / (targets or 1),
+        confident_wrong=confident_wrong / n,
+        failures=failures,
+    )
+
+
+def _shorten(text: object, width: int = 70) -> str:
+    flat = re.sub(r"\s+", " ", str(text))
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m maguyva.eval.phrasings", description=__doc__)
+    parser.add_argument("--split", default="heldout", choices=SPLITS)
+    parser.add_argument("--failures", action="store_true", help="list the misclassified lines")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    try:
+        result = score(load(args.split))
+    except (OSError, ValueError) as exc:
+        print(f"maguyva eval phrasings: {exc}", file=sys.stderr)
+        return 2
+    figures = {
+        "split": args.split, "n": result.n, "intent_accuracy": round(result.intent_accuracy, 3),
+        "fallback_rate": round(result.fallback_rate, 3),
+        "target_accuracy": round(result.target_accuracy, 3),
+        "confident_wrong": round(result.confident_wrong, 3),
+    }  # fmt: skip
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for key, value in figures.items():
+            print(f"{key:<16} {value}")
+    if args.failures:
+        for f in result.failures:
+            print(f"{f['want']:>15} <- {f['got']:<15} {f['confidence']:.2f} {f['rule']:<14} "
+                  f"{_shorten(f['query'])!s}  [{_shorten(f['got_target'], 30)} | "
+                  f"{_shorten(f['want_target'], 30)}]")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

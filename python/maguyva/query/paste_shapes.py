@@ -1,0 +1,140 @@
+"""Pasted error output and log lines: recognise them and take out the line worth searching.
+
+People paste what their terminal printed: a Python traceback, a Go panic, a Rust panic or
+error chain, a Java stack trace, a Node error, or a log line with a timestamp and a level.
+These are exact_match questions (SPEC.md rule 4), and the target is the error itself: the
+exception line ("KeyError: 'user_id'", as printed) or, for a log line, its message without the
+timestamp, level, thread and logger fields. Checked before the snippet rule, so a multi-line
+traceback is not taken for code to find similar copies of.
+"""
+
+from __future__ import annotations
+
+import re
+
+_EXC_NAME = r"(?:[a-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
+# An exception line as printed: "KeyError: 'x'", "java.io.IOException: Broken pipe",
+# "Error [ERR_X]: ...", "django.core.exceptions.ImproperlyConfigured: ...".
+_EXCEPTION_LINE = re.compile(
+    r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|fatal error"
+    r"|(?:remote |fatal )?error)(?: \[[A-Z0-9_]+\])?: \S.*)$"
+)
+_EXCEPTION_INLINE = re.compile(r"(?<![\w.])(?P<line>" + _EXC_NAME + r": \S.*)$")
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
+_FILE_LINE = re.compile(r"File \"[^\"]+\", line \d+")
+_JAVA_THREAD = re.compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
+_PREFIXES = re.compile(r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: )")
+_RUST_PANIC_OLD = re.compile(r"panicked at '(?P<msg>.*)', [\w./\\-]+:\d+(?::\d+)?\s*$")
+_RUST_PANIC_NEW = re.compile(r"panicked at [\w./\\-]+:\d+(?::\d+)?:\s*$")
+_STACK_LINE = re.compile(
+    r"^\s+at \S|^\s*File \"|^goroutine \d+ \[|^Caused by:|^\s+\d+: |^note: run with `RUST_BACKTRACE"
+)
+_SEGFAULT = re.compile(r"^Segmentation fault(?: \(core dumped\))?$")
+
+_TIMESTAMP = (
+    r"\[?(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?"
+)
+_LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERRO|ERR|CRITICAL|FATAL|SEVERE)"
+_LOG_START = re.compile(
+    r"^\s*(?:" + _TIMESTAMP + r"|\[?" + _LEVEL + r"\b|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:)",
+    re.IGNORECASE,
+)
+_LOGFMT_MSG = re.compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
+_KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] (?P<msg>.+)$")
+_LEADERS = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"^\[?" + _TIMESTAMP + r"\]?[\s,]*",
+        r"^\[?" + _LEVEL + r"\b\]?(?:\[\d+\])?[\s:]*",
+        r"^-+\s*",
+        r"^\d+\s+---\s+",
+        r"^\[[^\]]*\]\s*:?\s*",
+        r"^\([^)]*\)\s*",
+    )
+]
+# A logger name or source location before the message: "auth.client - ", "rustls::conn] ",
+# "scheduler:", "db/pool.go:77\t", "o.s.boot.SpringApplication   : ".
+_LOGGER = re.compile(
+    r"^(?P<name>[\w.:/$-]*[\w$](?::\d+)?)\]?(?:\s*(?:-|:|\|)\s+|\t+|:(?=\S)|\]\s+)"
+)
+
+
+def _message(line: str) -> str:
+    """A log line without its leading timestamp, level, thread and logger fields."""
+    logfmt = _LOGFMT_MSG.search(line)
+    if logfmt:
+        return logfmt.group("q") if logfmt.group("q") is not None else logfmt.group("bare")
+    klog = _KLOG.match(line)
+    if klog:
+        return klog.group("msg").strip()
+    rest = line.strip()
+    logger_seen = False
+    for _ in range(8):
+        before = rest
+        for leader in _LEADERS:
+            rest = leader.sub("", rest, count=1)
+        if rest == before and not logger_seen:
+            # One logger name or source location, before or after the level ("auth.client -
+            # WARNING - ..."); a single capitalised word ("Job: ...") is prose, not a logger.
+            logger_seen = True
+            logger = _LOGGER.match(rest)
+            if logger and not re.fullmatch(r"[A-Z][a-z]+", logger.group("name")):
+                rest = rest[logger.end() :]
+        elif rest == before:
+            break
+    return rest.strip().strip(":- ").strip()
+
+
+def _is_log_line(line: str) -> bool:
+    if not _LOG_START.match(line):
+        return False
+    stripped = _message(line)
+    return bool(stripped) and stripped != line.strip()
+
+
+def _exception_line(line: str) -> str | None:
+    line = _PREFIXES.sub("", line.strip())
+    java = _JAVA_THREAD.match(line)
+    if java:
+        return java.group("line").strip()
+    match = _EXCEPTION_LINE.match(line)
+    return match.group("line").strip() if match else None
+
+
+def pasted_error(text: str) -> str | None:
+    """The line to search for when `text` is pasted error output or a log line, else None."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    first = lines[0].strip()
+    if _TRACEBACK.search(text):
+        for line in reversed(lines):
+            found = _exception_line(line)
+            if found:
+                return found
+        return "Traceback (most recent call last)"
+    for index, line in enumerate(lines[:3]):
+        old = _RUST_PANIC_OLD.search(line)
+        if old:
+            return old.group("msg")
+        if _RUST_PANIC_NEW.search(line) and index + 1 < len(lines):
+            return lines[index + 1].strip()
+    found = _exception_line(first)
+    if found and (len(lines) == 1 or any(_STACK_LINE.search(x) for x in lines[1:])):
+        return found
+    if len(lines) > 1 and found and all(not re.search(r"[{};=]\s*$", x) for x in lines):
+        return found
+    if len(lines) == 1 and _SEGFAULT.match(first):
+        return first
+    if len(lines) == 1 and _is_log_line(first):
+        return _message(first)
+    if len(lines) == 1 and _FILE_LINE.search(first):
+        return _FILE_LINE.search(first).group(0)  # type: ignore[union-attr]
+    return None
+
+
+def inline_exception(text: str) -> str | None:
+    """An exception line inside a sentence ("I keep getting KeyError: 'region'")."""
+    match = _EXCEPTION_INLINE.search(text)
+    return match.group("line").strip() if match else None

@@ -1,0 +1,117 @@
+"""Which token of a question names the code it is about.
+
+"impact of renaming parse_config" is about `parse_config`, not `renaming`; "who references the
+--legacy-auth flag" is about `--legacy-auth`, not `the`. A question's target is the token that
+looks most like code: backticked, then qualified (`a.b`, `a::b`, paths, `--flags`), then
+snake/camel/Pascal/SCREAMING case, then a capitalised word that is not English prose. The
+classifier also masks the target (`X`) so its phrase rules read the question's shape, not the
+name ("enqueue_email callers" -> "x callers").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from maguyva.modalities.text.stopwords import STOP_WORDS
+
+_CANDIDATE = re.compile(
+    r"`(?P<bq>[^`\n]+)`"
+    r"|(?<![\w-])(?P<flag>--?[A-Za-z][\w-]*)"
+    r"|(?P<path>(?:[\w.-]+/)+[\w.-]*\w)"
+    r"|(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"
+)
+_QUALIFIED = re.compile(r"\.|::|#|->")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*")
+_NOT_QUALIFIED = frozenset({"e.g", "i.e", "etc", "vs"})
+
+# Words of the questions themselves: never a target even when capitalised at the start of a
+# sentence ("Find all usages", "Where is", "Before I rename").
+_PROSE_WORDS = """
+    find show give open print locate look jump go goto get need want list grep search tell help
+    where what who whom which when why how whats wheres whos hows is are was were be been does
+    do did can could would should will shall may might must please pls i we you me my our
+    before after if then else also again anyway anything anyone everything every all any some
+    definition definiton defenition declaration declared declare defined definied implemented
+    implementation impl source code body signature location file files module modules
+    function functions func method methods class classes struct type types interface enum trait
+    constant variable component hook macro field symbol caller callers call calls called calling
+    usage usages use uses used using reference references referenced refs impact blast radius
+    break breaks broken change changes changed changing rename renaming delete deleting remove
+    removing modify modifying refactor refactoring affected affect affects depends dependents
+    explain describe summarise summarize overview architecture error exception warning the a an
+    it this that these those there here in on of to for from with by about into over under
+    yes no not ok okay hi hello thanks now just only still else other others safe safely risk
+    risky consequences downstream upstream effects effect callsites invocations invoked
+"""
+PROSE = STOP_WORDS | frozenset(_PROSE_WORDS.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A candidate target: the name as written, its span in the query, and how code-like."""
+
+    text: str
+    start: int
+    end: int
+    rank: int
+    """0 backticked, 1 qualified/path/flag, 2 cased identifier, 3 capitalised word, 4 plain."""
+
+
+def _rank(word: str) -> int:
+    bare = word.removesuffix("()")
+    if word.endswith("()"):
+        return 2
+    if _QUALIFIED.search(bare) and bare.lower() not in _NOT_QUALIFIED:
+        return 1
+    if "_" in bare.strip("_") or bare.startswith("_") or "$" in bare or _CAMEL.search(bare):
+        return 2
+    if bare.lower() in PROSE:
+        return 5
+    if bare[:1].isupper() and not (bare.isupper() and len(bare) <= 4):
+        return 3
+    return 4
+
+
+def candidates(query: str) -> list[Target]:
+    """Every token of `query` that could name code, in order, ranked by how code-like it is."""
+    out: list[Target] = []
+    for match in _CANDIDATE.finditer(query):
+        kind = match.lastgroup
+        text = match.group(kind or 0)
+        if kind == "bq":
+            inner = text.strip().removesuffix("()")
+            if _IDENT.fullmatch(inner) or re.fullmatch(r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+", inner):
+                out.append(Target(inner, match.start(), match.end(), 0))
+            continue
+        if kind == "flag":
+            if len(text) > 2 and text.startswith("--"):
+                out.append(Target(text, match.start(), match.end(), 1))
+            continue
+        if kind == "path":
+            out.append(Target(text.rstrip("."), match.start(), match.end(), 1))
+            continue
+        word = text
+        if word.endswith("'s"):  # a possessive ("RetryPolicy's")
+            word = word[:-2]
+        out.append(Target(word.removesuffix("()"), match.start(), match.end(), _rank(word)))
+    return out
+
+
+def best(query: str, max_rank: int = 3) -> Target | None:
+    """The most code-like token (the first of the best rank), if any is at most `max_rank`."""
+    found = [c for c in candidates(query) if c.rank <= max_rank]
+    if not found:
+        return None
+    top = min(c.rank for c in found)
+    return next(c for c in found if c.rank == top)
+
+
+def mask(query: str, target: Target | None) -> str:
+    """The question's shape: lower-cased, contractions spelled out, the target replaced by x."""
+    text = query if target is None else query[: target.start] + " x " + query[target.end :]
+    text = text.lower().replace("’", "'")
+    text = re.sub(r"\b(where|what|who|how|that|it|there)'?s\b", r"\1 is", text)
+    text = re.sub(r"n't\b", " not", text)
+    return " ".join(text.split())
