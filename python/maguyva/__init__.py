@@ -9,7 +9,8 @@ Start with `maguyva.Index.open(path)`; see `maguyva.api` for a runnable example.
 
 from __future__ import annotations
 
-from maguyva.api import ChunkText, Index
+from typing import TYPE_CHECKING, Any
+
 from maguyva.errors import (
     BadQueryError,
     ConfigError,
@@ -25,7 +26,22 @@ from maguyva.errors import (
 )
 from maguyva.model import INTENTS, MODALITIES, Hit, ModalityContribution, Response, Result
 
+if TYPE_CHECKING:
+    from maguyva.api import ChunkText, Index
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """`Index` and `ChunkText` on first use (PEP 562): `maguyva.api` pulls in the store and the
+    query syntax, which the shell client of the warm server (`interfaces/client.py`) never
+    needs."""
+    if name in ("Index", "ChunkText"):
+        from maguyva import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'maguyva' has no attribute {name!r}")
+
 
 __all__ = [
     "INTENTS",
