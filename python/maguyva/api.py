@@ -442,8 +442,8 @@ class Index:
 
 def _manifest_key(index_dir: Path) -> tuple[int, ...] | None:
     """The manifest file's identity (device, inode, size, mtime, ctime): a commit replaces it
-    by a rename, so a new one differs. One stat (~2 µs) instead of reading and checking the
-    sealed manifest on every question (~0.3 ms)."""
+    by a rename, so a new one differs. One stat (15 µs at load 11) instead of reading and
+    checking the sealed manifest on every question (183 µs)."""
     try:
         st = os.stat(Path(index_dir) / MANIFEST)
     except OSError:
