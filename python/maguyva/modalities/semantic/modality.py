@@ -459,6 +459,32 @@ def check_format(d: Path, meta: dict[str, Any]) -> None:
         raise CorruptIndexError(f"{d}: unknown semantic format {fmt!r}")
 
 
+QUERY_CACHE_SIZE = 256
+"""Query embeddings kept per process (an agent repeats questions; ~14 ms CPU each)."""
+_QUERY_CACHE: OrderedDict[tuple[Any, str], Any] = OrderedDict()
+_query_lock = threading.Lock()
+
+
+def query_embedding(provider: Any, text: str) -> Any:
+    """`provider.embed([text], "query")`, remembered by (provider identity, text) in an LRU
+    of QUERY_CACHE_SIZE; the arrays are made read-only, as they are shared."""
+    key = (provider.identity, text)
+    with _query_lock:
+        found = _QUERY_CACHE.get(key)
+        if found is not None:
+            _QUERY_CACHE.move_to_end(key)
+            return found
+    result = provider.embed([text], "query")
+    for array in (result.codes, result.floats):
+        if isinstance(array, np.ndarray):
+            array.setflags(write=False)
+    with _query_lock:
+        _QUERY_CACHE[key] = result
+        while len(_QUERY_CACHE) > QUERY_CACHE_SIZE:
+            _QUERY_CACHE.popitem(last=False)
+    return result
+
+
 _READ_CACHE: OrderedDict[tuple[str, int, int, int, int], Any] = OrderedDict()
 _READ_CACHE_SIZE = 64  # files: a base and up to 8 deltas of a few indexes, 3 files each
 _read_lock = threading.Lock()
@@ -1396,7 +1422,7 @@ class SemanticSearcher:
         text = (query.snippet or query.text or "").strip()
         if not text or k <= 0 or not self.live:
             return []
-        result = self.provider.embed([text], "query")
+        result = query_embedding(self.provider, text)
         qfloat = None if result.floats is None else result.floats[0]
         if self.centre is not None and qfloat is not None:
             qcode = binarize(qfloat, self.centre)
