@@ -111,3 +111,15 @@ def test_fingerprint_sources_exist():
         assert path.is_file(), path
     assert len(extraction.extractor_sources()) > 5
 
+
+def test_the_native_stub_names_every_binding():
+    """`_core.pyi` lists what the module exports (`make lint` runs stubtest for the signatures)."""
+    from maguyva import _core
+
+    stub = ast.parse((PACKAGE / "_core.pyi").read_text(encoding="utf-8"))
+    declared = next(
+        ast.literal_eval(node.value)
+        for node in stub.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+    )
+    assert sorted(declared) == sorted(_core.__all__)

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maguyva.config import effective_config, index_dir_for
 from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
@@ -44,6 +44,10 @@ from maguyva.query.syntax import ParsedQuery, parse, path_matches
 from maguyva.repo.languages import detect_language
 from maguyva.repo.paths import confine, relative, resolve_root, under
 from maguyva.store.generations import IndexDir
+
+if TYPE_CHECKING:  # imported lazily at run time: opening an index need not load the builder
+    from maguyva.build.indexer import BuildSummary
+    from maguyva.query.engine import Engine
 
 Progress = Callable[[str, int, int], None]
 
@@ -128,7 +132,7 @@ class Index:
         self.root = root
         self.index_dir = index_dir
         self.config = config
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -156,7 +160,7 @@ class Index:
         paths: Sequence[str] | None = None,
         modalities: Sequence[str] | None = None,
         rebuild: bool = False,
-    ):
+    ) -> BuildSummary:
         """Bring the index up to date (incrementally; a no-op when nothing changed; from
         scratch with `rebuild`); returns the indexer's `BuildSummary`.
 
@@ -186,7 +190,7 @@ class Index:
 
     # -- the engine, kept on the newest generation -------------------------------------------
 
-    def engine(self):
+    def engine(self) -> Engine:
         """The query engine on the newest committed generation (reopened when it changes)."""
         from maguyva.query.engine import Engine
 
