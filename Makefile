@@ -45,9 +45,11 @@ test: setup lint test-rust test-python  ## everything CI runs
 test-slow: setup  ## the slow scale tests
 	$(PY) -m pytest -q -m slow
 
-lint: setup  ## ruff, rustfmt, clippy
+lint: setup  ## ruff, mypy (the public surface), stubtest (_core.pyi), rustfmt, clippy
 	$(VENV)/bin/ruff check python tests benches
 	$(VENV)/bin/ruff format --check python tests benches
+	$(PY) -m mypy
+	$(PY) -m mypy.stubtest maguyva._core
 	cargo fmt --check
 	cargo clippy -q --all-targets -- -D warnings
 	cargo clippy -q --all-targets --features python -- -D warnings

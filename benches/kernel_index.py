@@ -29,7 +29,9 @@ from typing import Any
 from maguyva.api import Index
 from maguyva.build.indexer import build_index
 from maguyva.build.memory import RssSampler
-from maguyva.scale.synthetic import generated_corpus as generate_corpus
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the corpus is test code
+from support.synthetic import generated_corpus as generate_corpus
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -133,14 +133,24 @@ def build(root: Path, **kwargs: Any) -> Any:
     return build_index(root, config=dict(CONFIG), **kwargs)
 
 
-def index_in_child(root: Path, env: dict[str, str] | None = None, timeout: float = 120):
-    """Run one index build in a child process (for kill -9 and fault-injection runs)."""
+def index_in_child(
+    root: Path, env: dict[str, str] | None = None, timeout: float = 120, faults: str | None = None
+):
+    """Run one index build in a child process (for kill -9 and fault-injection runs); `faults`
+    is a spec of `support.faults` (`kill@17`), installed in the child by its launcher."""
     code = (
         "import sys; from pathlib import Path; from maguyva.build.indexer import build_index; "
         f"build_index(Path(sys.argv[1]), config={CONFIG!r}, wait_for_lock=True)"
     )
+    from support import faults as fault_layer
+
+    argv = (
+        [sys.executable, "-c", code, str(root)]
+        if faults is None
+        else fault_layer.command(faults, str(root), code=code)
+    )
     return subprocess.Popen(
-        [sys.executable, "-c", code, str(root)],
+        argv,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

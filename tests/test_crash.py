@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from durability_support import answers, build, index_in_child, write_repo
+from support import faults
 
-from maguyva import faults
 from maguyva.build.fsck import fsck
 from maguyva.store.generations import IndexWriteError
 
@@ -56,7 +56,7 @@ def _kill_runs(
         target = 1 - _check(root, goldens, f"before run {run}")
         write_repo(root, target)
         if run % 2 == 0:  # at an exact durable step: every one is hit over enough runs
-            child = index_in_child(root, {faults.ENV: f"kill@{rng.randint(1, total_ops)}"})
+            child = index_in_child(root, faults=f"kill@{rng.randint(1, total_ops)}")
         else:  # at a random moment (startup, walk, extraction, modality builds, commit)
             child = index_in_child(root)
             time.sleep(rng.uniform(0.2, 2.0))

@@ -7,12 +7,9 @@ update. Real files: the standard library's json and email packages."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,8 +17,8 @@ import pytest
 from durability_support import CONFIG as DURABLE
 from durability_support import MODALITIES, QUERIES, build, write_repo
 from graph_support import assert_same_graph
+from support import faults
 
-from maguyva import faults
 from maguyva.build import follow
 from maguyva.build.fsck import fsck
 from maguyva.build.indexer import Indexer
@@ -211,10 +208,7 @@ def _kill_steps(tmp_path: Path, every: bool) -> None:
         write_repo(root, 0)
         build(root)  # back to the old state, graph current
         write_repo(root, 1)
-        child = subprocess.Popen(
-            [sys.executable, "-c", FOLLOW_CHILD.format(config=config), str(root)],
-            env={**os.environ, faults.ENV: f"kill@{step}"}, stderr=subprocess.PIPE,
-        )  # fmt: skip
+        child = faults.child(f"kill@{step}", str(root), code=FOLLOW_CHILD.format(config=config))
         _out, err = child.communicate(timeout=120)
         assert child.returncode in (0, -signal.SIGKILL), err.decode()[-2000:]
         manifest = IndexDir(root / ".maguyva").current(pin=False).manifest

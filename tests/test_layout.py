@@ -28,7 +28,6 @@ STAGES: list[set[str]] = [
     {"interfaces", "__main__"},
 ]
 RANK = {name: rank for rank, names in enumerate(STAGES) for name in names}
-TEST_ONLY = {"faults"}  # test fixture code still inside the package (issue 19 moves it out)
 
 
 def stage_of(module: str) -> str:
@@ -62,13 +61,11 @@ def test_no_module_imports_a_higher_stage():
     for path in sorted(PACKAGE.rglob("*.py")):
         importer = module_name(path)
         here = stage_of(importer)
-        if here in TEST_ONLY or importer == "maguyva":  # the package re-exports the API
+        if importer == "maguyva":  # the package re-exports the API
             continue
         assert here in RANK, f"{importer}: stage {here!r} is missing from STAGES"
         for imported in imports_of(path):
             there = stage_of(imported)
-            if there in TEST_ONLY:
-                continue
             if RANK.get(there, 0) > RANK[here]:
                 wrong.append(f"{importer} -> {imported}")
     assert wrong == []
@@ -113,3 +110,16 @@ def test_fingerprint_sources_exist():
     for path in [*extraction.extractor_sources(), *extraction.builder_sources()]:
         assert path.is_file(), path
     assert len(extraction.extractor_sources()) > 5
+
+
+def test_the_native_stub_names_every_binding():
+    """`_core.pyi` lists what the module exports (`make lint` runs stubtest for the signatures)."""
+    from maguyva import _core
+
+    stub = ast.parse((PACKAGE / "_core.pyi").read_text(encoding="utf-8"))
+    declared = next(
+        ast.literal_eval(node.value)
+        for node in stub.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+    )
+    assert sorted(declared) == sorted(_core.__all__)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.synthetic import generated_corpus
 
 from maguyva.api import Index
 from maguyva.build import memory
@@ -27,7 +28,6 @@ from maguyva.errors import MaguyvaError
 from maguyva.model import SourceFile
 from maguyva.scale.distributed import InlineExecutor, distributed_build
 from maguyva.scale.dryrun import VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_report
-from maguyva.scale.synthetic import generated_corpus
 from maguyva.scale.vectorstore import LanceDBStore, LocalHammingStore, open_store
 from maguyva.store.generations import IndexDir
 from maguyva.store.segments import Segment, SegmentCache, partition

@@ -1,6 +1,31 @@
 """Type stubs of Maguyva's native module (`maguyva._core`). Users import from `maguyva`;
 this module is private. Every function here releases the GIL while it computes."""
 
+from typing import Self, final
+
+__all__ = [
+    "DEFAULT_MAX_TRIGRAMS",
+    "DEMOTION_FACTOR",
+    "HammingIndex",
+    "TextIndex",
+    "__version__",
+    "build_text_index",
+    "centrality_boost",
+    "conf_ranks",
+    "crc32_buffer",
+    "crc32_file",
+    "csr_by_rank",
+    "fuse",
+    "hamming_distances",
+    "hamming_kernels",
+    "hamming_topk",
+    "is_demoted_path",
+    "name_hash",
+    "name_lookup",
+    "non_ascii_strings",
+    "walk_files",
+]
+
 __version__: str
 
 # -- fusion -------------------------------------------------------------------------------------
@@ -63,12 +88,13 @@ def build_text_index(
     trigrams, chunks, content_bytes, stored_bytes, index_bytes), the segment's `build_id` and
     `skipped_files` `[(path, reason)]`."""
 
+@final
 class TextIndex:
     """A loaded text index; immutable and safe to share between threads."""
 
-    def __init__(
-        self, dir: str, segments: list[tuple[str, str, int, int, list[int]]] | None = None
-    ) -> None:
+    def __new__(
+        cls, dir: str, segments: list[tuple[str, str, int, int, list[int]]] | None = None
+    ) -> Self:
         """Open and validate (raises CorruptIndexError on a bad header, size or checksum).
         Without `segments`, the single segment `trigram.idx` + `content.bin`; otherwise the
         listed segments `(index_file, content_file, build_id, n_docs, deleted_local_ids)`,
@@ -179,10 +205,11 @@ def hamming_topk(
     rayon pool share (None: all, used only for scans large enough to pay off); `kernel` and
     `selector` ("auto" | "counting" | "heap") are for tests and benchmarks."""
 
+@final
 class HammingIndex:
     """An owned, growable code store with tombstones (thread-safe; ids are row numbers)."""
 
-    def __init__(self, width: int) -> None: ...
+    def __new__(cls, width: int) -> Self: ...
     @property
     def width(self) -> int: ...
     @property

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maguyva.config import effective_config, index_dir_for
 from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
@@ -47,6 +47,10 @@ from maguyva.repo.languages import detect_language
 from maguyva.repo.paths import confine, contained, relative, resolve_root, under
 from maguyva.repo.reader import read_bytes
 from maguyva.store.generations import MANIFEST, IndexDir
+
+if TYPE_CHECKING:  # imported lazily at run time: opening an index need not load the builder
+    from maguyva.build.indexer import BuildSummary
+    from maguyva.query.engine import Engine
 
 Progress = Callable[[str, int, int], None]
 
@@ -131,7 +135,7 @@ class Index:
         self.root = root
         self.index_dir = index_dir
         self.config = config
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._manifest_key: tuple[int, ...] | None = None
         self._lock = threading.Lock()
 
@@ -160,7 +164,7 @@ class Index:
         paths: Sequence[str] | None = None,
         modalities: Sequence[str] | None = None,
         rebuild: bool = False,
-    ):
+    ) -> BuildSummary:
         """Bring the index up to date (incrementally; a no-op when nothing changed; from
         scratch with `rebuild`); returns the indexer's `BuildSummary`.
 
@@ -190,7 +194,7 @@ class Index:
 
     # -- the engine, kept on the newest generation -------------------------------------------
 
-    def engine(self):
+    def engine(self) -> Engine:
         """The query engine on the newest committed generation (reopened when it changes)."""
         from maguyva.query.engine import Engine
 

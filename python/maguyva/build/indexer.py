@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maguyva import faults
 from maguyva.build import follow
 from maguyva.config import Setting, load_config, register
 from maguyva.errors import CorruptIndexError, IndexVersionError, MaguyvaError, ModalityUnavailable
@@ -798,7 +797,6 @@ class Indexer:
         with the same answers, no backlog embedded) so that the modalities keep what they
         built in memory, and build the graph's patch tables, so that the first edit is as
         fast as the ones after it."""
-        faults.install_from_env()
         timings: dict[str, float] = {}
         phases = _Phases(self.progress)
         with self.index.writer_lock(wait=wait_for_lock):

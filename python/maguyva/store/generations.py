@@ -85,7 +85,8 @@ def default_index_dir(root: Path) -> Path:
 
 
 class OsFiles:
-    """The durable file operations of a commit. Tests swap in `faults.FaultyFiles`."""
+    """The durable file operations of a commit. Tests swap in a fault-injecting subclass
+    (`tests/support/faults.py`); production code never installs one."""
 
     def write_bytes(self, path: Path, data: bytes) -> None:
         with open(path, "wb") as fh:
@@ -116,7 +117,9 @@ class OsFiles:
 
 
 FILES: OsFiles = OsFiles()
-"""The file layer in use (module-level so that `faults.install` can swap it)."""
+"""The file layer in use: the one hook for fault injection. Module-level so that a test (in
+its own process, or a child it starts through `tests/support/faulty_run.py`) can replace it;
+nothing in the package reads an environment variable to do so."""
 
 
 def write_sealed(path: Path, kind: str, payload: bytes, version: int = 1) -> None:

@@ -6,8 +6,11 @@ a generation, the renames) goes through `store.FILES`; `install()` swaps in a `F
 Tests run as root in CI, so permission tricks cannot make writes fail: this layer can (in the
 spirit of SQLite's test VFS and Lucene's MockDirectoryWrapper).
 
-A child process (the kill -9 tests) gets its faults from the environment:
-`MAGUYVA_FAULTS="kill@17"` (SIGKILL itself at the 17th operation), `"fail:fsync@3"`,
+This is test code: the package never installs it, and no environment variable can (an
+environment variable that SIGKILLs a production process is a trap). A child process (the kill -9
+tests) gets its faults from its command line instead: `child(spec, code)` starts
+`tests/support/faulty_run.py`, which installs `parse(spec)` and then runs the code or the
+`maguyva` CLI. Specs: `"kill@17"` (SIGKILL itself at the 17th operation), `"fail:fsync@3"`,
 `"fail:any@5"`, `"enospc@4096"` (the disk fills after 4096 bytes), or `"record"`.
 """
 
@@ -17,13 +20,16 @@ import contextlib
 import errno
 import os
 import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from maguyva.store import generations as store
 
-ENV = "MAGUYVA_FAULTS"
+RUNNER = Path(__file__).with_name("faulty_run.py")
 OPS = ("write", "fsync", "rename", "mkdir", "remove")
 
 
@@ -97,7 +103,7 @@ class FaultyFiles(store.OsFiles):
 
 
 def parse(spec: str) -> FaultyFiles:
-    """A layer from a `MAGUYVA_FAULTS` value (see the module doc)."""
+    """A layer from a fault spec (see the module doc)."""
     spec = spec.strip()
     try:
         if spec == "record":
@@ -111,17 +117,30 @@ def parse(spec: str) -> FaultyFiles:
             return FaultyFiles(fail_op=op, fail_at=int(n))
     except ValueError:
         pass
-    raise ValueError(f"bad {ENV} value {spec!r}")
+    raise ValueError(f"bad fault spec {spec!r}")
 
 
-def install_from_env() -> FaultyFiles | None:
-    """Install the layer named by `MAGUYVA_FAULTS`, if set (used by the indexer at start)."""
-    spec = os.environ.get(ENV)
-    if not spec:
-        return None
-    layer = parse(spec)
-    store.FILES = layer
-    return layer
+def command(spec: str, *args: str, code: str | None = None) -> list[str]:
+    """The argv of a child that runs `code` (with `args` as `sys.argv[1:]`) or, without code,
+    the `maguyva` CLI with `args`, with the faults of `spec` installed."""
+    head = [sys.executable, str(RUNNER), spec]
+    return [*head, "-c", code, *args] if code is not None else [*head, "cli", *args]
+
+
+def child(spec: str, *args: str, code: str | None = None, **popen: Any) -> subprocess.Popen:
+    """Start `command(spec, *args, code=code)`; stdout and stderr piped unless given."""
+    popen.setdefault("stdout", subprocess.PIPE)
+    popen.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen(command(spec, *args, code=code), **popen)
+
+
+def run(
+    spec: str, *args: str, code: str | None = None, timeout: float = 120
+) -> tuple[int, str, str]:
+    """Run a child to its end: (returncode, stdout, stderr) as text."""
+    proc = child(spec, *args, code=code, text=True)
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
 
 
 @contextlib.contextmanager
