@@ -135,7 +135,10 @@ def test_fsck_names_an_unreadable_file(root, tmp_path):
 
 def test_disk_full_on_a_first_build_says_nothing_was_written(tmp_path):
     repo = make_corpus(tmp_path)
-    out = run(repo, "index", env={"MAGUYVA_FAULTS": "enospc@20000"})
+    launcher = Path(__file__).parent / "support" / "faulty_run.py"
+    out = subprocess.run([sys.executable, str(launcher), "enospc@20000", "cli", "index"],
+                         cwd=repo, capture_output=True, timeout=300,
+                         env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
     err = out.stderr.decode()
     assert out.returncode == 2, err
     assert "previous generation still serves" not in err, err

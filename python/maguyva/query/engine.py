@@ -182,7 +182,6 @@ class Engine:
             raise BadQueryError(f"limit must be an integer between 1 and {MAX_LIMIT}")
         if not query.strip() and not snippet:
             raise BadQueryError("empty query")
-        verdict = classify(query)
         pasted: Pasted | None = None
         if snippet:
             verdict = Classification(FIND_SIMILAR, 1.0, snippet, "explicit-snippet",
@@ -190,7 +189,8 @@ class Engine:
         elif options.get("regex") or fixed_strings:
             rule = "explicit-regex" if options.get("regex") else "explicit-fixed-string"
             verdict = Classification(EXACT_MATCH, 1.0, query, rule, terms=salient_terms(query))
-        else:
+        else:  # only natural language is classified (and may load the learned stage)
+            verdict = classify(query)
             pasted = parse_pasted(query)
             if pasted is not None:
                 verdict = self._pasted_verdict(pasted, verdict, query)
