@@ -395,3 +395,9 @@ def test_make_demo_installs_the_core_only_and_the_readme_lists_prerequisites():
     ci = (REPO / ".ci" / "run").read_text()
     for package in ("ripgrep", "universal-ctags", "git", "python3-venv"):
         assert package in ci and package in readme
+
+
+def test_an_unquoted_regex_with_spaces_says_how_to_quote_it(psutil):
+    code, out, err = search(psutil, "regex:def cpu_percent\\(")
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert 'regex:"def f\\(' in err
