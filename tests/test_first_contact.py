@@ -279,9 +279,15 @@ def test_impact_snippets_show_the_matching_lines_and_ranks_are_one_based(request
     for begin in begins:
         info = begin["maguyva"]
         assert info["provenance"][0]["rank"] >= 1
-        first_line = info["lines"][0] if info["lines"] else None
-        if first_line is not None and info["start_line"] <= first_line <= info["end_line"]:
-            assert "copyright" not in info["snippet"].lower()[:200] if "snippet" in info else True
+        assert "to_key_val_list" not in (info["symbol"] or "")  # not the target as a label
+    from maguyva.api import Index
+
+    index = Index.open(requests[0], index_dir=requests[1])
+    results = index.search("what breaks if I change to_key_val_list").results
+    assert results
+    for result in results:  # the snippet starts at a matching line, not the module docstring
+        assert "to_key_val_list" in result.snippet.split("\n")[0] or "(" in result.snippet
+        assert not result.snippet.lstrip().startswith(('"""', "#")), result.snippet[:200]
     _, text, _ = search(requests, "where is merge_setting defined", "--explain")
     assert "structural#1=" in text
 
@@ -389,3 +395,9 @@ def test_make_demo_installs_the_core_only_and_the_readme_lists_prerequisites():
     ci = (REPO / ".ci" / "run").read_text()
     for package in ("ripgrep", "universal-ctags", "git", "python3-venv"):
         assert package in ci and package in readme
+
+
+def test_an_unquoted_regex_with_spaces_says_how_to_quote_it(psutil):
+    code, out, err = search(psutil, "regex:def cpu_percent\\(")
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert 'regex:"def f\\(' in err

@@ -10,7 +10,7 @@ hints, periodic reconciliation, polling fallback), writing through the same writ
 Tools (all read-only except `reindex`): `search` (the one question interface), `find_symbol`,
 `find_references`, `impact`, `read_chunk`, `index_status`, `reindex`. Paths are relative to
 the root and confined to it (`maguyva.repo.paths`). Every list-returning tool honours a token budget
-(`budget_tokens`, estimated as 4 characters per token of the JSON result): signatures first,
+(`budget_tokens`, estimated as 4 characters per token of the compact JSON result): signatures first,
 bodies while room remains, then `truncated: true` and a `next_cursor` to continue.
 
 stdout is the protocol channel: nothing else is ever printed; logs go to stderr. Errors a
@@ -336,8 +336,8 @@ _MATCH_CAPS = (20, 10, 5, 3, 1)
 
 
 def fit_search(output: SearchOutput, bodies: list[str], budget: int) -> SearchOutput:
-    """Signatures first: drop tail results until the signatures fit, then add bodies in rank
-    order while they fit. The first that does not fit is cut by lines, keeping its first
+    """Signatures first: fewer matching lines per result, then drop tail results until the
+    signatures fit; then add bodies in rank order while they fit. The first that does not fit is cut by lines, keeping its first
     matching line (a cut body says which lines it holds, and one left with only decorators,
     comments or a docstring's start is dropped); then bodies stop."""
     full = [list(hit.matches) for hit in output.results]

@@ -178,9 +178,11 @@ def parse(query: str) -> ParsedQuery:
     for special, label in ((parsed.symbol, "sym:"), (parsed.regex, "a regular expression")):
         if special is not None:
             if parsed.text:
+                hint = (' (a pattern with spaces is quoted: regex:"def f\\(" or /def f\\(/)'
+                        if parsed.regex is not None else "")  # fmt: skip
                 raise BadQueryError(
                     f"{label} cannot be combined with plain words ({parsed.text!r}); "
-                    "use filters (file:, lang:, -term) around it"
+                    f"use filters (file:, lang:, -term) around it{hint}"
                 )
             parsed.text = special
     if not parsed.text.strip():

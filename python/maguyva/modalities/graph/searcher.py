@@ -168,7 +168,8 @@ class GraphSearcher:
             # labelled by the definition enclosing its first use, not by the target (whose
             # first candidate may live in another file)
             owner = slot["owner"].get(lines[0]) if lines else None
-            hit.symbol = g.full_name(owner) if owner is not None else None
+            is_def = owner is not None and g.kind[owner] == NodeKind.DEFINITION
+            hit.symbol = g.full_name(owner) if is_def else None  # module level: no label
             hits.append((slot["test"], slot["dist"], -score, -len(lines), path, hit))
         hits.sort(key=lambda x: x[:5])
         return [h[-1] for h in hits]
