@@ -47,8 +47,9 @@ fmt:  ## format Rust and Python
 	$(VENV)/bin/ruff format python tests benches
 	$(VENV)/bin/ruff check --fix python tests benches
 
-bench: setup  ## benchmarks side by side with the peers
+bench: setup  ## benchmarks side by side with the peers, then the Rust kernels (Criterion)
 	$(PY) -m pytest benches -q -o python_files="bench_*.py" --benchmark-only --benchmark-columns=min,median,max,ops
+	cargo bench --bench kernels
 
 clean:
 	rm -rf $(VENV) target .maguyva
