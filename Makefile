@@ -14,7 +14,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip 'maturin>=1.7,<2'
 
 setup: $(PY)  ## virtual environment, dependencies, native module (release build)
-	$(VENV)/bin/maturin develop -q --release --extras dev,scale
+	$(VENV)/bin/maturin develop -q --release --extras dev,scale,voyage
 
 build: setup  ## alias of setup
 
