@@ -19,9 +19,9 @@ $(PY):
 	@echo "[setup] pip and maturin"
 	@$(PY) -m pip install -q --upgrade pip 'maturin>=1.7,<2' $(QUIET)
 
-setup: $(PY)  ## virtual environment, every dependency (dev, scale), native module (release)
-	@echo "[setup] native module and dependencies with the dev,scale extras (release build)"
-	@$(VENV)/bin/maturin develop -q --release --extras dev,scale $(QUIET)
+setup: $(PY)  ## virtual environment, every dependency (dev, scale, voyage), native module (release)
+	@echo "[setup] native module and dependencies with the dev,scale,voyage extras (release build)"
+	@$(VENV)/bin/maturin develop -q --release --extras dev,scale,voyage $(QUIET)
 
 setup-core: $(PY)  ## virtual environment, core dependencies only, native module (release)
 	@echo "[setup] native module and core dependencies (release build; a few minutes once)"
@@ -59,8 +59,9 @@ fmt:  ## format Rust and Python
 	$(VENV)/bin/ruff format python tests benches
 	$(VENV)/bin/ruff check --fix python tests benches
 
-bench: setup  ## benchmarks side by side with the peers
+bench: setup  ## benchmarks side by side with the peers, then the Rust kernels (Criterion)
 	$(PY) -m pytest benches -q -o python_files="bench_*.py" --benchmark-only --benchmark-columns=min,median,max,ops
+	cargo bench --bench kernels
 
 clean:
 	rm -rf $(VENV) target .maguyva

@@ -13,7 +13,7 @@ the same call every time, PageRank and the cycles are then reused). Prints each 
 report (`mode: patch` when the remembering writer patched it), then the medians; the file is
 restored at the end. `--edit declare`: each run appends another function instead (the previous
 run's goes: a definition added and one removed, a declaration change: the file is declared
-again and the files it reaches resolved again, docs/graph.md).
+again and the files it reaches resolved again, docs/graph-incremental.md).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from maguyva.modalities.structural.modality import extract_repository
 from maguyva.repo.walk import walk_repository
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.85)
-# Confidence tiers of a caller file (its best edge to the target), see docs/graph.md:
+# Confidence tiers of a caller file (its best edge to the target), see docs/graph-measurements.md:
 # name-resolved / self / typed receiver; candidates with evidence; lone or weak candidates;
 # below the default query threshold (kept for recall-oriented queries, not shown by default).
 TIERS = (("exact >= 0.85", 0.85, 2.0), ("evidence 0.3-0.85", 0.3, 0.85),

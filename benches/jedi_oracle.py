@@ -26,14 +26,14 @@ come from the selected files and Jedi's project search is confined to exactly th
 modules keep their real paths, so imports resolve as usual); graph_vs_jedi.py then builds the
 graph from the same files. Exhaustive Jedi over the whole CPython standard library (with its
 test suite and site-packages) took over a minute per query here; the standard-library
-comparison in docs/graph.md uses the library without its test suites:
+comparison in docs/graph-measurements.md uses the library without its test suites:
 
     --exclude site-packages/ --exclude test/ --exclude tests/ --exclude idle_test/
 
 `--no-stubs` makes Jedi infer the corpus from its own sources instead of typeshed's stubs (it
 keeps the stubs of `builtins`, `typing` and `types`, which it cannot infer), and
 `--samples-from CACHE` asks exactly another cache's samples and impact keys: together they give
-a second opinion on the standard-library samples (docs/graph.md), not the target's oracle.
+a second opinion on the standard-library samples (docs/graph-measurements.md), not the target's oracle.
 """
 
 from __future__ import annotations

@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+from support.corpora import STDLIB, copy_stdlib
 
 from maguyva.build.indexer import build_index
 from maguyva.errors import BadQueryError
 from maguyva.query.engine import Engine
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
 CORPUS_FILES = ["json/__init__.py", "json/decoder.py", "json/encoder.py", "json/scanner.py",
                 "shlex.py", "textwrap.py", "fnmatch.py"]  # fmt: skip
 NO_SEMANTIC = {"modalities": ["text", "structural", "graph"]}
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("corpus")
-    for rel in CORPUS_FILES:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(STDLIB / rel, root / rel)
-    build_index(root, config=NO_SEMANTIC)
-    return root
+def corpus(stdlib_index) -> Path:
+    return stdlib_index(CORPUS_FILES, NO_SEMANTIC)
 
 
 @pytest.fixture(scope="module")
@@ -138,9 +131,7 @@ def test_a_damaged_modality_is_unavailable_not_fatal(corpus: Path, tmp_path: Pat
 
 
 def _fresh_corpus(root: Path) -> Path:
-    for rel in CORPUS_FILES:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(STDLIB / rel, root / rel)
+    copy_stdlib(root, CORPUS_FILES)
     build_index(root, config=NO_SEMANTIC)
     return root
 

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import shutil
-import sysconfig
 from pathlib import Path
 
 import pytest
 
-from maguyva.build.indexer import build_index
 from maguyva.query.engine import Engine
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
 FILES = ["json/__init__.py", "json/decoder.py", "json/encoder.py", "json/scanner.py",
          "shlex.py", "textwrap.py", "fnmatch.py", "tokenize.py"]  # fmt: skip
 CONFIG = {"modalities": ["text", "structural", "graph"]}
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("corpus")
-    for rel in FILES:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(STDLIB / rel, root / rel)
-    build_index(root, config=CONFIG)
-    return root
+def corpus(stdlib_index) -> Path:
+    return stdlib_index(FILES, CONFIG)
 
 
 @pytest.fixture(scope="module")

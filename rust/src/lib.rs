@@ -5,12 +5,15 @@
 //!   and best-chunk-per-file.
 //! - [`trigram`]: the trigram index for literal and regex search, and the repository walker.
 //! - [`hamming`]: exact top-k by Hamming distance over packed binary codes.
+//! - [`graph`]: the graph files' name hash (part of the on-disk format) and the adjacency's
+//!   counting sorts.
 //!
 //! The only module that touches PyO3 is `py`, compiled with the `python` feature, so plain
 //! `cargo test` runs without a Python interpreter.
 
 pub mod error;
 pub mod fusion;
+pub mod graph;
 pub mod hamming;
 pub mod trigram;
 pub mod walk;

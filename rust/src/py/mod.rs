@@ -10,7 +10,11 @@ mod hamming;
 mod trigram;
 mod walk;
 
-#[pymodule]
+/// `gil_used = false`: the bindings keep no state that the GIL would guard. The two classes
+/// are `frozen` (`TextIndex` immutable; `HammingIndex` behind an `RwLock`), the core's statics
+/// are immutable tables, atomics or thread-locals, and every call borrows its arguments for
+/// the call only (docs/design.md, "Free-threaded Python").
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;

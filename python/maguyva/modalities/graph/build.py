@@ -165,7 +165,7 @@ def merge_rows(
 
     Rows with equal (dst, src, kind, line) stand in `order` in the hint's order, or by row
     number (no hint, or keys too wide for one int64). numpy, not a native kernel: one was
-    measured (docs/graph.md) and was no faster inside the writer unless ~110 MB of scratch
+    measured (docs/graph-incremental.md) and was no faster inside the writer unless ~110 MB of scratch
     stayed allocated between updates."""
     big = len(src)
     if big == 0:

@@ -10,7 +10,7 @@ percentile, so every never-referenced leaf gets `q = 0`), and
 
 With SHAPE = 3.4 the median definition gets a boost of about 1.10, the 90th percentile about
 1.42 and the top 1% the cap: a hub outranks a leaf at equal relevance, and a leaf is never
-penalised below 1.0. docs/graph.md shows the measured distribution on real corpora.
+penalised below 1.0. docs/graph-measurements.md shows the measured distribution on real corpora.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ a reader decodes a string when it is asked for it (`StringTable`).
 A graph file's meta may name `parts`: other files of the same format in the same directory
 whose sections belong to it (format 2). `graph.bin` keeps the node names, paths, module names
 and the nodes' kinds and files in `names.bin`, which a writer that patched a body-only edit
-hard-links from the previous generation when they did not change (docs/graph.md, "One-file
-update"): the rest is what an edit changes, and only it is written and checksummed.
+hard-links from the previous generation when they did not change (docs/graph-incremental.md,
+"One-file update"): the rest is what an edit changes, and only it is written and checksummed.
 
 `names.bin` also holds the name lookup sections (format 3, `name_lookup`): for every node a
 name lookup can return (definitions, modules, externals), a 64-bit hash of its name

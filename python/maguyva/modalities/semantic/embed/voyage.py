@@ -86,7 +86,9 @@ class VoyageProvider(EmbeddingProvider):
             try:
                 import voyageai
             except ImportError:
-                raise ProviderError("the voyage provider needs: pip install voyageai") from None
+                raise ProviderError(
+                    "the voyage provider needs its extra: pip install 'maguyva[voyage]'"
+                ) from None
             # Retries are ours (bounded, with our backoff), so the client makes one attempt.
             self._client = voyageai.Client(
                 api_key=self._key, max_retries=1, timeout=self.timeout, base_url=self.base_url
@@ -120,11 +122,11 @@ class VoyageProvider(EmbeddingProvider):
         return self.check_result(Embeddings(np.concatenate(parts), None, used), len(texts))
 
     def _request(self, texts: list[str], input_type: InputType) -> tuple[np.ndarray, int]:
+        client = self._get_client()  # first: a missing extra is a ProviderError naming it
         import voyageai.error as verr
 
         retryable = (verr.RateLimitError, verr.ServiceUnavailableError, verr.ServerError,
                      verr.Timeout, verr.APIConnectionError, verr.TryAgain)  # fmt: skip
-        client = self._get_client()
         for attempt in range(1, self.max_attempts + 1):
             try:
                 result = client.embed(texts, model=self.model, input_type=input_type,

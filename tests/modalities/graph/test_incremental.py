@@ -23,7 +23,7 @@ from maguyva.modalities.structural.modality import extract_repository
 from maguyva.repo.changes import ChangeSet
 from maguyva.repo.walk import walk_repository
 
-FIXTURES = Path(__file__).parent / "fixtures" / "graph"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "graph"
 
 
 def _build(root: Path, out: Path, previous: Path | None = None, config=None) -> dict:

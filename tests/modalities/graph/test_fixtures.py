@@ -18,7 +18,7 @@ from maguyva.query.engine import Engine
 from maguyva.repo.walk import walk_repository
 from maguyva.store.chunks import write_chunks
 
-FIXTURES = Path(__file__).parent / "fixtures" / "graph"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "graph"
 
 
 def _build(language: str, tmp: Path) -> tuple[GraphSearcher, dict]:

@@ -1,4 +1,4 @@
-"""Resolution rules added for the CPython standard library comparison (docs/graph.md):
+"""Resolution rules added for the CPython standard library comparison (docs/graph-measurements.md):
 attribute reads anywhere in an expression, attributes every definition has (`f.__doc__`),
 methods on the instance a constructor call returns (`Foo().m()`), a property redefined with its
 setter, module-level instances (`_inst = Random()`), receiver names that name a subclass

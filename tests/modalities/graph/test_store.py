@@ -1,7 +1,7 @@
 """The graph's files: the names live in a part (`names.bin`) that a remembering writer
 hard-links from the previous generation after a body-only edit; format 1 and 2 files are
 still read, newer ones refused; damage to either file is found by the loader and by fsck's
-`verify` (tests/test_graph_format.py: the format 3 trailer and the name lookups)."""
+`verify` (tests/modalities/graph/test_format.py: the format 3 trailer and the name lookups)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from maguyva.errors import CorruptIndexError, IndexVersionError
 from maguyva.modalities.graph import store as gstore
 from maguyva.modalities.graph.modality import GraphModality
 
-FIXTURES = Path(__file__).parent / "fixtures" / "graph"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "graph"
 
 
 _build = build_with

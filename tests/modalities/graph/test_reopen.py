@@ -15,7 +15,7 @@ from maguyva.modalities.graph.query import GraphIndex
 from maguyva.modalities.graph.schema import NodeKind
 from maguyva.modalities.graph.searcher import GraphSearcher
 
-FIXTURES = Path(__file__).parent / "fixtures" / "graph"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "graph"
 
 REPO = {
     "pkg/__init__.py": "",

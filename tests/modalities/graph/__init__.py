@@ -1,0 +1,1 @@
+"""The graph modality: resolution, store, incremental updates, follow-ups."""
