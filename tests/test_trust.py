@@ -140,6 +140,8 @@ def test_repo_config_cannot_widen_but_user_layers_can(tmp_path: Path, monkeypatc
     user.unlink()
     (root / ".maguyva.toml").write_text("follow_symlinks = true\n")
     assert effective_config(root, {"trust_repo_config": True}).values["follow_symlinks"] is True
+    assert Index.open(root, trust_repo_config=True).config["follow_symlinks"] is True  # the API
+    assert Index.open(root).config["follow_symlinks"] is False
     monkeypatch.setenv(config_module.TRUST_ENV, "1")
     assert effective_config(root).values["follow_symlinks"] is True
     assert "trust_repo_config" not in effective_config(root).values
