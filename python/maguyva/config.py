@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,8 +159,15 @@ def parse_env_value(key: str, text: str) -> Any:
 
 
 def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    # `repo/reader.py` is the reader of repository files, but it sits below this module: the
+    # same rule here, locally: a FIFO or device `.maguyva.toml` must not hang every command.
     try:
-        with open(path, "rb") as fh:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ConfigError(f"{path}: not a regular file; not read")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ConfigError(f"{path}: not a regular file; not read")
             data = tomllib.load(fh)
     except FileNotFoundError:
         return None
