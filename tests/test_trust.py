@@ -69,9 +69,10 @@ def make_hostile(base: Path, toml: str = "follow_symlinks = true\n") -> Path:
 
 
 def cli_env(tmp: Path, **extra: str) -> dict[str, str]:
-    """A clean environment: no user config of the machine's, no inherited MAGUYVA_*."""
+    """A clean environment: no user config of the machine's, no inherited MAGUYVA_* setting
+    (but no warm search server left behind either, where the CLI has one)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MAGUYVA_", "VOYAGE_"))}
-    env.update(NO_COLOR="1", XDG_CONFIG_HOME=str(tmp / "xdg"), **extra)
+    env.update(NO_COLOR="1", XDG_CONFIG_HOME=str(tmp / "xdg"), MAGUYVA_DAEMON="0", **extra)
     return env
 
 
