@@ -24,7 +24,7 @@ from test_mcp import text_of, with_session
 
 from maguyva import config as config_module
 from maguyva.api import Index
-from maguyva.config import effective_config
+from maguyva.config import effective_config, show
 from maguyva.errors import PathEscapeError
 
 MARKER = "OUTSIDE_MARKER_7f3a"
@@ -120,6 +120,9 @@ def test_repo_config_cannot_widen_but_user_layers_can(tmp_path: Path, monkeypatc
         assert [m for m in refused if repr(key) in m and ".maguyva.toml" in m], key
     assert [m for m in refused if "pyproject.toml" in m and "follow_symlinks" in m]
     assert all("\n" not in m for m in refused)
+    shown = {row["key"]: row["source"] for row in show(effective_config(root))}
+    assert shown["follow_symlinks"].startswith("default; ignored from ")
+    assert shown["follow_symlinks"].endswith(".maguyva.toml (--trust-repo-config)")
     caplog.clear()
     with caplog.at_level("WARNING", logger="maguyva.config"):
         effective_config(root)
