@@ -122,3 +122,22 @@ def test_indexed_file_replaced_by_a_fifo_hangs_nothing(tmp_path: Path):
     again = maguyva(root, "index", "--json", env=env, timeout=TIMEOUT)
     assert again.returncode == 0, again.stderr
     assert set(Index.open(root).indexed_files()) == {"y.py"}
+
+
+def test_a_fifo_for_git_head_does_not_stall_a_build(tmp_path: Path):
+    root = make_repo(tmp_path)
+    (root / ".git" / "refs" / "heads").mkdir(parents=True)
+    os.mkfifo(root / ".git" / "HEAD")
+    env = cli_env(tmp_path)
+    built = maguyva(root, "index", "--modalities", "text", "--json", env=env, timeout=TIMEOUT)
+    assert built.returncode == 0, built.stderr
+    assert set(Index.open(root).indexed_files()) == {"x.py", "y.py"}
+
+
+def test_a_fifo_for_the_repository_config_is_a_clear_error(tmp_path: Path):
+    root = make_repo(tmp_path)
+    os.mkfifo(root / ".maguyva.toml")
+    done = maguyva(root, "index", "--root", str(root), env=cli_env(tmp_path), timeout=TIMEOUT)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(".maguyva.toml: not a regular file; not read")
+    assert len(done.stderr.strip().splitlines()) == 1

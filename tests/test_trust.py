@@ -24,7 +24,7 @@ from test_mcp import text_of, with_session
 
 from maguyva import config as config_module
 from maguyva.api import Index
-from maguyva.config import effective_config
+from maguyva.config import effective_config, show
 from maguyva.errors import PathEscapeError
 
 MARKER = "OUTSIDE_MARKER_7f3a"
@@ -69,9 +69,10 @@ def make_hostile(base: Path, toml: str = "follow_symlinks = true\n") -> Path:
 
 
 def cli_env(tmp: Path, **extra: str) -> dict[str, str]:
-    """A clean environment: no user config of the machine's, no inherited MAGUYVA_*."""
+    """A clean environment: no user config of the machine's, no inherited MAGUYVA_* setting
+    (but no warm search server left behind either, where the CLI has one)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MAGUYVA_", "VOYAGE_"))}
-    env.update(NO_COLOR="1", XDG_CONFIG_HOME=str(tmp / "xdg"), **extra)
+    env.update(NO_COLOR="1", XDG_CONFIG_HOME=str(tmp / "xdg"), MAGUYVA_DAEMON="0", **extra)
     return env
 
 
@@ -119,6 +120,9 @@ def test_repo_config_cannot_widen_but_user_layers_can(tmp_path: Path, monkeypatc
         assert [m for m in refused if repr(key) in m and ".maguyva.toml" in m], key
     assert [m for m in refused if "pyproject.toml" in m and "follow_symlinks" in m]
     assert all("\n" not in m for m in refused)
+    shown = {row["key"]: row["source"] for row in show(effective_config(root))}
+    assert shown["follow_symlinks"].startswith("default; ignored from ")
+    assert shown["follow_symlinks"].endswith(".maguyva.toml (--trust-repo-config)")
     caplog.clear()
     with caplog.at_level("WARNING", logger="maguyva.config"):
         effective_config(root)
@@ -140,6 +144,8 @@ def test_repo_config_cannot_widen_but_user_layers_can(tmp_path: Path, monkeypatc
     user.unlink()
     (root / ".maguyva.toml").write_text("follow_symlinks = true\n")
     assert effective_config(root, {"trust_repo_config": True}).values["follow_symlinks"] is True
+    assert Index.open(root, trust_repo_config=True).config["follow_symlinks"] is True  # the API
+    assert Index.open(root).config["follow_symlinks"] is False
     monkeypatch.setenv(config_module.TRUST_ENV, "1")
     assert effective_config(root).values["follow_symlinks"] is True
     assert "trust_repo_config" not in effective_config(root).values

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,8 @@ class EffectiveConfig:
     values: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    """Keys a repository file set and the trust boundary ignored -> that file."""
 
 
 def user_config_path() -> Path:
@@ -158,8 +161,15 @@ def parse_env_value(key: str, text: str) -> Any:
 
 
 def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    # `repo/reader.py` is the reader of repository files, but it sits below this module: the
+    # same rule here, locally: a FIFO or device `.maguyva.toml` must not hang every command.
     try:
-        with open(path, "rb") as fh:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ConfigError(f"{path}: not a regular file; not read")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ConfigError(f"{path}: not a regular file; not read")
             data = tomllib.load(fh)
     except FileNotFoundError:
         return None
@@ -237,6 +247,7 @@ def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> Eff
     values = {k: s.default for k, s in SCHEMA.items()}
     sources = {k: "default" for k in SCHEMA}
     files: list[str] = []
+    refused: dict[str, str] = {}
     for label, path, data in _file_layers(root):
         files.append(str(path))
         for key, value in data.items():
@@ -248,6 +259,7 @@ def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> Eff
             value = _coerce(key, value, str(path))
             if label in REPO_LAYERS and not trusted and _untrusted(key, value, values, root, path):
                 _refuse_once(key, path)
+                refused[key] = str(path)
                 continue
             if key not in SCHEMA:
                 log.warning("%s: unknown configuration key %r (kept)", path, key)
@@ -272,7 +284,7 @@ def effective_config(root: Path, overrides: dict[str, Any] | None = None) -> Eff
             values.pop(key, None)
             sources.pop(key, None)
     values["root"] = str(root)
-    return EffectiveConfig(values, sources, files)
+    return EffectiveConfig(values, sources, files, refused)
 
 
 def _validate(values: dict[str, Any]) -> None:
@@ -305,6 +317,9 @@ def show(config: EffectiveConfig) -> list[dict[str, Any]]:
         {"key": key, "value": value, "source": config.sources.get(key, "-")}
         for key, value in sorted(config.values.items())
     ]
+    for row in rows:
+        if row["key"] in config.refused:
+            row["source"] += f"; ignored from {config.refused[row['key']]} (--trust-repo-config)"
     for name in SECRET_ENV:
         state = "set (redacted)" if os.environ.get(name) else "not set"
         rows.append({"key": name, "value": state, "source": "env"})

@@ -179,8 +179,13 @@ pub fn read_regular(path: &Path, follow: bool) -> Result<Vec<u8>, SkipReason> {
 }
 
 /// Does `path` (under the canonical `root`) really lie inside it, links resolved?
-pub fn real_path_inside(root: &Path, path: &Path) -> bool {
-    path.canonicalize().is_ok_and(|real| real.starts_with(root))
+/// `Err(OutsideRoot)` when it resolves elsewhere, `Err(Unreadable)` when it does not resolve.
+pub fn confine_real(root: &Path, path: &Path) -> Result<(), SkipReason> {
+    match path.canonicalize() {
+        Ok(real) if real.starts_with(root) => Ok(()),
+        Ok(_) => Err(SkipReason::OutsideRoot),
+        Err(_) => Err(SkipReason::Unreadable),
+    }
 }
 
 type Decided = Option<Result<WalkedFile, (String, SkipReason)>>;
@@ -198,8 +203,10 @@ fn visit(
     };
     let rel = relative(root, entry.path());
     if ft.is_dir() {
-        if cfg.follow_symlinks && entry.path_is_symlink() && !real_path_inside(root, entry.path()) {
-            return (Some(Err((rel, SkipReason::OutsideRoot))), WalkState::Skip);
+        if cfg.follow_symlinks && entry.path_is_symlink() {
+            if let Err(reason) = confine_real(root, entry.path()) {
+                return (Some(Err((rel, reason))), WalkState::Skip);
+            }
         }
         return (None, WalkState::Continue);
     }
@@ -221,8 +228,10 @@ fn visit_file(
         // A link is only reached as itself when links are not followed: never indexed.
         return Err((rel, SkipReason::NotRegular));
     }
-    if cfg.follow_symlinks && !real_path_inside(root, entry.path()) {
-        return Err((rel, SkipReason::OutsideRoot));
+    if cfg.follow_symlinks {
+        if let Err(reason) = confine_real(root, entry.path()) {
+            return Err((rel, reason));
+        }
     }
     let meta = match std::fs::metadata(entry.path()) {
         Ok(m) => m,

@@ -49,7 +49,7 @@ from maguyva.modalities.protocol import BuildContext
 from maguyva.modalities.registry import BUILD_ORDER, load_modality
 from maguyva.model import Chunk, SourceFile
 from maguyva.repo.changes import RACY_NS, ChangeSet, RepoState, scan
-from maguyva.repo.reader import read_text
+from maguyva.repo.reader import SpecialFileError, read_regular, read_text
 from maguyva.store import generations as _store
 from maguyva.store.chunks import (
     CHUNKS_DIR,
@@ -137,24 +137,26 @@ def _git_commit(root: Path) -> str | None:
     if not git.is_dir():
         return _ask_git(root)
     try:
-        head = (git / "HEAD").read_text().strip()
+        head = read_regular(git / "HEAD").decode().strip()
         if not head.startswith("ref: "):
             return head if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else _ask_git(root)
         ref = head[5:].strip()
         if ".." in ref or not ref.startswith("refs/"):
             return _ask_git(root)
         try:
-            commit = (git / ref).read_text().strip()
+            commit = read_regular(git / ref).decode().strip()
         except FileNotFoundError:
             commit = ""
             with contextlib.suppress(FileNotFoundError):
-                for line in (git / "packed-refs").read_text().splitlines():
+                for line in read_regular(git / "packed-refs").decode().splitlines():
                     sha, _, name = line.partition(" ")
                     if name == ref:
                         commit = sha
                         break
         if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
             return commit
+    except SpecialFileError:
+        return None  # a FIFO for HEAD would block git as well: no commit, and no wait
     except (OSError, UnicodeDecodeError):
         pass
     return _ask_git(root)

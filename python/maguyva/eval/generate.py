@@ -27,6 +27,7 @@ from maguyva.errors import MaguyvaError
 from maguyva.eval.corpora import CORPORA
 from maguyva.eval.ctags import Tag, run_ctags
 from maguyva.eval.queryset import Query, Span, split_for
+from maguyva.repo.reader import read_text
 
 DEF_TEMPLATES = ("where is {name} defined", "{kw} {name}", "{name}", "definition of {name}")
 REF_TEMPLATES = ("who calls {name}", "usages of {name}", "where is {name} used",
@@ -84,7 +85,7 @@ def reference_queries(
     for tag in pool[: count * 4]:
         if len(out) >= count:
             break
-        source = (root / tag.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        source = read_text(root, tag.path).splitlines()
         column = source[tag.line - 1].find(tag.name) if tag.line <= len(source) else -1
         if column < 0:
             continue
@@ -164,7 +165,7 @@ def literal_queries(
     candidates: dict[str, bool] = {}
     for path in files:
         try:
-            tree = ast.parse((root / path).read_text(encoding="utf-8", errors="replace"))
+            tree = ast.parse(read_text(root, path))
         except (SyntaxError, ValueError):
             continue
         for value, errorish in _string_constants(tree):
@@ -257,7 +258,7 @@ def similar_queries(tags: list[Tag], root: Path, rng: random.Random, count: int,
     for tag in pool:
         if len(out) >= count:
             break
-        lines = (root / tag.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_text(root, tag.path).splitlines()
         renamed = rename_function("\n".join(lines[tag.line - 1 : tag.end]))
         if renamed is None or renamed.count("\n") < 2:
             continue

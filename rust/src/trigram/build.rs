@@ -136,7 +136,10 @@ fn prepare(
     scratch: &mut Scratch,
     level: i32,
 ) -> Result<Prepared, SkipReason> {
-    let bytes = crate::walk::read_regular(&root.join(&input.path), true)?;
+    let path = root.join(&input.path);
+    // the walker selected it inside the root; a file swapped for a link out since is refused
+    crate::walk::confine_real(root, &path)?;
+    let bytes = crate::walk::read_regular(&path, true)?;
     if memchr::memchr(0, &bytes).is_some() {
         return Err(SkipReason::Binary);
     }
@@ -303,6 +306,8 @@ pub fn build_cancellable(
     cancelled: &mut dyn FnMut() -> bool,
 ) -> CoreResult<Option<BuildReport>> {
     std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
+    let real_root = root.canonicalize().map_err(io_err(root))?;
+    let root = real_root.as_path();
     let content_path: PathBuf = out_dir.join(&opts.content_file);
     let index_path: PathBuf = out_dir.join(&opts.index_file);
     let id = build_id();
@@ -497,6 +502,36 @@ mod cancel_tests {
 
         let full = build(&base.join("root"), &files, &base.join("full"), &opts).expect("build");
         assert_eq!(full.docs, 40);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// A listed file swapped for a link out of the root, or for a FIFO, since the walk is
+    /// skipped (never read, never blocking); the rest is built.
+    #[test]
+    fn swapped_files_are_refused_not_read() {
+        let base = std::env::temp_dir().join(format!("maguyva-swapped-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        let files = inputs(&root, 3);
+        std::fs::write(base.join("outside.txt"), b"OUTSIDE\n").expect("write");
+        std::fs::remove_file(root.join("f0000.txt")).expect("rm");
+        std::os::unix::fs::symlink(base.join("outside.txt"), root.join("f0000.txt")).expect("ln");
+        std::fs::remove_file(root.join("f0001.txt")).expect("rm");
+        let fifo = std::ffi::CString::new(root.join("f0001.txt").to_str().expect("utf-8"))
+            .expect("cstring");
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let got = build(&root, &files, &base.join("out"), &BuildOptions::default()).expect("build");
+        assert_eq!(got.docs, 1);
+        let mut skipped = got.skipped.clone();
+        skipped.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            skipped,
+            [
+                ("f0000.txt".to_string(), SkipReason::OutsideRoot),
+                ("f0001.txt".to_string(), SkipReason::NotRegular)
+            ]
+        );
         let _ = std::fs::remove_dir_all(&base);
     }
 
