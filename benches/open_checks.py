@@ -41,6 +41,7 @@ for name in ("text", "structural", "graph"):
     timed(f"{name}: full CRC-32", lambda: verify_generation(gen.path, deep=True,
                                                             prefix=f"{name}/"))
 timed("status: every modality", lambda: modality_damage(gen.path, gen.manifest))
+timed("with verifiers", lambda: modality_damage(gen.path, gen.manifest, verifiers=True))
 print(json.dumps(out))
 """
 
