@@ -1,10 +1,11 @@
 """Damage an index and see what the CLI answers (issue 20, D1): shared by `tests/test_damage.py`
 and the corruption table of docs/durability.md.
 
-Run the table: `.venv/bin/python tests/damage_support.py [--limit N]` (builds the corpus of
-`interfaces_corpus.py` with text, structural and graph; for every file of the index, a bit flip
-at its start, middle and end, and a truncation to half; prints the counts and each silently
-wrong case)."""
+Run the table: `.venv/bin/python tests/damage_support.py [--corpus SDIST] [--every N]
+[--limit N]` (builds the corpus of `interfaces_corpus.py`, or the unpacked sdist, with text,
+structural and graph; for every file of the index, every Nth file of a segmented directory, a
+bit flip at its start, middle and end and a truncation to half; prints the counts and each
+silently wrong case)."""
 
 from __future__ import annotations
 
@@ -90,20 +91,44 @@ def verdict(pristine: list[list[Any]], damaged: list[list[Any]]) -> list[str]:
     return out
 
 
-def table(limit: int | None = None) -> dict[str, Any]:
-    """The corruption table: every index file x (flip at 0, 0.5, 1; truncate to 0.5)."""
-    from interfaces_corpus import make_corpus
+REQUESTS_QUERIES: list[list[str]] = [
+    ["search", "-F", "Invalid URL"],
+    ["search", "where is merge_setting defined"],
+    ["search", "who calls merge_setting"],
+    ["search", "how are redirects followed"],
+    ["search", "--regex", "def (get|post)\\("],
+    ["search", "class Session"],
+]
+"""The issue's corpus (requests 2.32.5, `--corpus requests-2.32.5.tar.gz`) and its questions."""
 
+
+def _corpus(tmp: Path, sdist: str | None) -> tuple[Path, list[list[str]]]:
+    """The interfaces corpus, or an unpacked sdist with text, structural and graph."""
+    if sdist is None:
+        from interfaces_corpus import make_corpus
+
+        return make_corpus(tmp / "base"), QUERIES
+    import tarfile
+
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp / "sdist", filter="data")
+    root = next((tmp / "sdist").iterdir())
+    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
+    return root, REQUESTS_QUERIES
+
+
+def table(limit: int | None = None, sdist: str | None = None, every: int = 8) -> dict[str, Any]:
+    """The corruption table: every index file x (flip at 0, 0.5, 1; truncate to 0.5)."""
     from maguyva.api import Index
 
     with tempfile.TemporaryDirectory() as tmp:
-        base = make_corpus(Path(tmp) / "base")
+        base, queries = _corpus(Path(tmp), sdist)
         Index.open(base).build()
-        pristine = answers(base)
+        pristine = answers(base, queries)
         files = index_files(base)
         # the segmented directories (64 chunk, 64 extraction, 256 symbol segments) are
-        # sampled, every 8th segment; every other file is corrupted
-        files = [f for f in files if not f.stem.isdigit() or int(f.stem) % 8 == 0]
+        # sampled, every `every`th segment; every other file is corrupted
+        files = [f for f in files if not f.stem.isdigit() or int(f.stem) % every == 0]
         cases = [(rel, how, at) for rel in files
                  for how, at in (("flip", 0.0), ("flip", 0.5), ("flip", 0.999),
                                  ("truncate", 0.5))]  # fmt: skip
@@ -114,7 +139,7 @@ def table(limit: int | None = None) -> dict[str, Any]:
             work = Path(tmp) / f"case-{n}"
             shutil.copytree(base, work, symlinks=True)
             corrupt(work / rel, how, at)
-            verdicts = verdict(pristine, answers(work))
+            verdicts = verdict(pristine, answers(work, queries))
             worst = "silent" if "silent" in verdicts else "loud" if "loud" in verdicts else "same"
             counts[worst] += 1
             if worst == "silent":
@@ -125,5 +150,10 @@ def table(limit: int | None = None) -> dict[str, Any]:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
-    limit = int(sys.argv[sys.argv.index("--limit") + 1]) if "--limit" in sys.argv else None
-    print(json.dumps(table(limit), indent=1))
+
+    def option(name: str) -> str | None:
+        return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+
+    limit, every = option("--limit"), option("--every")
+    print(json.dumps(table(int(limit) if limit else None, option("--corpus"),
+                           int(every) if every else 8), indent=1))  # fmt: skip

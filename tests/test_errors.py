@@ -170,3 +170,27 @@ def test_file_names_that_forge_output_are_escaped(root, tmp_path):
         messages = [json.loads(line) for line in out.stdout.decode().splitlines()]
         paths = [m["data"]["path"]["text"] for m in messages if m["type"] == "begin"]
         assert paths == [names[query]], paths
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs (a real full disk); skipped where mounting is not permitted."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
+                          capture_output=True)  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_real_full_disk_on_a_first_build(root, small_disk):
+    out = run(root, "index", "--index-dir", str(small_disk / "idx"))
+    err = out.stderr.decode()
+    lines = [x for x in err.splitlines() if x.startswith("maguyva: error:")]
+    assert out.returncode == 2 and len(lines) == 1, err
+    assert "No space left on device" in lines[0] and "no index was written" in lines[0], err
+    assert "Exception ignored" not in err and "Traceback" not in err, err
