@@ -136,5 +136,7 @@ def pasted_error(text: str) -> str | None:
 
 def inline_exception(text: str) -> str | None:
     """An exception line inside a sentence ("I keep getting KeyError: 'region'")."""
+    if ": " not in text:
+        return None
     match = _EXCEPTION_INLINE.search(text)
     return match.group("line").strip() if match else None
