@@ -175,3 +175,10 @@ def test_plain_words_and_capitalised_prose(query: str, intent: str, target: str 
     assert verdict.intent == intent, verdict
     if target is not None:
         assert verdict.target == target
+
+
+@pytest.mark.parametrize(
+    "query", ["error handling", "warning signs of a memory leak", "debug logging setup"]
+)
+def test_prose_that_starts_with_a_log_level_is_not_a_log_line(query: str):
+    assert classify(query).intent == "understand_code"
