@@ -4,7 +4,7 @@ Stage one is the spec's rules in order, first match wins, with vocabularies broa
 phrasing set written independently of them (`eval/phrasings/`). The rules read the question's
 *shape*: the target — the token that looks most like code (`targets.py`) — is masked first, so
 "enqueue_email callers" reads "x callers" and "impact of renaming parse_config" targets
-`parse_config`, not `renaming`. Pasted errors and log lines (`paste_shapes.py`) come before the
+`parse_config`, not `renaming`. Pasted errors and log lines (`pasted.py`) come before the
 snippet rule. Stage two (`intent_model.py`, a linear model over character n-grams trained on the
 dev half) answers what no rule matched, with a calibrated confidence kept below the direct
 path's threshold; when it is unsure the answer is rule 7's understand_code at 0.40.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
-from maguyva.query.paste_shapes import inline_exception, pasted_error
+from maguyva.query.pasted import inline_exception, pasted_error
 
 FIND_SIMILAR = "find_similar"
 FIND_DEFINITION = "find_definition"
