@@ -6,6 +6,8 @@ the cap and sources over the hard limit are still skipped; an update agrees with
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,35 @@ def test_status_reports_both_counts(repo: Path, capsys, monkeypatch):
     assert (
         "over the size cap, indexed: 2  of them generated or minified: 1" in capsys.readouterr().out
     )
+
+
+def test_an_update_reindexes_a_changed_large_file(repo: Path, capsys, monkeypatch):
+    """The stat pass (no walk) reads and admits the changed file the same way (last: edits)."""
+    path = repo / "src" / "typeEvaluator.ts"
+    path.write_bytes(path.read_bytes() + b"\nexport function narrowForKeyAssignment(): void {}\n")
+    assert main(["-q", "index", str(repo)]) == 0
+    monkeypatch.chdir(repo)
+    capsys.readouterr()
+    assert main(["search", "where is narrowForKeyAssignment defined", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    first = next(row["data"] for row in rows if row["type"] == "begin")
+    assert first["path"]["text"] == "src/typeEvaluator.ts"
+
+
+def test_stat_pass_records_the_real_digest_of_a_large_file(tmp_path: Path):
+    """Without a walk (only the file changed), the update reads the large file in full: its
+    recorded digest is its content's, not that of the empty read a skipped file gets."""
+    from maguyva.repo.changes import blob_digest, scan
+
+    path = tmp_path / "big.ts"
+    path.write_bytes(typescript_source(1_100_000))
+    config = {"hard_max_file_bytes": 3_000_000}
+    past = time.time() - 60  # an old directory mtime: the next scan need not walk
+    os.utime(path, (past, past))
+    os.utime(tmp_path, (past, past))
+    first, _ = scan(tmp_path, config, None)
+    assert "big.ts" in first.files
+    path.write_bytes(path.read_bytes() + b"export const more = 1;\n")
+    second, changes = scan(tmp_path, config, first)
+    assert not changes.walked
+    assert second.files["big.ts"][2] == blob_digest(path.read_bytes())

@@ -496,7 +496,7 @@ def _read(path: Path, size: int, config: dict[str, Any]) -> bytes | None:
     if (
         size > max_bytes
         and not config.get("allow_large")
-        and not large.admits(path.name, size, config)
+        and size > large.hard_limit(config)  # below it, `classify` decides (repo/large.py)
     ):
         return b""
     try:
