@@ -197,3 +197,49 @@ def test_enclosing_is_the_innermost_span(spans: list[tuple[int, int]], offsets: 
         tightest = max((d.start_byte, -d.end_byte) for d in around)
         innermost = {d.qualified for d in around if (d.start_byte, -d.end_byte) == tightest}
         assert enclosing.at(offset) in innermost  # identical spans: either is innermost
+
+
+TS_MEMBERS = b"""export class CartStore {
+  private items: Item[] = [];
+
+  /** Adds one item. */
+  addItem = (item: Item): void => {
+    this.items.push(item);
+  };
+
+  removeItem = function (id: string) {
+    this.items = this.items.filter((i) => i.id !== id);
+  };
+
+  get total(): number {
+    return this.items.length;
+  }
+
+  set discount(value: number) {
+    this.rate = value;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["typescript", "tsx", "javascript"])
+def test_class_members_as_arrow_functions_and_accessors_are_methods(language: str) -> None:
+    """`f = () => ...` members, getters and setters: their own definition, span and chunk,
+    not the whole class (issue 22); a plain field stays a field."""
+    src = TS_MEMBERS
+    if language == "javascript":
+        for typed, plain in ((b": Item[]", b""), (b"(item: Item): void", b"(item)"),
+                             (b"(id: string)", b"(id)"), (b"(): number", b"()"),
+                             (b"(value: number)", b"(value)"), (b"private items", b"items")):  # fmt: skip
+            src = src.replace(typed, plain)
+    result = extract_source("cart.ts", language, src)
+    found = {
+        d.qualified_name: (d.kind, d.start_line, d.end_line) for d in result.extraction.definitions
+    }
+    assert found["CartStore.addItem"] == ("method", 5, 7)
+    assert found["CartStore.removeItem"] == ("method", 9, 11)
+    assert found["CartStore.total"] == ("method", 13, 15)
+    assert found["CartStore.discount"] == ("method", 17, 19)
+    assert found["CartStore.items"][0] == "field"
+    spans = {(c.start_line, c.end_line) for c in result.chunks if c.kind == "method"}
+    assert {(4, 7), (9, 11), (13, 15), (17, 19)} <= spans

@@ -175,3 +175,17 @@ def test_plain_words_and_capitalised_prose(query: str, intent: str, target: str 
     assert verdict.intent == intent, verdict
     if target is not None:
         assert verdict.target == target
+
+
+@pytest.mark.parametrize(
+    "query", ["error handling", "warning signs of a memory leak", "debug logging setup"]
+)
+def test_prose_that_starts_with_a_log_level_is_not_a_log_line(query: str):
+    assert classify(query).intent == "understand_code"
+
+
+def test_maguyva_eval_phrasings_prints_the_heldout_figures(capsys):
+    assert main(["eval", "--phrasings", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["split"] == "heldout" and figures["n"] == len(HELDOUT)
+    assert figures["intent_accuracy"] >= 0.95

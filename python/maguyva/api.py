@@ -462,6 +462,7 @@ class Index:
             "files": manifest.get("files"),
             "chunks": manifest.get("chunks"),
             "skipped": manifest.get("skipped") or {},
+            "large": manifest.get("large") or {"over_cap": 0, "generated": 0},
             "modalities": modalities,
             "embedding": manifest.get("embedding"),
             "stale_files": len(stale),

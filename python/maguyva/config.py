@@ -70,6 +70,9 @@ SCHEMA: dict[str, Setting] = {
     "index_dir": Setting("str", None, "index directory (default <root>/.maguyva)", True),
     "max_file_bytes": Setting("int", 1 << 20, "skip files larger than this"),
     "allow_large": Setting("list", [], "globs exempt from max_file_bytes", widens=True),
+    "hard_max_file_bytes": Setting(
+        "int", 16 << 20, "source files over max_file_bytes are indexed up to this", widens=True
+    ),
     "follow_symlinks": Setting("bool", False, "follow symlinks while walking", widens=True),
     "max_trigrams": Setting("int", None, "skip files with more distinct trigrams", True, False),
     "embedding_provider": Setting("str", "local", "'local' (offline) or 'voyage'", widens=True),

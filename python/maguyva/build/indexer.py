@@ -48,6 +48,7 @@ from maguyva.extract.types import FileExtraction
 from maguyva.modalities.protocol import BuildContext
 from maguyva.modalities.registry import BUILD_ORDER, load_modality
 from maguyva.model import Chunk, SourceFile
+from maguyva.repo import large as large_files
 from maguyva.repo.changes import RACY_NS, ChangeSet, RepoState, scan
 from maguyva.repo.reader import SpecialFileError, read_regular, read_text
 from maguyva.store import generations as _store
@@ -947,6 +948,7 @@ class Indexer:
                 "files": len(files),
                 "chunks": len(chunks),
                 "skipped": state.skip_counts(),
+                "large": large_files.report(self.root, state.files, self.config),
                 "extract": extract_report,
                 "changes": changes.summary(),
                 "modalities": modalities,

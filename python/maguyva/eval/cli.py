@@ -44,6 +44,8 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-kind", type=int, default=25,
                         help="with --generate: queries per kind (default 25)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="with --generate: sampling seed")
+    parser.add_argument("--phrasings", action="store_true",
+                        help="score the intent classifier on eval/phrasings/ (--split dev|heldout)")  # fmt: skip
 
 
 def add_tune_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,6 +124,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """`maguyva eval`: score every system side by side (or `--generate` a query set)."""
     if args.generate:
         return _cmd_generate(args)
+    if args.phrasings:
+        from maguyva.eval import phrasings
+
+        split = "heldout" if args.split == "all" else args.split.replace("tune", "dev")
+        return phrasings.main(["--split", split, *(["--json"] if args.json else [])])
     if not args.queries:
         raise ConfigError("name at least one query set (JSON Lines), or use --generate")
     from maguyva.eval.report import format_report

@@ -17,8 +17,12 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from maguyva.model import INTENTS
+
+if TYPE_CHECKING:
+    from maguyva.query.intent import Classification
 
 PHRASINGS = Path(__file__).resolve().parents[3] / "eval" / "phrasings"
 SPLITS = ("dev", "heldout")
@@ -73,7 +77,9 @@ def normalise_target(text: str) -> str:
     return text.removesuffix("()")
 
 
-def score(items: Iterable[Phrasing], classify: Callable[[str], object] | None = None) -> Scores:
+def score(
+    items: Iterable[Phrasing], classify: Callable[[str], Classification] | None = None
+) -> Scores:
     """Run the classifier over `items` and compute the figures."""
     if classify is None:
         from maguyva.query.intent import classify as classify_default
@@ -84,8 +90,9 @@ def score(items: Iterable[Phrasing], classify: Callable[[str], object] | None = 
     failures: list[dict[str, object]] = []
     for item in items:
         verdict = classify(item.query)
-        intent, confidence = verdict.intent, verdict.confidence  # type: ignore[attr-defined]
-        target, rule = verdict.target, verdict.rule  # type: ignore[attr-defined]
+        intent, confidence, target, rule = (
+            verdict.intent, verdict.confidence, verdict.target, verdict.rule
+        )  # fmt: skip
         ok_intent = intent == item.intent
         right += ok_intent
         if item.intent != "understand_code":

@@ -340,6 +340,8 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
     key = name_node.start_byte
     old = defs.get(key)
     if old is not None and (old.end_byte - old.start_byte) >= (node.end_byte - node.start_byte):
+        if old.node == node and old.kind == "field" and main == "definition.method":
+            old.kind = "method"  # a member whose value is a function (`f = () => ...`)
         if old.node == node:  # the same definition matched again (one match per base)
             for base in caps.get("base", []):
                 text = _strip_generics(_SPACE.sub("", _text(data, base)))

@@ -282,15 +282,21 @@ def _plain_target(shape: str, text: str) -> str:
     return found.group(0) if found else word
 
 
+_LONE_FILLERS = frozenset(
+    {"def", "definition", "pls", "please", "source", "impl", "component", "hook", "constant",
+     "symbol", "code", "need", "the", "a", "an", "find", "show", "me", "open", "go", "to",
+     "jump", "goto", "of", "for", "is", "where", "it", *_KIND_WORDS}
+)  # fmt: skip
+"""Words that, beside one name, ask for nothing but its definition ("UserRepository class")."""
+
+
 def _lone(text: str, target: _targets.Target | None, shape: str) -> Classification | None:
     """Rule 5: one identifier plus words that ask for nothing else."""
     words = shape.rstrip("?!. ").replace("()", "").split()
     if not words or len(words) > 4:
         return None
     rest = [w for w in words if w != "x"]
-    fillers = {"def", "definition", "pls", "please", "source", "impl", "component", "hook",
-               "constant", "symbol", "code", "need", "the", "a", "an", "find", "show", "me",
-               "open", "go", "to", "jump", "goto", "of", "for", "is", "where", "it", *_KIND_WORDS}  # fmt: skip
+    fillers = _LONE_FILLERS
     if any(w not in fillers for w in rest):
         return None
     kind = next((_KIND_WORDS[w] for w in rest if w in _KIND_WORDS), None)

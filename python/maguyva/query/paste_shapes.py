@@ -36,9 +36,12 @@ _TIMESTAMP = (
     r"|\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?"
 )
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERRO|ERR|CRITICAL|FATAL|SEVERE)"
+# A log line opens with a timestamp, an upper-case level ("ERROR", "WARNING:root:"), a level
+# in brackets ("[error]"), a logfmt key or a klog header. A lower-case word at the start is
+# prose ("error handling", "warning signs of a leak").
 _LOG_START = re.compile(
-    r"^\s*(?:" + _TIMESTAMP + r"|\[?" + _LEVEL + r"\b|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:)",
-    re.IGNORECASE,
+    r"^\s*(?:" + _TIMESTAMP + r"|\[?" + _LEVEL + r"(?=[\s:\[\]])|\[(?i:" + _LEVEL + r")\]"
+    r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:)"
 )
 _LOGFMT_MSG = re.compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
 _KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] (?P<msg>.+)$")
@@ -136,5 +139,7 @@ def pasted_error(text: str) -> str | None:
 
 def inline_exception(text: str) -> str | None:
     """An exception line inside a sentence ("I keep getting KeyError: 'region'")."""
+    if ": " not in text:
+        return None
     match = _EXCEPTION_INLINE.search(text)
     return match.group("line").strip() if match else None

@@ -11,7 +11,7 @@ name ("enqueue_email callers" -> "x callers").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 
@@ -48,18 +48,20 @@ _PROSE_WORDS = """
 PROSE = STOP_WORDS | frozenset(_PROSE_WORDS.split())
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A candidate target: the name as written, its span in the query, and how code-like."""
+class Target(NamedTuple):
+    """A candidate target: the name as written, its span in the query, and how code-like
+    (`rank`: 0 backticked, 1 qualified/path/flag, 2 cased identifier, 3 capitalised word,
+    4 plain word, 5 a word of the question). A tuple: built for every word of every query."""
 
     text: str
     start: int
     end: int
     rank: int
-    """0 backticked, 1 qualified/path/flag, 2 cased identifier, 3 capitalised word, 4 plain."""
 
 
 def _rank(word: str) -> int:
+    if word.isalpha() and word.islower():  # most words of a question: no regex needed
+        return 5 if word in PROSE else 4
     bare = word.removesuffix("()")
     if word.endswith("()"):
         return 2

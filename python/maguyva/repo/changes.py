@@ -37,6 +37,7 @@ from typing import Any
 
 from maguyva.errors import PathEscapeError
 from maguyva.model import SourceFile
+from maguyva.repo import large
 from maguyva.repo.languages import EXTENSIONS
 from maguyva.repo.reader import SpecialFileError, read_bytes, read_regular
 from maguyva.repo.walk import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TRIGRAMS, walk_repository
@@ -123,7 +124,13 @@ def blob_digest(data: bytes) -> str:
 
 def fingerprint(config: dict[str, Any]) -> str:
     """What, besides file content, decides the indexed file set: a change means a full walk."""
-    keys = ("max_file_bytes", "allow_large", "follow_symlinks", "max_trigrams")
+    keys = (
+        "max_file_bytes",
+        "allow_large",
+        "follow_symlinks",
+        "max_trigrams",
+        "hard_max_file_bytes",
+    )
     return repr([(k, config.get(k)) for k in keys])
 
 
@@ -149,7 +156,11 @@ def classify(rel: str, size: int, data: bytes | None, config: dict[str, Any]) ->
     if isinstance(allow, str):
         allow = [allow]
     if size > max_bytes and not any(fnmatch.fnmatchcase(rel, g) for g in allow):
-        return "too_large"
+        if not large.admits(rel, size, config):
+            return "too_large"
+        if data is None:
+            return "unreadable"
+        return "binary" if b"\0" in data else None  # no trigram test: see repo/large.py
     if data is None:
         return "unreadable"
     if b"\0" in data:
@@ -488,7 +499,11 @@ def _read(root: Path, rel: str, size: int, config: dict[str, Any]) -> bytes | st
     """A changed file's content, or the walker's skip reason when it cannot be read (a special
     file, a link that leaves the root or, unless followed, any link)."""
     max_bytes = config.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
-    if size > max_bytes and not config.get("allow_large"):
+    if (
+        size > max_bytes
+        and not config.get("allow_large")
+        and size > large.hard_limit(config)  # below it, `classify` decides (repo/large.py)
+    ):
         return b""
     try:
         return read_bytes(root, rel, follow_symlinks=bool(config.get("follow_symlinks")))

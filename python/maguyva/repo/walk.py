@@ -5,7 +5,8 @@ global excludes file and `.maguyvaignore` (gitignore syntax) exclude it; hidden 
 directories are skipped; symlinks are not followed unless `follow_symlinks` (loops are then
 detected and reported; a link whose real path leaves the root is never followed out of it:
 `outside_root`); FIFOs, sockets and devices are never opened (`not_regular`); files over
-`max_file_bytes` are skipped unless an `allow_large` glob matches; binary files (a NUL byte) and files with an implausible number of distinct trigrams
+`max_file_bytes` are skipped unless an `allow_large` glob matches or they are source files
+within `hard_max_file_bytes` (`large.py`); binary files (a NUL byte) and files with an implausible number of distinct trigrams
 (minified bundles, encoded blobs) are skipped. Every skipped file is counted by reason.
 """
 
@@ -16,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from maguyva import _core
-from maguyva.errors import ConfigError
+from maguyva.errors import ConfigError, MaguyvaError
 from maguyva.model import SourceFile
+from maguyva.repo import large, reader
 from maguyva.repo.languages import detect_language
 
 DEFAULT_MAX_FILE_BYTES = 1 << 20
@@ -63,7 +65,8 @@ def walk_repository(root: Path, config: dict | None = None) -> WalkResult:
     """List the indexable files under `root`.
 
     Config keys: `max_file_bytes` (default 1 MiB), `allow_large` (globs exempt from the size
-    cap), `follow_symlinks` (default False), `max_trigrams` (default 20,000 distinct).
+    cap), `hard_max_file_bytes` (16 MiB: source files over the cap are indexed up to it),
+    `follow_symlinks` (default False), `max_trigrams` (default 20,000 distinct).
     """
     config = config or {}
     root = Path(root)
@@ -83,6 +86,8 @@ def walk_repository(root: Path, config: dict | None = None) -> WalkResult:
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+    skipped, admitted = _admit_large(root, skipped, config)
+    files = sorted([*files, *admitted])
     result = WalkResult(
         files=[SourceFile(p, size, mtime, detect_language(p)) for p, size, mtime in files],
         skipped_files=list(skipped),
@@ -90,3 +95,29 @@ def walk_repository(root: Path, config: dict | None = None) -> WalkResult:
     for _, reason in skipped:
         result.skipped[reason] = result.skipped.get(reason, 0) + 1
     return result
+
+
+def _admit_large(
+    root: Path, skipped: list[tuple[str, str]], config: dict[str, Any]
+) -> tuple[list[tuple[str, str]], list[tuple[str, int, int]]]:
+    """Source files the walker refused for their size only, taken back up to the hard limit
+    (`repo/large.py`); the same rule as `changes.classify`."""
+    if not any(reason == "too_large" for _, reason in skipped):
+        return skipped, []
+    _config_value(config, "hard_max_file_bytes", int, large.DEFAULT_HARD_MAX_FILE_BYTES)
+    kept: list[tuple[str, str]] = []
+    admitted: list[tuple[str, int, int]] = []
+    for path, reason in skipped:
+        if reason == "too_large":
+            try:
+                st = (root / path).stat()
+                ok = large.admits(path, st.st_size, config)
+                follow = bool(config.get("follow_symlinks", False))
+                data = reader.read_bytes(root, path, follow_symlinks=follow) if ok else b""
+            except (OSError, MaguyvaError):  # special file, a link out of the root, gone
+                ok, data = False, b""
+            if ok and b"\0" not in data:
+                admitted.append((path, len(data), st.st_mtime_ns))
+                continue
+        kept.append((path, reason))
+    return kept, admitted

@@ -5,6 +5,8 @@
 (class_declaration name: (identifier) @name (class_heritage (_) @base)?) @definition.class
 (class name: (identifier) @name) @definition.class
 (method_definition name: [(property_identifier) (private_property_identifier) (computed_property_name)] @name) @definition.method
+(field_definition property: [(property_identifier) (private_property_identifier)] @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.method
 (field_definition property: [(property_identifier) (private_property_identifier)] @name) @definition.field
 (variable_declarator
   name: (identifier) @name

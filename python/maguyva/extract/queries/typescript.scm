@@ -9,6 +9,10 @@
 (method_definition name: [(property_identifier) (private_property_identifier) (computed_property_name)] @name) @definition.method
 (abstract_method_signature name: (property_identifier) @name) @declaration.method
 (method_signature name: (property_identifier) @name) @declaration.method
+; a class member written as an arrow function or function expression is a method (its own
+; chunk and span); the field pattern below matches it too, and the extractor keeps "method"
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.method
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @name) @definition.field
 (interface_body (property_signature name: (property_identifier) @name) @definition.field)
 (interface_declaration name: (type_identifier) @name (extends_type_clause (_) @base)?) @definition.interface

@@ -443,6 +443,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {name:<10} {shown}")
     if status["skipped"]:
         print("skipped: " + ", ".join(f"{r} {n}" for r, n in sorted(status["skipped"].items())))
+    big = status.get("large") or {}
+    print(f"over the size cap, indexed: {big.get('over_cap', 0)}  "
+          f"of them generated or minified: {big.get('generated', 0)}")  # fmt: skip
     return EXIT_FOUND
 
 
