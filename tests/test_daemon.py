@@ -251,6 +251,28 @@ def test_two_repositories_get_two_servers(tmp_path: Path, daemon_env: None) -> N
             _stop(root / ".maguyva")
 
 
+def test_clients_starting_together_share_one_server(tmp_path: Path, daemon_env: None) -> None:
+    """Three first questions at once: each may start a server; one takes the lock and
+    serves, the others leave (a second server's probe does not disturb the first)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def first():\n    return 1\n")
+    Index.open(root, modalities=["text"]).build(progress=None)
+    expected = _in_process(["search", '"def first"', "--root", str(root)])
+    try:
+        procs = [_client_process(root, '"def first"', trace=True) for _ in range(3)]
+        results = [p.communicate(timeout=TIMEOUT) for p in procs]
+        for proc, (out, err) in zip(procs, results, strict=True):
+            assert proc.returncode == 0 and out.encode() == expected[1], err
+            assert "answering in process" not in err, err
+        pid = _server_pid(root / ".maguyva")
+        assert pid is not None
+        assert _warm(['"def first"', "--root", str(root)])[1] == expected[1]
+        assert _server_pid(root / ".maguyva") == pid  # the one server is still serving
+    finally:
+        _stop(root / ".maguyva")
+
+
 def test_a_stale_server_is_never_used(repo: Path, daemon_env: None) -> None:
     """A server started by other code (here: the package changed on disk since it started,
     as an upgrade or another index format would) answers no question: it is told so, exits,
