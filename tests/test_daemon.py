@@ -362,6 +362,18 @@ def test_no_server_can_start_so_the_process_answers(tmp_path: Path, daemon_env: 
     shutil.rmtree(root / ".maguyva" / client.SOCKET)
 
 
+def test_a_deleted_working_directory_is_left_to_the_process(
+    tmp_path: Path, daemon_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert client.answer(["search", '"x"']) is None  # no traceback: the CLI says it in a line
+    code, _, err = _in_process(["search", '"x"'])
+    assert code == 2 and err.count(b"\n") == 1, err
+
+
 PROBE = """
 import sys
 from maguyva.interfaces.client import answer

@@ -313,11 +313,22 @@ def answer(argv: list[str]) -> int | None:
     is written, or None when the in-process path should answer instead."""
     if not enabled(argv):
         return None
-    index_dir = index_dir_of(argv[1:])
-    if index_dir is None or not os.path.isfile(os.path.join(index_dir, "manifest.json")):
-        return None  # no index (yet): the in-process path says so in its own words
-    ident = identity()
-    request = _request(index_dir, argv, ident)
+    try:
+        index_dir = index_dir_of(argv[1:])
+        if index_dir is None or not os.path.isfile(os.path.join(index_dir, "manifest.json")):
+            return None  # no index (yet): the in-process path says so in its own words
+        request = _request(index_dir, argv, identity())
+    except OSError as exc:  # e.g. a working directory deleted under the shell
+        _trace(f"{exc}; answering in process")
+        return None  # the in-process path reports it in one line
+    try:
+        return _answer(index_dir, request)
+    except KeyboardInterrupt:
+        sys.stderr.write("maguyva: interrupted\n")
+        return 130
+
+
+def _answer(index_dir: str, request: bytes) -> int | None:
     for attempt in range(3):
         sock = _connect(index_dir)
         if sock is None:
