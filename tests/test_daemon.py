@@ -359,7 +359,17 @@ def test_no_server_can_start_so_the_process_answers(tmp_path: Path, daemon_env: 
     assert proc.returncode == 0 and "a.py" in out
     assert "answering in process" in err
     assert _server_pid(root / ".maguyva") is None
+    # the failure is remembered: the next question does not start a server to fail again
+    assert (root / ".maguyva" / client.UNAVAILABLE).is_file()
+    proc = _client_process(root, '"def first"', trace=True)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0 and "a.py" in out
+    assert "no server can listen here" in err and "question sent" not in err
     shutil.rmtree(root / ".maguyva" / client.SOCKET)
+    (root / ".maguyva" / client.UNAVAILABLE).unlink()
+    assert _warm(['"def first"', "--root", str(root)])[0] == 0  # a server again
+    assert not (root / ".maguyva" / client.UNAVAILABLE).exists()
+    _stop(root / ".maguyva")
 
 
 def test_a_deleted_working_directory_is_left_to_the_process(

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 SOCKET = "daemon.sock"
 LOCK = "daemon.lock"
 LOG = "daemon.log"
+UNAVAILABLE = "daemon.unavailable"
+"""Written by a server that could not listen (its reason inside): for UNAVAILABLE_S after it,
+clients answer in process at once instead of starting a server that fails again."""
+UNAVAILABLE_S = 3600.0
 MAGIC = "maguyva-daemon-1"
 REQUEST_FIELDS = 6
 """identity, index_dir, cwd, tty (1/0), stdout encoding, stdout errors."""
@@ -317,6 +321,8 @@ def answer(argv: list[str]) -> int | None:
         index_dir = index_dir_of(argv[1:])
         if index_dir is None or not os.path.isfile(os.path.join(index_dir, "manifest.json")):
             return None  # no index (yet): the in-process path says so in its own words
+        if _unavailable(index_dir) or not os.access(index_dir, os.W_OK):
+            return None  # a server failed here lately, or could not take its lock and socket
         request = _request(index_dir, argv, identity())
     except OSError as exc:  # e.g. a working directory deleted under the shell
         _trace(f"{exc}; answering in process")
@@ -326,6 +332,18 @@ def answer(argv: list[str]) -> int | None:
     except KeyboardInterrupt:
         sys.stderr.write("maguyva: interrupted\n")
         return 130
+
+
+def _unavailable(index_dir: str) -> bool:
+    """Did a server fail to listen here lately (`UNAVAILABLE`)?"""
+    try:
+        age = time.time() - os.stat(os.path.join(index_dir, UNAVAILABLE)).st_mtime
+    except OSError:
+        return False
+    if age < UNAVAILABLE_S:
+        _trace(f"no server can listen here (see {UNAVAILABLE}); answering in process")
+        return True
+    return False
 
 
 def _answer(index_dir: str, request: bytes) -> int | None:

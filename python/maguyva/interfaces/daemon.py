@@ -295,7 +295,14 @@ def run_server(index_dir: Path, idle_s: float) -> int:
     root_logger.setLevel(logging.WARNING)
     server = Server(index_dir, idle_s)
     try:
-        server.bind()
+        try:
+            server.bind()
+        except OSError as exc:  # no Unix sockets here: tell clients not to try for a while
+            log.warning("cannot listen on %s: %s", index_dir / client.SOCKET, exc)
+            with contextlib.suppress(OSError):
+                (index_dir / client.UNAVAILABLE).write_text(f"{exc}\n")
+            return 1
+        (index_dir / client.UNAVAILABLE).unlink(missing_ok=True)
         server.serve()
     finally:
         if server.sock is not None:
