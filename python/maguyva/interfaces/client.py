@@ -4,9 +4,9 @@ the server on first use, and prints what the server printed, byte for byte.
 
 This module is imported by every `maguyva search` process, so it imports little: `os.path`
 strings rather than pathlib, no typing, and `maguyva.config` only when a configuration file
-or variable moves the index directory. `answer` returns
-None whenever the warm path cannot answer (opted out, no index yet, no server could start,
-unusual arguments); the caller then searches in process, as it always did.
+or variable moves the index directory. `answer` returns None whenever the warm path cannot
+answer (opted out, no index yet, no server could start, unusual arguments); the caller then
+searches in process, as it always did.
 
 Protocol (one question per connection, no JSON: `json` imports `re`): the client sends
 NUL-separated fields (`encode_request`) and closes its side; the server answers a line
@@ -17,7 +17,7 @@ died: the client starts another and asks again.
 
 from __future__ import annotations
 
-import _socket  # the C module: `socket` would import enum and selectors (~5 ms)
+import _socket  # the C module: `socket.py` would import enum and selectors as well
 import os
 import sys
 import time
