@@ -251,6 +251,28 @@ def test_two_repositories_get_two_servers(tmp_path: Path, daemon_env: None) -> N
             _stop(root / ".maguyva")
 
 
+def test_clients_starting_together_share_one_server(tmp_path: Path, daemon_env: None) -> None:
+    """Three first questions at once: each may start a server; one takes the lock and
+    serves, the others leave (a second server's probe does not disturb the first)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def first():\n    return 1\n")
+    Index.open(root, modalities=["text"]).build(progress=None)
+    expected = _in_process(["search", '"def first"', "--root", str(root)])
+    try:
+        procs = [_client_process(root, '"def first"', trace=True) for _ in range(3)]
+        results = [p.communicate(timeout=TIMEOUT) for p in procs]
+        for proc, (out, err) in zip(procs, results, strict=True):
+            assert proc.returncode == 0 and out.encode() == expected[1], err
+            assert "answering in process" not in err, err
+        pid = _server_pid(root / ".maguyva")
+        assert pid is not None
+        assert _warm(['"def first"', "--root", str(root)])[1] == expected[1]
+        assert _server_pid(root / ".maguyva") == pid  # the one server is still serving
+    finally:
+        _stop(root / ".maguyva")
+
+
 def test_a_stale_server_is_never_used(repo: Path, daemon_env: None) -> None:
     """A server started by other code (here: the package changed on disk since it started,
     as an upgrade or another index format would) answers no question: it is told so, exits,
@@ -337,7 +359,29 @@ def test_no_server_can_start_so_the_process_answers(tmp_path: Path, daemon_env: 
     assert proc.returncode == 0 and "a.py" in out
     assert "answering in process" in err
     assert _server_pid(root / ".maguyva") is None
+    # the failure is remembered: the next question does not start a server to fail again
+    assert (root / ".maguyva" / client.UNAVAILABLE).is_file()
+    proc = _client_process(root, '"def first"', trace=True)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0 and "a.py" in out
+    assert "no server can listen here" in err and "question sent" not in err
     shutil.rmtree(root / ".maguyva" / client.SOCKET)
+    (root / ".maguyva" / client.UNAVAILABLE).unlink()
+    assert _warm(['"def first"', "--root", str(root)])[0] == 0  # a server again
+    assert not (root / ".maguyva" / client.UNAVAILABLE).exists()
+    _stop(root / ".maguyva")
+
+
+def test_a_deleted_working_directory_is_left_to_the_process(
+    tmp_path: Path, daemon_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert client.answer(["search", '"x"']) is None  # no traceback: the CLI says it in a line
+    code, _, err = _in_process(["search", '"x"'])
+    assert code == 2 and err.count(b"\n") == 1, err
 
 
 PROBE = """

@@ -245,3 +245,27 @@ def test_checksum_table_takes_a_written_files_crc_only_while_it_is_that_file(
     damaged[100] ^= 1
     (d / "graph.bin").write_bytes(bytes(damaged))  # another inode or mtime: not the written one
     assert checksum_table(d)["graph.bin"] == [len(damaged), zlib.crc32(bytes(damaged))]
+
+
+def test_a_rebuild_leaves_one_generation_and_spares_a_leased_one(tmp_path):
+    """`--rebuild` writes a generation from scratch: the previous one is collected at once
+    (it used to stay beside it), unless a reader holds it, who then goes on reading it."""
+    from maguyva.store import generations as store
+
+    write_repo(tmp_path)
+    build(tmp_path)
+    write_repo(tmp_path, 1)
+    build(tmp_path)  # an update keeps the generation before it
+    index = IndexDir(tmp_path / ".maguyva")
+    assert len(index.generations()) == 2
+    build(tmp_path, rebuild=True)
+    assert len(index.generations()) == 1
+    pinned = index.current()  # a reader of the rebuilt generation
+    build(tmp_path, rebuild=True)
+    assert pinned.number in index.generations() and verify_generation(pinned.path) == []
+    assert answers(tmp_path)
+    pinned.release()
+    build(tmp_path, rebuild=True)
+    store.trash_pool().submit(lambda: None).result()
+    assert len(index.generations()) == 1 and not pinned.path.exists()
+    assert not list(index.path.glob(f"{store.TRASH}*"))

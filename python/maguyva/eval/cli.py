@@ -18,7 +18,6 @@ from maguyva.errors import (
     IndexVersionError,
     MaguyvaError,
 )
-from maguyva.eval.corpora import fetch_corpus
 from maguyva.eval.queryset import SPLITS, Query, load_queries
 
 if TYPE_CHECKING:
@@ -90,6 +89,8 @@ def prepare(args: argparse.Namespace, queries: list[Query]) -> Engine:
                 "pass --root: the query sets name no single corpus "
                 f"({', '.join(sorted(str(c) for c in corpora))})"
             )
+        from maguyva.eval.corpora import fetch_corpus  # here: tarfile is no search's import
+
         root = fetch_corpus(corpora.pop())
     from maguyva.query.engine import Engine
 

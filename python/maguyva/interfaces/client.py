@@ -4,9 +4,9 @@ the server on first use, and prints what the server printed, byte for byte.
 
 This module is imported by every `maguyva search` process, so it imports little: `os.path`
 strings rather than pathlib, no typing, and `maguyva.config` only when a configuration file
-or variable moves the index directory. `answer` returns
-None whenever the warm path cannot answer (opted out, no index yet, no server could start,
-unusual arguments); the caller then searches in process, as it always did.
+or variable moves the index directory. `answer` returns None whenever the warm path cannot
+answer (opted out, no index yet, no server could start, unusual arguments); the caller then
+searches in process, as it always did.
 
 Protocol (one question per connection, no JSON: `json` imports `re`): the client sends
 NUL-separated fields (`encode_request`) and closes its side; the server answers a line
@@ -17,7 +17,7 @@ died: the client starts another and asks again.
 
 from __future__ import annotations
 
-import _socket  # the C module: `socket` would import enum and selectors (~5 ms)
+import _socket  # the C module: `socket.py` would import enum and selectors as well
 import os
 import sys
 import time
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 SOCKET = "daemon.sock"
 LOCK = "daemon.lock"
 LOG = "daemon.log"
+UNAVAILABLE = "daemon.unavailable"
+"""Written by a server that could not listen (its reason inside): for UNAVAILABLE_S after it,
+clients answer in process at once instead of starting a server that fails again."""
+UNAVAILABLE_S = 3600.0
 MAGIC = "maguyva-daemon-1"
 REQUEST_FIELDS = 6
 """identity, index_dir, cwd, tty (1/0), stdout encoding, stdout errors."""
@@ -313,11 +317,36 @@ def answer(argv: list[str]) -> int | None:
     is written, or None when the in-process path should answer instead."""
     if not enabled(argv):
         return None
-    index_dir = index_dir_of(argv[1:])
-    if index_dir is None or not os.path.isfile(os.path.join(index_dir, "manifest.json")):
-        return None  # no index (yet): the in-process path says so in its own words
-    ident = identity()
-    request = _request(index_dir, argv, ident)
+    try:
+        index_dir = index_dir_of(argv[1:])
+        if index_dir is None or not os.path.isfile(os.path.join(index_dir, "manifest.json")):
+            return None  # no index (yet): the in-process path says so in its own words
+        if _unavailable(index_dir) or not os.access(index_dir, os.W_OK):
+            return None  # a server failed here lately, or could not take its lock and socket
+        request = _request(index_dir, argv, identity())
+    except OSError as exc:  # e.g. a working directory deleted under the shell
+        _trace(f"{exc}; answering in process")
+        return None  # the in-process path reports it in one line
+    try:
+        return _answer(index_dir, request)
+    except KeyboardInterrupt:
+        sys.stderr.write("maguyva: interrupted\n")
+        return 130
+
+
+def _unavailable(index_dir: str) -> bool:
+    """Did a server fail to listen here lately (`UNAVAILABLE`)?"""
+    try:
+        age = time.time() - os.stat(os.path.join(index_dir, UNAVAILABLE)).st_mtime
+    except OSError:
+        return False
+    if age < UNAVAILABLE_S:
+        _trace(f"no server can listen here (see {UNAVAILABLE}); answering in process")
+        return True
+    return False
+
+
+def _answer(index_dir: str, request: bytes) -> int | None:
     for attempt in range(3):
         sock = _connect(index_dir)
         if sock is None:

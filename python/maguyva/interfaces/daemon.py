@@ -37,6 +37,9 @@ from maguyva.interfaces import client
 DEFAULT_IDLE_S = 600.0
 TICK_S = 1.0
 """How often an idle server checks that its socket and index directory are still there."""
+REQUEST_TIMEOUT_S = 10.0
+"""How long a connected client may take to send its question (the server answers one at a
+time: a stuck client must not hold the others)."""
 LOCK_WAIT_S = 10.0
 """How long a second server waits for the lock before leaving the first one to serve."""
 
@@ -163,7 +166,7 @@ class Server:
                 continue
             last = time.monotonic()
             with conn:
-                conn.settimeout(None)
+                conn.settimeout(REQUEST_TIMEOUT_S)
                 if not self._same_user(conn):
                     continue
                 keep_going = self.handle(conn, cli)
@@ -178,8 +181,14 @@ class Server:
     def handle(self, conn: socket.socket, cli: Any) -> bool:
         """One request; False when the server should exit."""
         data = bytearray()
-        while block := conn.recv(1 << 16):  # the client closes its side after the request
-            data += block
+        try:
+            while block := conn.recv(1 << 16):  # the client closes its side after the request
+                data += block
+        except OSError:  # a client that sends nothing within REQUEST_TIMEOUT_S, or resets
+            return True
+        if not data:  # a probe (`_take_lock` of a second server) or a client that gave up
+            return True
+        conn.settimeout(None)  # the client reads the whole answer before printing it
         try:
             op, fields, argv, env = client.decode_request(bytes(data))
         except (ValueError, IndexError):  # another protocol's client: make way for its server
@@ -255,7 +264,10 @@ def _take_lock(index_dir: Path) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if time.monotonic() >= deadline or client._connect(index_dir) is not None:
+            probe = client._connect(index_dir)
+            if probe is not None:
+                probe.close()
+            if time.monotonic() >= deadline or probe is not None:
                 os.close(fd)
                 return None  # a server listens (or will): leave it to serve
             time.sleep(0.02)
@@ -283,7 +295,14 @@ def run_server(index_dir: Path, idle_s: float) -> int:
     root_logger.setLevel(logging.WARNING)
     server = Server(index_dir, idle_s)
     try:
-        server.bind()
+        try:
+            server.bind()
+        except OSError as exc:  # no Unix sockets here: tell clients not to try for a while
+            log.warning("cannot listen on %s: %s", index_dir / client.SOCKET, exc)
+            with contextlib.suppress(OSError):
+                (index_dir / client.UNAVAILABLE).write_text(f"{exc}\n")
+            return 1
+        (index_dir / client.UNAVAILABLE).unlink(missing_ok=True)
         server.serve()
     finally:
         if server.sock is not None:

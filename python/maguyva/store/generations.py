@@ -566,7 +566,12 @@ class IndexDir:
                 f"generation {number} is committed and current, but syncing {self.path} failed "
                 f"({exc.strerror or exc}): it may not survive a power loss"
             ) from exc
-        self.collect(keep_from=number - KEEP_GENERATIONS + 1, background=True)
+        # A from-scratch build (no `previous`: `--rebuild`, a first build, an unreadable or
+        # old-format index) keeps no predecessor: nothing of it is shared or wanted. An update
+        # keeps the one before it. A leased generation is kept either way (its readers go
+        # on) and collected by a later commit once released.
+        keep = KEEP_GENERATIONS if previous is not None else 1
+        self.collect(keep_from=number - keep + 1, background=True)
         return Generation(number, final, manifest)
 
     def point_manifest_at(self, number: int, extra: dict[str, Any]) -> None:

@@ -1,0 +1,168 @@
+"""`maguyva search` as a process, side by side with ripgrep in one run (issue 21).
+
+    .venv/bin/python benches/warm_cli.py ROOT [ROOT...] [--runs 30] [--literal TEXT]
+        [--question TEXT] [--json OUT]
+
+Run it with the package's bytecode compiled (`python -m compileall python/maguyva`), as an
+installed wheel has it: with PYTHONDONTWRITEBYTECODE set and no `__pycache__`, every client
+start compiles its modules again.
+
+For each indexed ROOT (indexed beforehand with `maguyva index`), in one run, interleaved
+round by round so that a change in the machine's load hits every command alike:
+
+- `rg -n LITERAL .`                                   the peer
+- `maguyva search '"LITERAL"'`, warm server           (started and warmed before timing)
+- `maguyva search '"LITERAL"' --no-daemon`            in process, no server
+- `maguyva search QUESTION`, warm server              a natural-language question
+- `python -c pass`                                    the interpreter's own start: the floor
+  of any Python client
+
+Wall time is from spawn to exit (`subprocess.run`), p50 and p90 over `--runs` rounds; the
+ratio is against rg's p50 of the same rounds. Then, in process and warm (`Index.search`),
+p50/p99 of mixed questions: natural language, definition, references and literal, each
+intent's figures over its own questions cycled `--runs` times.
+Prints `uptime`'s load before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MAGUYVA = Path(sys.executable).with_name("maguyva")
+
+MIXED = {
+    "natural language": ["how are redirects followed", "where are cookies merged into a request",
+                         "how is a connection pool closed", "how are headers made case insensitive"],
+    "definition": ["where is merge_setting defined", "where is HTTPAdapter defined",
+                   "where is namedtuple defined", "where is OrderedDict defined"],
+    "references": ["who calls merge_setting", "who calls urlparse", "who calls dedent",
+                   "who calls get_terminal_size"],
+    "literal": ['"Invalid URL"', '"maxsize="', '"def __init__(self"', '"raise ValueError"'],
+}  # fmt: skip
+
+
+def load() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)  # fmt: skip
+    took = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{cmd}: exit {proc.returncode}: {proc.stderr.decode()[-300:]}")
+    return took
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def processes(root: Path, runs: int, literal: str, question: str) -> dict:
+    env = {**os.environ}
+    env.pop("MAGUYVA_DAEMON", None)
+    rg = shutil.which("rg")
+    commands: dict[str, list[str]] = {}
+    if rg:
+        commands["rg -n literal"] = [rg, "-n", literal, "."]
+    commands["maguyva literal, warm server"] = [str(MAGUYVA), "search", f'"{literal}"']
+    commands["maguyva literal, no server"] = [str(MAGUYVA), "search", f'"{literal}"',
+                                              "--no-daemon"]  # fmt: skip
+    commands["maguyva question, warm server"] = [str(MAGUYVA), "search", question]
+    commands["python -c pass (the floor)"] = [sys.executable, "-c", "pass"]
+    for cmd in commands.values():  # start and warm the server; first runs of each
+        for _ in range(2):
+            timed(cmd, root, env)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            times[name].append(timed(cmd, root, env))
+    base = statistics.median(times["rg -n literal"]) if rg else None
+    rows = {}
+    for name, values in times.items():
+        p50 = statistics.median(values)
+        rows[name] = {"p50_ms": round(p50 * 1e3, 1), "p90_ms": round(pct(values, 0.9) * 1e3, 1),
+                      "x_rg": round(p50 / base, 2) if base else None}  # fmt: skip
+    subprocess.run([sys.executable, "-m", "maguyva.interfaces.daemon", "--stop",
+                    "--index-dir", str(root / ".maguyva")], capture_output=True, check=False)  # fmt: skip
+    return rows
+
+
+def in_process(root: Path, runs: int) -> dict:
+    """Warm `Index.search` p50/p99 per intent, the intents' questions interleaved (mixed);
+    the query-embedding cache is emptied before each question (each is new to it), and a
+    separate row gives a natural-language question asked again (served by that cache)."""
+    from maguyva.api import Index
+    from maguyva.modalities.semantic import modality as semantic
+
+    index = Index.open(root)
+    index.warm()
+    order = [(name, q) for qs in zip(*MIXED.values(), strict=True)
+             for name, q in zip(MIXED, qs, strict=True)]  # fmt: skip
+    for _, q in order:  # first answers (lazy segments, tables) are not the warm figure
+        index.search(q)
+    took: dict[str, list[float]] = {name: [] for name in MIXED}
+    for _ in range(runs):
+        for name, q in order:
+            semantic._QUERY_CACHE.clear()
+            started = time.perf_counter()
+            index.search(q)
+            took[name].append(time.perf_counter() - started)
+    again = []
+    for _ in range(runs * 4):
+        started = time.perf_counter()
+        index.search(MIXED["natural language"][0])
+        again.append(time.perf_counter() - started)
+    took["natural language, asked again"] = again
+    return {name: {"p50_ms": round(statistics.median(v) * 1e3, 2),
+                   "p99_ms": round(pct(v, 0.99) * 1e3, 2)} for name, v in took.items()}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("roots", nargs="+", type=Path)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--literal", action="append",
+                        help="per ROOT, in order (default: Invalid URL)")  # fmt: skip
+    parser.add_argument("--question", action="append",
+                        help="per ROOT, in order (default: how are redirects followed)")  # fmt: skip
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    report = {"load_before": load(), "cpus": os.cpu_count(), "roots": {}}
+    print(report["load_before"])
+    literals = args.literal or ["Invalid URL"]
+    questions = args.question or ["how are redirects followed"]
+    for i, root in enumerate(args.roots):
+        root = root.resolve()
+        literal = literals[min(i, len(literals) - 1)]
+        question = questions[min(i, len(questions) - 1)]
+        report.setdefault("asked", {})[str(root)] = {"literal": literal, "question": question}
+        procs = processes(root, args.runs, literal, question)
+        inproc = in_process(root, args.runs)
+        report["roots"][str(root)] = {"processes": procs, "in_process": inproc}
+        print(f"\n{root}: literal {literal!r}, question {question!r}")
+        for name, row in procs.items():
+            ratio = f"{row['x_rg']:.2f}x rg" if row["x_rg"] else ""
+            print(f"  {name:<36} p50 {row['p50_ms']:8.1f} ms  p90 {row['p90_ms']:8.1f} ms  {ratio}")
+        for name, row in inproc.items():
+            print(f"  in process, {name:<30} p50 {row['p50_ms']:8.2f} ms  "
+                  f"p99 {row['p99_ms']:8.2f} ms")  # fmt: skip
+    report["load_after"] = load()
+    print("\n" + report["load_after"])
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
