@@ -47,8 +47,17 @@ def typescript_source(size: int) -> bytes:
     return "".join(parts).encode()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def trusted_repo_config():
+    """The fixture repository's own `.maguyva.toml` raises `hard_max_file_bytes`, a setting
+    that widens what is read: honoured only when the user trusts the repository's config."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MAGUYVA_TRUST_REPO_CONFIG", "1")
+        yield
+
+
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory) -> Path:
+def repo(tmp_path_factory, trusted_repo_config) -> Path:
     root = tmp_path_factory.mktemp("large") / "repo"
     (root / "src").mkdir(parents=True)
     source = typescript_source(1_200_000)
