@@ -126,6 +126,7 @@ class Response:
     rule: str = ""
     generation: int | None = None
     notes: list[str] = field(default_factory=list)
+    coverage: dict[str, Any] = field(default_factory=dict)  # semantic: how much is embedded
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

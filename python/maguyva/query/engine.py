@@ -184,6 +184,13 @@ class Engine:
             note = getattr(self.searcher("graph"), "behind_note", lambda: None)()
             if note:
                 notes.append(note)
+        coverage: dict[str, Any] = {}
+        if "semantic" in lists and hasattr(self.searcher("semantic"), "coverage"):
+            # semantic follows a large build (`maguyva.build.follow`): say what it covered
+            coverage["semantic"] = self.searcher("semantic").coverage()
+            note = self.searcher("semantic").coverage_note()
+            if note:
+                notes.append(note)
         fuse_started = time.perf_counter()
         results = self._fuse(used, lists, limit)
         timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)
@@ -194,6 +201,7 @@ class Engine:
             weights=dict(used.weights), k=used.k, results=results, timings_ms=timings,
             total_ms=round((time.perf_counter() - started) * 1000, 4), unavailable=unavailable,
             rule=verdict.rule, generation=self.generation.number, notes=notes,
+            coverage=coverage,
         )  # fmt: skip
 
     def _run(

@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from maguyva import _core
-from maguyva.config import Setting, load_config, register
+from maguyva.config import load_config
 from maguyva.errors import (
     ConfigError,
     CorruptIndexError,
@@ -54,6 +54,7 @@ from maguyva.errors import (
 )
 from maguyva.modalities import followups as follow
 from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.semantic.coverage import coverage, describe
 from maguyva.modalities.semantic.embed import (
     EmbeddingCache,
     EmbeddingProvider,
@@ -98,10 +99,8 @@ PHASES = ("auto", "full", "heads-first", "heads")
 HEADS_FIRST_MIN = 2000
 """With more chunks than this to embed, "auto" embeds every chunk's head before any body."""
 
-register("semantic_phases", Setting("str", None, "auto | full | heads-first | heads", True))
-register("semantic_time_budget_s", Setting("float", None, "stop embedding after this long", True))
-register("embedding_max_length", Setting("int", None, "local model token window", True, False))
-register("embedding_threads", Setting("int", None, "local model intra-op threads", True, False))
+# its configuration keys (`semantic_phases`, `semantic_time_budget_s`, `embedding_*`) are
+# declared in `maguyva.config.SCHEMA`
 
 ProviderFactory = Callable[[dict[str, Any]], EmbeddingProvider]
 
@@ -216,6 +215,22 @@ def _remove(ordered: list[Candidate], e: _Entry, head: bool) -> bool:
             return True
         i += 1
     return False
+
+
+def embed_phase(phases: str) -> str:
+    """The progress phase of the embedding, named for what its count counts: with heads
+    first, a chunk is embedded twice (its head, then its body)."""
+    return {"heads-first": "embed heads+bodies", "heads": "embed heads"}.get(phases, "embed")
+
+
+def _left(candidates: _Candidates, phases: str) -> int:
+    """Texts still to embed after this build: bodies (unless "heads") and the heads that are
+    not their whole chunk (unless "full"; a short chunk's head is its body)."""
+    if phases == "heads":
+        return len(candidates.heads)
+    if phases == "full":
+        return len(candidates.bodies)
+    return len(candidates.bodies) + sum(1 for c in candidates.heads if c[6] != c[7][HASH])
 
 
 def _touched(changes: Any) -> set[str]:
@@ -913,13 +928,14 @@ class SemanticModality:
                 affected |= candidates.settle(set(hashes), have)
                 embedded_new += len(group)
                 tokens += result.tokens
-                ctx.progress("embed", embedded_new, len(queue))
+                ctx.progress(embed_phase(phases), embedded_new, len(queue))
             embed_seconds = time.perf_counter() - embed_started
             # a backlog left out that a build of its own would embed (`maguyva.build.follow`)
             backlog_left = (
                 not backlog and error is None
                 and bool(_queue(candidates.heads, candidates.bodies, have, phases, 1))  # type: ignore[arg-type]
             )  # fmt: skip
+            left = _left(candidates, phases)
             mark("embed")
 
         # A file's rows change when it changed or one of its chunks got a vector now: those
@@ -1012,6 +1028,7 @@ class SemanticModality:
             "pending": n_pending,
             "partial": n_partial,
             "backlog_left": backlog_left,
+            "left": left,
             "excluded": excluded,
             "tokens": tokens,
             "embed_seconds": round(embed_seconds, 3),
@@ -1342,6 +1359,15 @@ class SemanticSearcher:
     def partial(self) -> int:
         """Chunks searchable by their head only (header, signature, docstring); body pending."""
         return int(self.meta.get("partial", 0))
+
+    def coverage(self) -> dict[str, Any]:
+        """How much of the repository this generation's vectors cover (`coverage.coverage`)."""
+        return coverage(self.meta)
+
+    def coverage_note(self) -> str | None:
+        """A response note when some chunk is not searchable by its full text (None: all are)."""
+        cov = self.coverage()
+        return describe(cov) if cov["embedded"] < cov["chunks"] else None
 
     def chunks(self) -> Any:
         """The generation's chunks: decoded per file as hits name them (format 2 gives each

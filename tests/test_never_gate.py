@@ -1,0 +1,230 @@
+"""Searchable in seconds: embedding never gates the index (issue 17).
+
+A large build commits text, structural and graph at once and embeds in later generations
+(`maguyva.build.follow`). These tests run the real `maguyva` command in subprocesses over
+real code (modules of the standard library), with the local model or the fake Voyage server
+of `test_embed_voyage.py` (which counts what is sent), and wait for states (a committed
+generation, a progress file, a request received), never for a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_embed_voyage import VoyageServer
+
+from maguyva.build.progress import read_progress
+from maguyva.errors import MaguyvaError
+from maguyva.modalities.semantic.embed import content_hash
+from maguyva.store.generations import IndexDir
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+PACKAGES = ("email", "json", "http", "logging", "xml/dom")
+MODULES = ("argparse", "textwrap", "shlex", "fnmatch", "glob", "tarfile", "zipfile")
+TIMEOUT_S = 300.0  # generous: the machine is shared
+
+
+def make_corpus(root: Path, packages: tuple[str, ...] = PACKAGES,
+                modules: tuple[str, ...] = MODULES) -> Path:  # fmt: skip
+    """A real tree: packages and modules of the running Python's standard library."""
+    for name in packages:
+        shutil.copytree(STDLIB / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in modules:
+        target = root / f"{name}.py"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(STDLIB / f"{name}.py", target)
+    return root
+
+
+def maguyva(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "maguyva", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=TIMEOUT_S)  # fmt: skip
+    if check:
+        assert proc.returncode in (0, 1), proc.stderr
+    return proc
+
+
+def wait_for(what: str, condition: Callable[[], Any], proc: subprocess.Popen | None = None) -> Any:
+    """Poll `condition` until it returns something truthy; fail with `what` on timeout or
+    when `proc` ends first."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        if proc is not None and proc.poll() is not None:
+            found = condition()
+            if found:
+                return found
+            out = proc.stderr.read() if proc.stderr else ""
+            pytest.fail(f"the build ended ({proc.returncode}) before {what}: {out[-2000:]}")
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def manifest(index_dir: Path) -> dict[str, Any] | None:
+    """The committed manifest (None before the first commit)."""
+    try:
+        return IndexDir(index_dir).read_manifest()
+    except MaguyvaError:
+        return None
+
+
+def semantic_report(m: dict[str, Any] | None) -> dict[str, Any] | None:
+    status = (m or {}).get("modalities", {}).get("semantic", {})
+    return status.get("report") if status.get("built") else None
+
+
+def summary_of(stdout: str) -> dict[str, Any]:
+    lines = [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    return next(x for x in lines if x["type"] == "summary")["data"]["maguyva"]
+
+
+def test_a_search_during_the_first_build_answers_and_states_coverage(tmp_path: Path) -> None:
+    root = make_corpus(tmp_path / "repo")
+    index_dir = root / ".maguyva"
+    env = {**os.environ, "MAGUYVA_EMBEDDING_THREADS": "1"}
+    build = subprocess.Popen([sys.executable, "-m", "maguyva", "index", str(root)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)  # fmt: skip
+    try:
+        first = wait_for(
+            "a generation committed before its embedding",
+            lambda: (r := semantic_report(manifest(index_dir))) is not None and r["left"] > 0
+            and manifest(index_dir),
+            build,
+        )  # fmt: skip
+        assert all(first["modalities"][m]["built"] for m in ("text", "structural", "graph"))
+        # the first answer comes from what is committed, while the build goes on
+        found = maguyva("search", "how is a MIME message parsed from bytes", "--json",
+                        "--root", str(root), env=env)  # fmt: skip
+        assert found.returncode == 0, found.stderr
+        data = summary_of(found.stdout)
+        cov = data["coverage"]["semantic"]
+        assert cov["chunks"] > 1000 and cov["embedded"] < cov["chunks"] and not cov["complete"]
+        assert any(n.startswith(f"semantic: {cov['embedded']:,} of {cov['chunks']:,} chunks")
+                   for n in data["notes"]), data["notes"]  # fmt: skip
+        explained = maguyva("search", "how is a MIME message parsed from bytes", "--explain",
+                            "--root", str(root), env=env)  # fmt: skip
+        assert "note: semantic: " in explained.stdout
+        # status, from another process: coverage, and the running build's rate and ETA
+        wait_for("a progress report of the embedding",
+                 lambda: (p := read_progress(index_dir)) and p["alive"]
+                 and str(p.get("phase", "")).startswith("embed") and p.get("rate"), build)  # fmt: skip
+        status = maguyva("status", "--root", str(root), env=env)
+        assert "chunks embedded" in status.stdout, status.stdout
+        assert "building: embed" in status.stdout and "/s" in status.stdout, status.stdout
+        assert build.poll() is None, "the build ended before the checks: they proved nothing"
+    finally:
+        if build.poll() is None:
+            build.send_signal(signal.SIGINT)
+        build.communicate(timeout=TIMEOUT_S)
+    # interrupted while embedding: still searchable, and the next run resumes (not a no-op)
+    after = maguyva("search", "parse a MIME message", "--root", str(root), env=env)
+    assert after.returncode == 0, after.stderr
+    left = semantic_report(manifest(index_dir))["left"]
+    assert left > 0
+    resumed = maguyva("index", str(root), "--json", "--set", "semantic_max_chunks=64", env=env)
+    summary = json.loads(resumed.stdout)
+    assert summary["changes"].get("reason") == "embedding resumed"
+    assert summary["modalities"]["semantic"]["report"]["new"] == 64
+    assert semantic_report(manifest(index_dir))["left"] <= left - 64
+
+
+class HangingVoyage(VoyageServer):
+    """The fake Voyage server, holding request number `hang_at` (1-based) until released."""
+
+    def __init__(self, hang_at: int) -> None:
+        super().__init__()
+        self.hang_at = hang_at
+        self.release = threading.Event()
+        self.arrived = threading.Event()
+        self._count = 0
+        self._lock = threading.Lock()
+        handler = self.httpd.RequestHandlerClass
+        original = handler.do_POST
+        server = self
+
+        def do_post(h: Any) -> None:
+            with server._lock:
+                server._count += 1
+                mine = server._count
+            if mine == server.hang_at:
+                server.arrived.set()
+                server.release.wait(TIMEOUT_S)
+            original(h)
+
+        handler.do_POST = do_post  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def voyage() -> Iterator[HangingVoyage]:
+    server = HangingVoyage(hang_at=3)
+    yield server
+    server.release.set()
+    server.close()
+
+
+def sent_texts(server: VoyageServer, start: int = 0) -> list[str]:
+    return [t for body in server.requests[start:] for t in body["input"]]
+
+
+def cached_hashes(index_dir: Path) -> set[str]:
+    import sqlite3
+
+    db = sqlite3.connect(index_dir / "cache" / "embeddings" / "vectors.sqlite")
+    try:
+        return {row[0] for row in db.execute("SELECT content FROM vectors")}
+    finally:
+        db.close()
+
+
+def test_background_build_killed_while_embedding_resumes_without_embedding_twice(
+    tmp_path: Path, voyage: HangingVoyage
+) -> None:
+    root = make_corpus(tmp_path / "repo", packages=("json", "email"), modules=("textwrap",))
+    index_dir = root / ".maguyva"
+    env = {**os.environ, "MAGUYVA_EMBEDDING_PROVIDER": "voyage", "VOYAGE_API_KEY": "pa-fake",
+           "MAGUYVA_VOYAGE_BASE_URL": voyage.url}  # fmt: skip
+    started = maguyva("index", str(root), "--background", "--json", env=env)
+    out = json.loads(started.stdout)
+    # it returned with a searchable generation, the embedding still running detached
+    assert out["generation"] is not None and out["pid"] is not None
+    assert out["semantic"]["embedded"] == 0 and out["semantic"]["left"] > 0
+    pid = out["pid"]
+    assert voyage.arrived.wait(TIMEOUT_S), "the background build never reached request 3"
+    progress = read_progress(index_dir)
+    assert progress is not None and progress["pid"] == pid and progress["alive"]
+    os.kill(pid, signal.SIGKILL)
+    wait_for("the killed build to be gone", lambda: not read_progress(index_dir)["alive"])
+    stored = cached_hashes(index_dir)  # what the killed build had embedded and kept
+    assert len(stored) >= 64, "two requests' vectors should be in the cache"
+    voyage.release.set()
+    # the index answers meanwhile; status says no build is running
+    found = maguyva("search", "decode a JSON document", "--root", str(root), env=env)
+    assert found.returncode == 0, found.stderr
+    assert "building:" not in maguyva("status", "--root", str(root), env=env).stdout
+    before = len(voyage.requests)
+    resumed = maguyva("index", str(root), "--json", env=env)
+    summary = json.loads(resumed.stdout)
+    assert summary["changes"].get("reason") == "embedding resumed", summary["changes"]
+    again = [content_hash(t) for t in sent_texts(voyage, before)]
+    assert again, "the resumed build sent nothing"
+    assert not stored & set(again), "a vector kept by the killed build was asked for again"
+    assert len(again) == len(set(again))
+    final = semantic_report(manifest(index_dir))
+    assert final["left"] == 0 and final["pending"] == 0
+    # and now there is nothing to do
+    assert json.loads(maguyva("index", str(root), "--json", env=env).stdout)["noop"]
