@@ -228,3 +228,43 @@ def test_background_build_killed_while_embedding_resumes_without_embedding_twice
     assert final["left"] == 0 and final["pending"] == 0
     # and now there is nothing to do
     assert json.loads(maguyva("index", str(root), "--json", env=env).stdout)["noop"]
+
+
+def test_dry_run_states_the_local_embedding_time_and_what_the_count_counts(tmp_path: Path) -> None:
+    root = make_corpus(tmp_path / "repo", packages=("json",), modules=("textwrap",))
+    args = ("index", str(root), "--dry-run", "--set", "semantic_phases=heads-first",
+            "--set", "embedding_threads=2")  # fmt: skip
+    report = json.loads(maguyva(*args, "--json").stdout)
+    local = report["embedding"]["local_time"]
+    emb = report["embedding"]
+    assert local["bodies"] == emb["to_embed"] > 0 and local["heads"] == emb["heads_to_embed"] > 0
+    assert local["texts"] == local["bodies"] + local["heads"] and local["cores"] == 2
+    rates = local["rates_per_cpu_s"]
+    cpu_s = local["bodies"] / rates["full"] + local["heads"] / rates["heads"]
+    assert local["cpu_s"] == pytest.approx(cpu_s, abs=0.1)
+    assert local["wall_s"] == pytest.approx(cpu_s * 1.35 / 2, abs=0.1)
+    text = maguyva(*args).stdout
+    assert (f"local   {local['texts']:,} texts ({local['bodies']:,} bodies + "
+            f"{local['heads']:,} heads, heads first: the progress counts both)") in text  # fmt: skip
+    assert "CPU-s" in text and "on 2 idle core(s)" in text
+    assert not (root / ".maguyva").exists()
+
+
+def test_mcp_answers_and_status_state_semantic_coverage(tmp_path: Path) -> None:
+    from test_mcp import text_of, with_session
+
+    root = make_corpus(tmp_path / "repo", packages=("json",), modules=("textwrap",))
+    maguyva("index", str(root), "--set", "semantic_max_chunks=10", "--set", "embedding_threads=1")
+    cov = semantic_report(manifest(root / ".maguyva"))
+    assert cov["new"] == 10 and cov["left"] > 0
+
+    async def scenario(session: Any) -> tuple[str, dict[str, Any]]:
+        found = await session.call_tool("search", {"query": "how is a JSON string decoded"})
+        status = await session.call_tool("index_status", {})
+        return text_of(found), json.loads(text_of(status))
+
+    found, status = with_session(root, scenario)
+    assert "semantic: 10 of " in found, found
+    semantic = status["modalities"]["semantic"]["coverage"]
+    assert semantic["embedded"] + semantic["head_only"] == 10 and not semantic["complete"]
+    assert status["build"] is None  # nothing is running

@@ -193,10 +193,12 @@ def _version() -> str:
     return __version__
 
 
-def _dry_run(root: Path, args: argparse.Namespace) -> int:
+def _dry_run(root: Path, args: argparse.Namespace, settings: dict[str, Any]) -> int:
     from maguyva.scale.dryrun import dry_run, format_report
 
-    config: dict[str, Any] = {"index_dir": str(args.index_dir)} if args.index_dir else {}
+    config: dict[str, Any] = dict(settings)
+    if args.index_dir:
+        config["index_dir"] = str(args.index_dir)
     if args.modalities:
         config["modalities"] = _parse_modalities(args.modalities)
     report = dry_run(root, config)
@@ -233,14 +235,13 @@ def _sigint_latch() -> Iterator[threading.Event]:
 def cmd_index(args: argparse.Namespace) -> int:
     from maguyva.api import Index
     from maguyva.build.progress import reporter
-
-    root = args.path if args.path is not None else _root(args)
-    if getattr(args, "dry_run", False):
-        return _dry_run(root, args)
-    memory = getattr(args, "memory", None)
     from maguyva.config import parse_assignment
 
+    root = args.path if args.path is not None else _root(args)
     settings = dict(parse_assignment(text) for text in getattr(args, "set", None) or ())
+    if getattr(args, "dry_run", False):
+        return _dry_run(root, args, settings)
+    memory = getattr(args, "memory", None)
     if memory:
         settings["memory"] = memory
     index = Index.open(root, index_dir=args.index_dir, **settings)
