@@ -268,3 +268,32 @@ def test_mcp_answers_and_status_state_semantic_coverage(tmp_path: Path) -> None:
     semantic = status["modalities"]["semantic"]["coverage"]
     assert semantic["embedded"] + semantic["head_only"] == 10 and not semantic["complete"]
     assert status["build"] is None  # nothing is running
+
+
+def test_implementation_is_embedded_before_tests_vendored_and_generated_code(
+    tmp_path: Path,
+) -> None:
+    """With a cap, the chunks embedded are the implementation's, although a vendored copy of
+    the same code (same lengths, a path that sorts first) would otherwise go first."""
+    from maguyva.build.indexer import Indexer
+    from maguyva.modalities.semantic.modality import read_rows
+    from maguyva.modalities.semantic.priority import peripheral
+
+    root = make_corpus(tmp_path / "repo", packages=("json",), modules=())
+    shutil.copytree(root / "json", root / "_vendor" / "json")
+    shutil.copy(STDLIB / "textwrap.py", root / "json" / "test_wrap.py")
+    config = {"modalities": ["text", "semantic"], "semantic_max_chunks": 30,  # json has 39
+              "semantic_phases": "full", "embedding_threads": 1}  # fmt: skip
+    Indexer(root, config=config).update()
+    rows = read_rows(IndexDir(root / ".maguyva").current().path / "semantic")
+    assert len(rows["paths"]) >= 30
+    ours = {h for p, h in zip(rows["paths"], rows["hashes"], strict=True) if not peripheral(p)}
+    theirs = {h for p, h in zip(rows["paths"], rows["hashes"], strict=True) if peripheral(p)}
+    assert not theirs, "a test or vendored chunk was embedded before the implementation"
+    assert len(ours) == 30
+    assert peripheral("_vendor/json/decoder.py") and peripheral("json/test_wrap.py")
+    for path in ("pkg/tests/x.py", "a/migrations/0001_initial.py", "m_pb2.py", "x.spec.ts",
+                 "node_modules/y/index.js", "FooTest.java", "conftest.py"):  # fmt: skip
+        assert peripheral(path), path
+    for path in ("json/decoder.py", "latest/x.py", "contest.py", "src/testing_utils/y.py"):
+        assert not peripheral(path), path

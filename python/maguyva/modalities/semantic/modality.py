@@ -65,6 +65,7 @@ from maguyva.modalities.semantic.embed import (
     make_provider,
     secret_reason,
 )
+from maguyva.modalities.semantic.priority import rank
 from maguyva.model import Chunk, Hit
 from maguyva.store.chunks import ChunkStore
 
@@ -158,25 +159,28 @@ def _phases(config: dict[str, Any], missing: int) -> str:
     return mode
 
 
-_Entry = tuple[str, int, int, str, bool, str, str, int, int, str, str | None]
+_Entry = tuple[str, int, int, str, int, str, str, int, int, str, str | None]
 """What the build keeps of an eligible chunk between updates (no text): path, start and end
-line, chunk id, whether it is a line window, the hashes of its full and head texts and their
-lengths (the queue's order), its kind and (qualified) name (what a hit shows). A plain tuple of atoms, so the cyclic collector stops tracking it
+line, chunk id, its queue rank (`priority.rank`), the hashes of its full and head texts and
+their lengths (the queue's order), its kind and (qualified) name (what a hit shows). A plain tuple of atoms, so the cyclic collector stops tracking it
 (and the candidates holding it): a writer keeps one per chunk, and a full collection would
 otherwise walk them all (a tuple subclass, even a NamedTuple, stays tracked)."""
 PATH, START, END, ID, LINES, HASH, HEAD_HASH, TEXT_LEN, HEAD_LEN, KIND, NAME = range(11)
 
 
 def _entry(chunk: Chunk, p: Planned) -> _Entry:
-    return (chunk.path, chunk.start_line, chunk.end_line, p.id, p.lines, p.hash, p.head_hash,
-            len(p.text), len(p.head), chunk.kind, chunk.qualified_name or chunk.name)  # fmt: skip
+    # the LINES slot holds the queue rank (`priority.rank`): what to embed first
+    return (chunk.path, chunk.start_line, chunk.end_line, p.id, rank(chunk.path, p.lines),
+            p.hash, p.head_hash, len(p.text), len(p.head), chunk.kind,
+            chunk.qualified_name or chunk.name)  # fmt: skip
 
 
-Candidate = tuple[bool, int, str, int, int, str, str, _Entry]
-"""A vector a chunk lacks, in queue order: (is a line window, length of the text, path,
-start, end, chunk id, hash to embed, entry). Definitions go before line windows (they are
-what semantic questions are about), then shortest first (similar lengths share a batch, and
-a budget covers the most chunks), then row order: a from-scratch build's stable sort."""
+Candidate = tuple[int, int, str, int, int, str, str, _Entry]
+"""A vector a chunk lacks, in queue order: (rank, length of the text, path, start, end, chunk
+id, hash to embed, entry). The rank (`priority.rank`) puts implementation before tests,
+vendored and generated code, and within each definitions before line windows (they are what
+semantic questions are about); then shortest first (similar lengths share a batch, and a
+budget covers the most chunks), then row order: a from-scratch build's stable sort."""
 
 
 def _candidates(entries: list[_Entry], have: set[str]) -> tuple[list[Candidate], list[Candidate]]:
@@ -1506,6 +1510,7 @@ def read_rows(sem_dir: Path) -> dict[str, Any]:
                                   info[r]))  # fmt: skip
     keyed.sort(key=lambda x: x[0])
     return {
+        "paths": [x[0][0] for x in keyed],
         "info": [x[5] for x in keyed],
         "ids": [x[1] for x in keyed],
         "hashes": [x[2] for x in keyed],
