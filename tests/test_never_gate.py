@@ -297,3 +297,22 @@ def test_implementation_is_embedded_before_tests_vendored_and_generated_code(
         assert peripheral(path), path
     for path in ("json/decoder.py", "latest/x.py", "contest.py", "src/testing_utils/y.py"):
         assert not peripheral(path), path
+
+
+def test_a_partial_embedding_weighs_as_much_as_it_covers(tmp_path: Path) -> None:
+    """Semantic ranks only the chunks it embedded: at 10 % coverage its full weight put them
+    above the answer (understand_code MRR 0.40 against BM25's 0.585 on requests, docs)."""
+    from maguyva.api import Index
+    from maguyva.query.routing import plan_query
+
+    root = make_corpus(tmp_path / "repo", packages=("json",), modules=("textwrap",))
+    index = Index.open(root, modalities=["text", "structural", "semantic"],
+                       semantic_max_chunks=12, embedding_threads=1)  # fmt: skip
+    index.build(modalities=["text", "structural", "semantic"])
+    response = index.search("how is a JSON string decoded into objects")
+    cov = response.coverage["semantic"]
+    share = (cov["embedded"] + cov["head_only"]) / cov["chunks"]
+    assert 0 < share < 1
+    full = plan_query(response.intent, response.confidence, preset="default").weights
+    assert response.weights["semantic"] == pytest.approx(full["semantic"] * share, abs=1e-4)
+    assert response.weights["text"] == full["text"]

@@ -187,10 +187,15 @@ class Engine:
         coverage: dict[str, Any] = {}
         if "semantic" in lists and hasattr(self.searcher("semantic"), "coverage"):
             # semantic follows a large build (`maguyva.build.follow`): say what it covered
-            coverage["semantic"] = self.searcher("semantic").coverage()
+            cov = coverage["semantic"] = self.searcher("semantic").coverage()
             note = self.searcher("semantic").coverage_note()
             if note:
                 notes.append(note)
+            share = (cov["embedded"] + cov["head_only"]) / cov["chunks"] if cov["chunks"] else 1
+            if share < 1 and used.strategy == "rrf" and used.weights.get("semantic"):
+                # a partial embedding ranks only what it embedded: it weighs as much as it covers
+                weights = {**used.weights, "semantic": round(used.weights["semantic"] * share, 4)}
+                used = replace(used, weights=weights)
         fuse_started = time.perf_counter()
         results = self._fuse(used, lists, limit)
         timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)
