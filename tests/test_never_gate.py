@@ -316,3 +316,24 @@ def test_a_partial_embedding_weighs_as_much_as_it_covers(tmp_path: Path) -> None
     full = plan_query(response.intent, response.confidence, preset="default").weights
     assert response.weights["semantic"] == pytest.approx(full["semantic"] * share, abs=1e-4)
     assert response.weights["text"] == full["text"]
+
+
+def test_central_files_are_embedded_before_leaves(tmp_path: Path) -> None:
+    """The graph is built before the embedding starts: with a cap, the chunks embedded are in
+    files whose centrality is above the median (shortest first would pick leaves too)."""
+    from maguyva.build.indexer import Indexer
+    from maguyva.modalities.semantic.modality import read_rows
+    from maguyva.modalities.semantic.priority import central_files
+
+    root = make_corpus(tmp_path / "repo", packages=("json", "email"), modules=("textwrap",))
+    config = {"modalities": ["text", "graph", "semantic"], "semantic_max_chunks": 60,
+              "semantic_phases": "full", "embedding_threads": 1}  # fmt: skip
+    Indexer(root, config=config).update()
+    gen = IndexDir(root / ".maguyva").current().path
+    central = central_files(gen / "graph")
+    assert central and len(central) < len({p.relative_to(root).as_posix()
+                                           for p in root.rglob("*.py")})  # fmt: skip
+    rows = read_rows(gen / "semantic")
+    assert len(rows["paths"]) >= 60
+    leaves = sorted({p for p in rows["paths"] if p not in central})
+    assert not leaves, leaves

@@ -65,7 +65,7 @@ from maguyva.modalities.semantic.embed import (
     make_provider,
     secret_reason,
 )
-from maguyva.modalities.semantic.priority import rank
+from maguyva.modalities.semantic.priority import central_files, rank
 from maguyva.model import Chunk, Hit
 from maguyva.store.chunks import ChunkStore
 
@@ -168,9 +168,10 @@ otherwise walk them all (a tuple subclass, even a NamedTuple, stays tracked)."""
 PATH, START, END, ID, LINES, HASH, HEAD_HASH, TEXT_LEN, HEAD_LEN, KIND, NAME = range(11)
 
 
-def _entry(chunk: Chunk, p: Planned) -> _Entry:
+def _entry(chunk: Chunk, p: Planned, central: frozenset[str] | None = None) -> _Entry:
     # the LINES slot holds the queue rank (`priority.rank`): what to embed first
-    return (chunk.path, chunk.start_line, chunk.end_line, p.id, rank(chunk.path, p.lines),
+    return (chunk.path, chunk.start_line, chunk.end_line, p.id,
+            rank(chunk.path, p.lines, central),
             p.hash, p.head_hash, len(p.text), len(p.head), chunk.kind,
             chunk.qualified_name or chunk.name)  # fmt: skip
 
@@ -219,6 +220,18 @@ def _remove(ordered: list[Candidate], e: _Entry, head: bool) -> bool:
             return True
         i += 1
     return False
+
+
+def _central(ctx: BuildContext) -> frozenset[str] | None:
+    """The central files by the graph of the generation being replaced (committed, so never
+    being written by a build running beside this one), else, in a first build, by the graph
+    this generation built before semantic (`BUILD_ORDER`)."""
+    for base in (ctx.previous_dir, None if ctx.previous_dir else ctx.out_dir):
+        if base is not None:
+            found = central_files(Path(base) / "graph")
+            if found is not None:
+                return found
+    return None
 
 
 def embed_phase(phases: str) -> str:
@@ -682,8 +695,9 @@ class SemanticModality:
     # -- build ---------------------------------------------------------------------------------
 
     def plan(
-        self, ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None
-    ) -> dict[str, Any]:
+        self, ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None,
+        central: frozenset[str] | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """Which chunks are eligible (with their full and head texts and hashes), which are
         excluded as secrets (remote providers only). `chunks` (default: every chunk of the
         build) narrows it, e.g. to the changed files' chunks of an update."""
@@ -700,7 +714,7 @@ class SemanticModality:
                     continue
             planned = _planned(chunk, identity)
             keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned,
-                          _entry(chunk, planned)))  # fmt: skip
+                          _entry(chunk, planned, central)))  # fmt: skip
         keyed.sort(key=lambda e: e[0])
         eligible = [p for _, p, _ in keyed]
         return {"eligible": eligible, "entries": [e for _, _, e in keyed], "excluded": excluded}
@@ -824,7 +838,7 @@ class SemanticModality:
             return None
         touched = set(changes.touched_paths())
         changed = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
-        planned = self.plan(ctx, provider, ctx.chunks.of_paths(sorted(touched)))
+        planned = self.plan(ctx, provider, ctx.chunks.of_paths(sorted(touched)), _central(ctx))
         return state, changed, planned, _PreviousVectors({}, sources)
 
     def build(self, ctx: BuildContext) -> dict[str, Any]:
@@ -857,7 +871,7 @@ class SemanticModality:
             row_of = prev.row_of
         else:
             mode, changed = "full", set()
-            planned = self.plan(ctx, provider)
+            planned = self.plan(ctx, provider, central=_central(ctx))
             previous = _PreviousVectors.load(ctx.previous_dir, identity)
             by_path, old_rows, where = {}, {}, {}
             candidates = _Candidates([], [])

@@ -1,4 +1,5 @@
-"""Which chunks to embed first: implementation before tests, vendored and generated code.
+"""Which chunks to embed first: implementation before tests, vendored and generated code,
+central files (the graph's centrality, known before embedding starts) before leaves.
 
 Semantic follows the other modalities (`maguyva.build.follow`), so partial coverage is the
 normal state of a large repository for minutes or hours; the order of the queue decides which
@@ -9,6 +10,12 @@ a vendored copy or generated code rarely is the answer (fusion demotes the last 
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import numpy as np
+
+from maguyva.errors import MaguyvaError
+from maguyva.modalities.graph import store
 
 TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testcases"})
 VENDOR_DIRS = frozenset({"vendor", "vendored", "_vendor", "third_party", "thirdparty",
@@ -34,7 +41,26 @@ def peripheral(path: str) -> bool:
     )  # fmt: skip
 
 
-def rank(path: str, lines: bool) -> int:
-    """The chunk's place in the queue before its length: implementation definitions (0), then
-    implementation line windows (1), then the same for peripheral files (2, 3)."""
-    return 2 * peripheral(path) + bool(lines)
+def rank(path: str, lines: bool, central: frozenset[str] | None = None) -> int:
+    """The chunk's place in the queue before its length: implementation before peripheral
+    files, definitions before line windows, and within each central files before the others
+    (`central`: None when the graph is not known)."""
+    leaf = central is not None and path not in central
+    return 4 * peripheral(path) + 2 * bool(lines) + leaf
+
+
+def central_files(graph_dir: Path) -> frozenset[str] | None:
+    """The files whose graph centrality is above the median of all files (None: no graph
+    there, or unreadable: the order is then by kind and length only)."""
+    if not (graph_dir / store.FILE_NAME).exists():
+        return None
+    try:
+        sections, _meta = store.read(graph_dir)
+        paths = store.strings(sections, "paths").all()
+        c = np.asarray(sections["path_c"], dtype=np.float64)
+    except (MaguyvaError, OSError, KeyError, ValueError):
+        return None
+    if not len(paths) or len(paths) != len(c):
+        return None
+    median = float(np.median(c))
+    return frozenset(p for p, v in zip(paths, c, strict=True) if v > median)
