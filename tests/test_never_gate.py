@@ -337,3 +337,25 @@ def test_central_files_are_embedded_before_leaves(tmp_path: Path) -> None:
     assert len(rows["paths"]) >= 60
     leaves = sorted({p for p in rows["paths"] if p not in central})
     assert not leaves, leaves
+
+
+def test_budget_and_cap_bound_the_whole_update_not_each_slice() -> None:
+    from maguyva.build import follow
+
+    assert follow.first_config({"semantic_time_budget_s": 30.0})["semantic_time_budget_s"] == 0.0
+    free = follow.slice_config({}, spent_s=100.0, embedded=5000)
+    assert free is not None and free["semantic_time_budget_s"] == follow.SEMANTIC_SLICE_S
+    config = {"semantic_time_budget_s": 20.0, "semantic_max_chunks": 100}
+    first = follow.slice_config(config, spent_s=0.0, embedded=0)
+    assert first is not None and first["semantic_time_budget_s"] == follow.SEMANTIC_SLICE_S
+    later = follow.slice_config(config, spent_s=15.0, embedded=60)
+    assert later is not None and later["semantic_time_budget_s"] == 5.0
+    assert later["semantic_max_chunks"] == 40
+    assert follow.slice_config(config, spent_s=20.0, embedded=60) is None
+    assert follow.slice_config(config, spent_s=1.0, embedded=100) is None
+    done = {"modalities": {"semantic": {"built": True, "report": {"left": 0, "pending": 3}}}}
+    assert follow.semantic_left(done) == 0  # `left` is what counts, when reported
+    old = {"modalities": {"semantic": {"built": True,
+                                       "report": {"pending": 3, "partial": 2, "phases": "full"}}}}  # fmt: skip
+    assert follow.semantic_left(old) == 5
+    assert follow.semantic_left({"modalities": {"semantic": {"built": False}}}) == 0
