@@ -359,3 +359,17 @@ def test_budget_and_cap_bound_the_whole_update_not_each_slice() -> None:
                                        "report": {"pending": 3, "partial": 2, "phases": "full"}}}}  # fmt: skip
     assert follow.semantic_left(old) == 5
     assert follow.semantic_left({"modalities": {"semantic": {"built": False}}}) == 0
+
+
+def test_a_watchers_first_build_answers_before_it_embeds(tmp_path: Path) -> None:
+    """`maguyva watch` / `mcp --watch` on a fresh index: the same never-gate first build (its
+    later small updates keep `graph_follows`' per-edit slices)."""
+    from maguyva.build.indexer import Indexer
+
+    root = make_corpus(tmp_path / "repo", packages=("json",), modules=())
+    writer = Indexer(root, config={"modalities": ["text", "semantic"],
+                                   "semantic_max_chunks": 10, "embedding_threads": 1})  # fmt: skip
+    writer.follows_by_default = True  # as the watcher sets it
+    summary = writer.update()
+    assert "searchable" in summary.timings_s and summary.generation == 2
+    assert summary.modalities["semantic"]["report"]["new"] == 10

@@ -1097,16 +1097,17 @@ class Indexer:
 
     def _semantic_follows(self, current: Generation | None, changes: ChangeSet,
                           wanted: list[str]) -> bool:  # fmt: skip
-        """Does this update commit before its embedding (`follow`, never gate)? A one-shot
-        writer's first build, rebuild or large update, or one that finds the embedding of
-        the current generation unfinished; not a small update, whose few chunks embed in
-        the time a second commit would take."""
-        if "semantic" not in wanted or self.follows_by_default:
-            return False  # long-running writers: `graph_follows` slices the backlog
-        if self.config.get("semantic_follows") is False:
+        """Does this update commit before its embedding (`follow`, never gate)? A first
+        build, a rebuild or a large update; or a one-shot writer's small update that finds
+        the current generation's embedding unfinished; not another small update, whose few
+        chunks embed in the time a second commit would take."""
+        if "semantic" not in wanted or self.config.get("semantic_follows") is False:
             return False
-        unfinished = current is not None and follow.semantic_left(current.manifest) > 0
-        return unfinished or not _small_update(changes)
+        if not _small_update(changes):
+            return True  # a long-running writer's first build too: it answers, then embeds
+        if follow.wanted(self.config, self.follows_by_default):
+            return False  # its small updates: `graph_follows` slices the backlog per edit
+        return current is not None and follow.semantic_left(current.manifest) > 0
 
     def _resume(self, current: Generation, state: RepoState, timings: dict[str, float],
                 phases: _Phases) -> BuildSummary | None:  # fmt: skip
