@@ -19,8 +19,9 @@ from maguyva.modalities.semantic import modality as semantic
 from maguyva.store.generations import IndexDir, IndexWriteError
 
 STDLIB_JSON = Path(json.__file__).parent
+# one semantic build per update (no never-gate slices): which thread runs it is the question
 CONFIG = {"modalities": ["text", "structural", "semantic"], "semantic_phases": "heads",
-          "semantic_max_chunks": 2}  # fmt: skip
+          "semantic_max_chunks": 2, "semantic_follows": False}  # fmt: skip
 
 
 def _repo(tmp_path: Path) -> Path:

@@ -88,7 +88,8 @@ def test_search_after_updates_equals_from_scratch(
     monkeypatch.setattr(semantic, "FOLD_MIN_ROWS", 60)
     a, b = tmp_path / "a", tmp_path / "b"
     _seed(a)
-    cfg = {"modalities": ["text", "semantic"], "semantic_phases": "full"}
+    # one generation per update (no never-gate slices): the layout of a single build
+    cfg = {"modalities": ["text", "semantic"], "semantic_phases": "full", "semantic_follows": False}
     writer = Indexer(a, config=cfg)
     writer.update()
     # the from-scratch side shares the embedding cache (nothing is embedded twice)
@@ -123,7 +124,8 @@ def test_delta_writes_only_the_changed_file(tmp_path: Path) -> None:
     (same inode), tombstones the file's old rows; fsck verifies the segments and names a
     tombstone out of range."""
     _seed(tmp_path)
-    cfg = {"modalities": ["text", "semantic"], "semantic_phases": "full"}
+    # one generation per update (no never-gate slices): the layout of a single build
+    cfg = {"modalities": ["text", "semantic"], "semantic_phases": "full", "semantic_follows": False}
     writer = Indexer(tmp_path, config=cfg)
     writer.update()
     index = IndexDir(tmp_path / ".maguyva")
@@ -157,7 +159,8 @@ def test_format_1_is_read_and_newer_refused(tmp_path: Path) -> None:
     """A format-1 semantic part (one base, no path table) is searched as it is; a newer
     format is refused with a clear error."""
     _seed(tmp_path)
-    cfg = {"modalities": ["text", "semantic"], "semantic_phases": "full"}
+    # one generation per update (no never-gate slices): the layout of a single build
+    cfg = {"modalities": ["text", "semantic"], "semantic_phases": "full", "semantic_follows": False}
     build_index(tmp_path, config=cfg)
     gen = IndexDir(tmp_path / ".maguyva").current().path
     d = gen / "semantic"

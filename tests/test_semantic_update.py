@@ -89,7 +89,8 @@ def test_update_equals_full_plan(tmp_path: Path, config: dict) -> None:
     roots = [tmp_path / "a", tmp_path / "b"]
     for root in roots:
         shutil.copytree(STDLIB_JSON, root / "json", ignore=shutil.ignore_patterns("__pycache__"))
-    cfg = {"modalities": ["text", "semantic"], **config}
+    # one semantic build per update (no never-gate slices): each update's plan is compared
+    cfg = {"modalities": ["text", "semantic"], "semantic_follows": False, **config}
     writers = [Indexer(root, config=cfg) for root in roots]
     modes, pending = [], []
     for step, edit in enumerate([None, *_edits(roots[0])]):

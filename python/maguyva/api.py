@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maguyva.config import effective_config, index_dir_for
+from maguyva.config import SCHEMA, effective_config, index_dir_for
 from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
 from maguyva.model import Hit, Response, Result
 from maguyva.query.pasted import parse_pasted
@@ -177,6 +177,9 @@ class Index:
         params = inspect.signature(build_index).parameters
         if modalities:
             config["modalities"] = list(modalities)
+        elif config.get("modalities") == SCHEMA["modalities"].default:
+            # not chosen: the indexer keeps what the index was built with
+            config.pop("modalities", None)
         config["index_dir"] = str(self.index_dir)
         kwargs: dict[str, Any] = {}
         if paths:
@@ -452,10 +455,18 @@ class Index:
         for name, reason in self._damage(engine).items():  # fsck's checks, per modality
             if name in modalities:
                 modalities[name]["damaged"] = reason
+        from maguyva.build.progress import read_progress
+        from maguyva.modalities.semantic.coverage import coverage
+
+        semantic = manifest.get("modalities", {}).get("semantic", {})
+        if semantic.get("built") and semantic.get("report"):
+            modalities["semantic"]["coverage"] = coverage(semantic["report"])
+        build = read_progress(self.index_dir)
         return {
             "root": str(self.root),
             "index_dir": str(self.index_dir),
             "generation": generation.number,
+            "build": build if build is not None and build["alive"] else None,
             "committed_at": manifest.get("committed_at"),
             "age_s": round(time.time() - float(manifest.get("committed_at", time.time())), 1),
             "commit": manifest.get("commit"),

@@ -86,13 +86,43 @@ SCHEMA: dict[str, Setting] = {
     "preset": Setting("str", "default", "search preset: quick, default or thorough"),
     "limit": Setting("int", 10, "number of search results"),
     "color": Setting("str", "auto", "auto, always or never"),
-}
+    # Every key a module reads is declared here, not where the module registers it: the
+    # environment and `maguyva config` see the whole schema whichever modules were imported.
+    "memory": Setting("str", None, "memory budget of a build, e.g. 6G (caps `jobs`)", True, False),
+    "graph_follows": Setting("bool", None, "commit a small update before its graph, the graph "
+                             "just after (default: on in watch and mcp --watch, off for "
+                             "one-shot index runs)", True, True),
+    "semantic_follows": Setting("bool", True, "a large one-shot build commits before "
+                                "embedding, then embeds in generations of their own (never "
+                                "gate); off: one generation, after the embedding"),
+    "semantic_phases": Setting("str", None, "auto | full | heads-first | heads", True),
+    "semantic_time_budget_s": Setting("float", None, "stop embedding after this long", True),
+    "embedding_max_length": Setting("int", None, "local model token window", True, False),
+    "embedding_threads": Setting("int", None, "local model intra-op threads", True, False),
+    "embedding_batch_size": Setting("int", None, "local model texts per batch (default 64)",
+                                    True, False),
+    "graph_edge_floor": Setting("float", None, "drop call edges below this confidence "
+                                "(default 0.1)", True, False),
+    "graph_min_confidence": Setting("float", None, "graph answers' minimum edge confidence "
+                                    "(default 0.2)", True, False),
+    "graph_remember": Setting("bool", None, "keep the graph's build state in memory between "
+                              "updates (default true)", True, False),
+    "text_zstd_level": Setting("int", None, "zstd level of trigram postings (default 0: off)",
+                               True, False),
+    "text_merge_ratio": Setting("float", None, "fold update segments past this share of "
+                                "documents (default 0.1)", True, False),
+    "text_max_segments": Setting("int", None, "trigram update segments kept (default 8)",
+                                 True, False),
+    "text_merge_min_docs": Setting("int", None, "documents below which update segments are "
+                                   "not folded (default 64)", True, False),
+}  # fmt: skip
 DEFAULTS: dict[str, Any] = {k: s.default for k, s in SCHEMA.items() if s.always}
 """The defaults as a plain dict (kept for callers of the first version of this module)."""
 
 
 def register(key: str, setting: Setting) -> None:
-    """Let a module declare its own key (type-checked and shown like the built-in ones)."""
+    """Let a module outside this package declare its own key (type-checked and shown like the
+    built-in ones); the package's own keys are all in `SCHEMA`."""
     SCHEMA.setdefault(key, setting)
     if setting.always:
         DEFAULTS.setdefault(key, setting.default)
@@ -138,10 +168,21 @@ def _kind_name(kind: str) -> str:
             "str": "a string", "list": "a list of strings"}[kind]  # fmt: skip
 
 
-def parse_env_value(key: str, text: str) -> Any:
-    """Turn a `MAGUYVA_<KEY>` string into the key's type."""
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """`KEY=VALUE` (a command line's `--set`) as the key and its typed value."""
+    key, sep, value = text.partition("=")
+    key = key.strip().replace("-", "_")
+    if not sep or not key:
+        raise ConfigError(f"--set expects KEY=VALUE, got {text!r}")
+    if key not in SCHEMA:
+        raise ConfigError(f"--set: unknown configuration key {key!r} (`maguyva config` lists them)")
+    return key, parse_env_value(key, value, name=f"--set {key}")
+
+
+def parse_env_value(key: str, text: str, name: str | None = None) -> Any:
+    """Turn a `MAGUYVA_<KEY>` string (or a `--set` value: `name`) into the key's type."""
     setting = SCHEMA[key]
-    name = ENV_PREFIX + key.upper()
+    name = name or ENV_PREFIX + key.upper()
     if setting.optional and text.strip().lower() in ("", "none", "null"):
         return None
     try:
@@ -316,9 +357,10 @@ def index_dir_for(root: Path, config: dict[str, Any]) -> Path:
 
 def show(config: EffectiveConfig) -> list[dict[str, Any]]:
     """Rows for `maguyva config --show`: key, value, source; secrets redacted."""
+    keys = sorted({*config.values, *SCHEMA})  # unset optional keys too: every key is listed
     rows = [
-        {"key": key, "value": value, "source": config.sources.get(key, "-")}
-        for key, value in sorted(config.values.items())
+        {"key": key, "value": config.values.get(key), "source": config.sources.get(key, "default")}
+        for key in keys
     ]
     for row in rows:
         if row["key"] in config.refused:

@@ -130,6 +130,7 @@ class Response:
     damaged: dict[str, str] = field(default_factory=dict)
     """Modalities this answer needed whose files failed their checks (reason and fix): the
     answer is degraded; the CLI warns and exits 2, MCP sets `degraded`."""
+    coverage: dict[str, Any] = field(default_factory=dict)  # semantic: how much is embedded
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -22,6 +22,14 @@ A writer killed between them leaves the last committed one current and searchabl
 update sees a graph behind and builds it (in full: what a patch would need is gone with the
 process). Off by default for one-shot runs (`maguyva index`): nobody reads between the
 commits. docs/durability.md, "The graph follows", has the measurements.
+
+Semantic follows a large build the same way (never gate): a first build, a rebuild, a large
+update or a run that resumes an unfinished embedding commits its first generation with the
+semantic part planned but nothing new embedded (`first_config`), so text, structural and
+graph answer within seconds, then embeds in slices of `SEMANTIC_SLICE_S`, each committed as
+a generation of its own (`slice_config`), until nothing is left, the budget or the cap is
+spent or the provider fails. Killed in between, the next `maguyva index` resumes: the vectors
+of the committed generations and of the embedding cache are never asked for again.
 """
 
 from __future__ import annotations
@@ -30,7 +38,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from maguyva.config import Setting, register
 from maguyva.modalities.followups import (
     BACKLOG,
     BEHIND,
@@ -43,11 +50,7 @@ from maguyva.repo.changes import ChangeSet
 
 __all__ = ["BACKLOG", "BEHIND", "EMBED_GROUP_KEY", "GRAPH", "backlog", "behind"]
 
-register(
-    "graph_follows",
-    Setting("bool", None, "commit a small update before its graph, the graph just after "
-            "(default: on in watch and mcp --watch, off for one-shot index runs)", True, True),
-)  # fmt: skip
+# `graph_follows` and `semantic_follows` are declared in `maguyva.config.SCHEMA`
 
 LABELS = {"graph": "graph", "semantic": "semantic backlog"}  # what a follow-up builds
 TIMINGS = {"graph": "graph", "semantic": "backlog"}  # its keys in `timings_s` and manifest
@@ -81,6 +84,49 @@ def backlog_config(config: dict[str, Any]) -> dict[str, Any]:
     budget = config.get("semantic_time_budget_s")
     slice_s = BACKLOG_SLICE_S if budget is None else min(float(budget), BACKLOG_SLICE_S)
     return {**config, "semantic_time_budget_s": slice_s}
+
+
+SEMANTIC_SLICE_S = 15.0
+"""A large build's embedding commits a generation at least this often: coverage grows in
+steps a reader sees, and a kill loses at most a slice (its vectors stay in the cache)."""
+
+
+def first_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The semantic configuration of a large build's first generation: plan every chunk,
+    reuse every vector the previous generation and the cache hold, embed nothing new (the
+    slices that follow do)."""
+    return {**config, "semantic_time_budget_s": 0.0}
+
+
+def slice_config(config: dict[str, Any], spent_s: float, embedded: int) -> dict[str, Any] | None:
+    """The configuration of the next semantic slice, or None when the update's budget
+    (`semantic_time_budget_s`) or cap (`semantic_max_chunks`) is spent: both bound the whole
+    update, not each slice."""
+    budget, cap = config.get("semantic_time_budget_s"), config.get("semantic_max_chunks")
+    slice_s = SEMANTIC_SLICE_S
+    if budget is not None:
+        if spent_s >= float(budget):
+            return None
+        slice_s = min(slice_s, float(budget) - spent_s)
+    out = {**config, "semantic_time_budget_s": slice_s}
+    if cap is not None:
+        if embedded >= int(cap):
+            return None
+        out["semantic_max_chunks"] = int(cap) - embedded
+    return out
+
+
+def semantic_left(manifest: dict[str, Any]) -> int:
+    """Texts (heads and bodies) the semantic part of a generation still has to embed; 0 when
+    it is complete or not built."""
+    status = manifest.get("modalities", {}).get("semantic", {})
+    if not isinstance(status, dict) or not status.get("built"):
+        return 0
+    report = status.get("report") or {}
+    if "left" in report:
+        return int(report["left"] or 0)
+    partial = int(report.get("partial") or 0) if report.get("phases") != "heads" else 0
+    return int(report.get("pending") or 0) + partial  # written before `left` was reported
 
 
 def changed_paths(changes: ChangeSet) -> list[str]:

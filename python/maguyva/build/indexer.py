@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from maguyva.build import follow
-from maguyva.config import Setting, load_config, register
+from maguyva.build.progress import ProgressFile
+from maguyva.config import SCHEMA, effective_config
 from maguyva.errors import CorruptIndexError, IndexVersionError, MaguyvaError, ModalityUnavailable
 from maguyva.extract import grammars
 from maguyva.extract.cache import ExtractCache
@@ -47,6 +48,7 @@ from maguyva.extract.chunks import line_window_chunks
 from maguyva.extract.types import FileExtraction
 from maguyva.modalities.protocol import BuildContext
 from maguyva.modalities.registry import BUILD_ORDER, load_modality
+from maguyva.modalities.semantic.coverage import coverage
 from maguyva.model import Chunk, SourceFile
 from maguyva.repo import large as large_files
 from maguyva.repo.changes import RACY_NS, ChangeSet, RepoState, scan
@@ -89,8 +91,6 @@ from maguyva.support import sealed
 
 log = logging.getLogger("maguyva.index")
 
-register("memory", Setting("str", None, "memory budget of a build, e.g. 6G (caps `jobs`)", True,
-                           False))  # fmt: skip
 
 Progress = Callable[[str, int, int], None]
 
@@ -116,6 +116,8 @@ class BuildSummary:
     modalities: dict[str, dict[str, Any]] = field(default_factory=dict)
     changes: dict[str, Any] = field(default_factory=dict)
     noop: bool = False
+    built_for: list[str] = field(default_factory=list)  # the modalities it was built for
+    not_started: list[str] = field(default_factory=list)  # asked for by default, never built
 
 
 def _same_state(old: RepoState, new: RepoState) -> bool:
@@ -643,8 +645,9 @@ class _Phases:
     """The progress callback, remembering each phase's last total so the indexer can close a
     phase a modality reported itself (`(phase, total, total)`)."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, also: Progress | None = None) -> None:
         self.progress = progress
+        self.also = also  # the progress file, for other processes
         self.totals: dict[str, int] = {}
         self.lock = threading.RLock()  # a modality built in a thread reports under it
 
@@ -652,6 +655,8 @@ class _Phases:
         with self.lock:
             self.totals[phase] = total
             self.progress(phase, done, total)
+            if self.also is not None:
+                self.also(phase, done, total)
 
     def start(self, phase: str, total: int) -> None:
         self(phase, 0, total)
@@ -659,6 +664,27 @@ class _Phases:
     def end(self, phase: str) -> None:
         total = self.totals.get(phase, 1) or 1
         self(phase, total, total)
+
+
+class _Slices(_Phases):
+    """The embedding of consecutive semantic slices (`follow`) as one phase: one name, the
+    earlier slices' count carried over (its rate and ETA are the whole embedding's)."""
+
+    def __init__(self, phases: _Phases) -> None:
+        super().__init__(phases)
+        self.name: str | None = None
+        self.before = self.last = 0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if phase.startswith("embed"):
+            self.name = self.name or phase
+            self.last = done
+            phase, done, total = self.name, self.before + done, self.before + total
+        super().__call__(phase, done, total)
+
+    def next_slice(self) -> None:
+        self.before += self.last
+        self.last = 0
 
 
 class Indexer:
@@ -682,7 +708,12 @@ class Indexer:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise MaguyvaError(f"{self.root}: not a directory")
-        self.config = load_config(self.root, config)
+        effective = effective_config(self.root, config)
+        self.config = effective.values
+        # a configuration that names its modalities builds those; the default keeps what the
+        # index was built with (`_keep_modalities`)
+        self._modalities_chosen = effective.sources.get("modalities", "default") != "default"
+        self._not_started: list[str] = []
         self.index = IndexDir(
             Path(self.config["index_dir"])
             if self.config.get("index_dir")
@@ -704,6 +735,7 @@ class Indexer:
         # `graph_follows` when the configuration leaves it unset: long-running writers set it
         self.follows_by_default = False
         self._update_started = 0.0
+        self._progress_file: ProgressFile | None = None
         self.budget_plan = None
         if self.config.get("memory"):
             from maguyva.build.memory import parse_size, plan_for_budget
@@ -801,60 +833,96 @@ class Indexer:
         built in memory, and build the graph's patch tables, so that the first edit is as
         fast as the ones after it."""
         timings: dict[str, float] = {}
-        phases = _Phases(self.progress)
         with self.index.writer_lock(wait=wait_for_lock):
-            started = self._update_started = time.perf_counter()
-            phases.start("scan", 0)
-            current = None if rebuild else self._current()
-            previous = self._previous_state(current)
-            state, changes = scan(
-                self.root, self.config, previous, force_walk=rebuild or force_walk,
-                hints=None if rebuild else hints,
-            )  # fmt: skip
-            if rebuild:
-                changes.reason = "rebuild requested"
-            timings["scan"] = time.perf_counter() - started
-            self.last_state = state
-            phases("scan", len(state.files), len(state.files))
-            wanted = list(self.config.get("modalities") or BUILD_ORDER)
-            noop = current is not None and changes.empty and follow.behind(
-                current.manifest) is None and current.manifest.get("built_for") == (
-                self._built_for(wanted))  # fmt: skip
-            if noop:
-                assert current is not None
-                self._save_scan_state(current, previous, state)
-                if not self._memo_for(current):
-                    self._memo_key = (current.number, current.manifest.get("committed_at"))
-                    self._memo_prev = None
-                self._memo_state = state
-                if not prepare:
-                    return self._summary(current, state, changes, timings, noop=True)
-            # only a build with nothing to do is a warm one: a modality built for the first
-            # time (another configuration, a new model) still embeds everything
-            warm = prepare and noop
-            summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)
-            graph = summary.modalities.get("graph", {}).get("report", {})
-            if warm and graph and graph.get("mode") != "patch":
-                # once more, now as a patch: it leaves the merge order the next patch starts
-                # from (the first edit's graph then costs what the later ones do: ~0.3 s
-                # instead of ~0.55 s on a 10k-file tree)
-                again = self._current()
-                summary = self._build(again, state, changes, timings, wanted, phases, warm=True)
-            if prepare:
-                started = time.perf_counter()
-                for language in sorted({f.language for f in self._source_files(state)
-                                        if f.language}):  # fmt: skip
-                    grammars.load(language)  # the first edit's extraction need not
-                summary.timings_s["grammars"] = time.perf_counter() - started
-            for name in ("graph", "semantic") if prepare else ():
-                if name in wanted:  # the first edit's one-time work, done now
-                    started = time.perf_counter()
-                    modality = load_modality(name)
-                    done = modality.prepare() if name == "graph" else modality.prepare(self.config)
-                    if done:
-                        summary.timings_s[f"{name}_prepare"] = time.perf_counter() - started
-            summary.timings_s["total"] = time.perf_counter() - self._update_started
+            self._progress_file = ProgressFile(self.index.path)
+            phases = _Phases(self.progress, self._progress_file)
+            try:
+                summary = self._update(timings, phases, rebuild, force_walk, hints, prepare)
+            except BaseException:
+                self._progress_file.finish("stopped")
+                raise
+            self._progress_file.finish("done")
             return summary
+
+    def _update(
+        self, timings: dict[str, float], phases: _Phases, rebuild: bool, force_walk: bool,
+        hints: Iterable[str] | None, prepare: bool,
+    ) -> BuildSummary:  # fmt: skip
+        started = self._update_started = time.perf_counter()
+        phases.start("scan", 0)
+        current = None if rebuild else self._current()
+        self._keep_modalities(current if not rebuild else self._current())
+        previous = self._previous_state(current)
+        state, changes = scan(
+            self.root, self.config, previous, force_walk=rebuild or force_walk,
+            hints=None if rebuild else hints,
+        )  # fmt: skip
+        if rebuild:
+            changes.reason = "rebuild requested"
+        timings["scan"] = time.perf_counter() - started
+        self.last_state = state
+        phases("scan", len(state.files), len(state.files))
+        wanted = list(self.config.get("modalities") or BUILD_ORDER)
+        noop = current is not None and changes.empty and follow.behind(
+            current.manifest) is None and current.manifest.get("built_for") == (
+            self._built_for(wanted))  # fmt: skip
+        if noop:
+            assert current is not None
+            self._save_scan_state(current, previous, state)
+            if not self._memo_for(current):
+                self._memo_key = (current.number, current.manifest.get("committed_at"))
+                self._memo_prev = None
+            self._memo_state = state
+            resumed = None if prepare else self._resume(current, state, timings, phases)
+            if resumed is not None:
+                return resumed
+            if not prepare:
+                return self._summary(current, state, changes, timings, noop=True)
+        # only a build with nothing to do is a warm one: a modality built for the first
+        # time (another configuration, a new model) still embeds everything
+        warm = prepare and noop
+        summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)
+        graph = summary.modalities.get("graph", {}).get("report", {})
+        if warm and graph and graph.get("mode") != "patch":
+            # once more, now as a patch: it leaves the merge order the next patch starts
+            # from (the first edit's graph then costs what the later ones do: ~0.3 s
+            # instead of ~0.55 s on a 10k-file tree)
+            again = self._current()
+            summary = self._build(again, state, changes, timings, wanted, phases, warm=True)
+        if prepare:
+            started = time.perf_counter()
+            for language in sorted({f.language for f in self._source_files(state)
+                                    if f.language}):  # fmt: skip
+                grammars.load(language)  # the first edit's extraction need not
+            summary.timings_s["grammars"] = time.perf_counter() - started
+        for name in ("graph", "semantic") if prepare else ():
+            if name in wanted:  # the first edit's one-time work, done now
+                started = time.perf_counter()
+                modality = load_modality(name)
+                done = modality.prepare() if name == "graph" else modality.prepare(self.config)
+                if done:
+                    summary.timings_s[f"{name}_prepare"] = time.perf_counter() - started
+        summary.timings_s["total"] = time.perf_counter() - self._update_started
+        return summary
+
+    def _settings(self) -> dict[str, Any]:
+        """The configuration keys this build ran with that differ from their defaults (flags,
+        environment, files alike: what the index was built with)."""
+        return {key: self.config.get(key) for key, setting in SCHEMA.items()
+                if key in self.config and self.config.get(key) != setting.default}  # fmt: skip
+
+    def _keep_modalities(self, current: Generation | None) -> None:
+        """Unless the configuration names its modalities, build those the index was built
+        with: a plain `maguyva index` after `--modalities text,structural,graph` must not
+        start minutes of embedding; the default's others are reported (`not_started`)."""
+        if self._modalities_chosen or current is None:
+            return
+        built = current.manifest.get("built_for", {}).get("modalities")
+        if not isinstance(built, list) or not built:
+            return
+        default = list(self.config.get("modalities") or BUILD_ORDER)
+        self._not_started = [m for m in default if m not in built]
+        self.config["modalities"] = list(built)
 
     def _save_scan_state(
         self, current: Generation, previous: RepoState | None, state: RepoState
@@ -925,14 +993,19 @@ class Indexer:
 
             graph_behind = current is not None and follow.behind(current.manifest) is not None
             defer = not graph_behind and self._follows(current, changes)
+            slices = not defer and not warm and self._semantic_follows(current, changes, wanted)
             overrides: dict[str, dict[str, Any]] = {}
             if graph_behind:  # built in full: the rows a patch would need are not those behind
                 reason = dataclasses.replace(changes, reason="the graph was behind")
                 overrides["graph"] = {"changes": reason}
             if defer:  # the edit's own chunks, for a moment: the rest follows (`follow`)
                 overrides["semantic"] = {"config": follow.urgent_config(self.config)}
-            elif warm:  # nothing to embed: a backlog would only delay the start
+            elif warm or (slices and _small_update(changes)):
+                # warm: nothing to embed, a backlog would only delay the start; a small update
+                # with a backlog: the edit's chunks now, the backlog in the slices after
                 overrides["semantic"] = {"config": {**self.config, follow.BACKLOG: False}}
+            elif slices:  # never gate: searchable now, embedded in the generations after
+                overrides["semantic"] = {"config": follow.first_config(self.config)}
             modalities = _build_modalities(ctx, self.config, timings, phases, fork=own_views,
                                            skip={"graph"} if defer else set(),
                                            overrides=overrides)  # fmt: skip
@@ -953,6 +1026,7 @@ class Indexer:
                 "changes": changes.summary(),
                 "modalities": modalities,
                 "built_for": self._built_for(wanted),
+                "settings": self._settings(),
                 "timings_s": {k: round(v, 4) for k, v in timings.items()},
                 "layout": layout.report(),
                 "embedding": modalities.get("semantic", {}).get("report", {}).get("provider"),
@@ -983,11 +1057,22 @@ class Indexer:
                                              timings, phases, sliced)  # fmt: skip
                 self._remember(generation, state, digests, layout)
             modalities = generation.manifest.get("modalities", modalities)
+        if slices:
+            timings["searchable"] = time.perf_counter() - self._update_started
+            first = modalities.get("semantic", {}).get("report") or {}
+            generation = self._embed_slices(generation, state, digests, files, layout, timings,
+                                            phases, first)  # fmt: skip
+            modalities = generation.manifest.get("modalities", modalities)
         return self._summary(generation, state, changes, timings, modalities=modalities)
 
     def _remember(self, generation: Generation, state: RepoState, digests: dict[str, str],
                   layout: _Layout) -> None:  # fmt: skip
         """What the next update needs of the generation just committed."""
+        if self._progress_file is not None:
+            semantic = generation.manifest.get("modalities", {}).get("semantic", {})
+            report = semantic.get("report") if semantic.get("built") else None
+            self._progress_file.committed(generation.number,
+                                          coverage(report) if report else None)  # fmt: skip
         self._verified = generation.number
         self._memo_key = (generation.number, generation.manifest.get("committed_at"))
         self._memo_state = state
@@ -1014,6 +1099,76 @@ class Indexer:
             and _small_update(changes)
             and current.manifest.get("built_for") == self._built_for(wanted)
         )
+
+    def _semantic_follows(self, current: Generation | None, changes: ChangeSet,
+                          wanted: list[str]) -> bool:  # fmt: skip
+        """Does this update commit before its embedding (`follow`, never gate)? A first
+        build, a rebuild or a large update; or a one-shot writer's small update that finds
+        the current generation's embedding unfinished; not another small update, whose few
+        chunks embed in the time a second commit would take."""
+        if "semantic" not in wanted or self.config.get("semantic_follows") is False:
+            return False
+        if not _small_update(changes):
+            return True  # a long-running writer's first build too: it answers, then embeds
+        if follow.wanted(self.config, self.follows_by_default):
+            return False  # its small updates: `graph_follows` slices the backlog per edit
+        return current is not None and follow.semantic_left(current.manifest) > 0
+
+    def _resume(self, current: Generation, state: RepoState, timings: dict[str, float],
+                phases: _Phases) -> BuildSummary | None:  # fmt: skip
+        """Nothing changed, but the current generation's embedding is unfinished (killed,
+        interrupted, out of budget): embed the rest in slices from it, nothing else built
+        again. None when there is nothing to resume."""
+        wanted = list(self.config.get("modalities") or BUILD_ORDER)
+        if follow.wanted(self.config, self.follows_by_default):
+            return None  # a writer whose updates follow embeds its backlog a slice per edit
+        if not self._semantic_follows(current, ChangeSet(), wanted) or not follow.semantic_left(
+            current.manifest
+        ):  # fmt: skip
+            return None
+        prev = self._reusable(current)
+        if prev is None:
+            return None
+        layout = _Layout(prev.index, _counts(prev.index), prev.base_state, prev.base_index,
+                         prev.delta, prev.delta_sizes, 0, "linked", prev.base_counts)  # fmt: skip
+        files = self._source_files(state)
+        digests = {p: r[2] for p, r in state.files.items()}
+        timings["searchable"] = time.perf_counter() - self._update_started
+        generation = self._embed_slices(current, state, digests, files, layout, timings, phases)
+        summary = self._summary(generation, state, ChangeSet(reason="embedding resumed"),
+                                timings)  # fmt: skip
+        summary.timings_s["total"] = time.perf_counter() - self._update_started
+        return summary
+
+    def _embed_slices(self, generation: Generation, state: RepoState, digests: dict[str, str],
+                      files: list[SourceFile], layout: _Layout, timings: dict[str, float],
+                      phases: _Phases, first: dict[str, Any] | None = None) -> Generation:  # fmt: skip
+        """Semantic follows (`follow`): embed what `generation` left, a slice at a time, each
+        slice committed as the next generation, until nothing is left, the budget or the cap
+        is spent, a slice fails or embeds nothing. `first`: the semantic report of this
+        update's first generation (what it embedded counts against the budget and the cap).
+        Returns the last committed generation."""
+        first = first or {}
+        if first.get("error"):
+            return generation  # the provider failed: the next update tries again
+        spent_s = float(first.get("embed_seconds") or 0.0)
+        embedded = int(first.get("new") or 0)
+        sliced = _Slices(phases)
+        while follow.semantic_left(generation.manifest):
+            config = follow.slice_config(self.config, spent_s, embedded)
+            if config is None:
+                break
+            generation = self._follow_up(generation, "semantic", ChangeSet(), files, layout,
+                                         timings, sliced, config)  # fmt: skip
+            self._remember(generation, state, digests, layout)
+            sliced.next_slice()
+            status = generation.manifest["modalities"]["semantic"]
+            report = status.get("report") or {}
+            if not status.get("built") or report.get("error") or not report.get("new"):
+                break
+            spent_s += float(report.get("embed_seconds") or 0.0)
+            embedded += int(report["new"])
+        return generation
 
     def _follow_up(
         self,
@@ -1383,6 +1538,8 @@ class Indexer:
             else generation.manifest.get("modalities", {}),
             changes=changes.summary(),
             noop=noop,
+            built_for=list(self.config.get("modalities") or BUILD_ORDER),
+            not_started=list(self._not_started),
         )  # fmt: skip
 
 

@@ -10,10 +10,13 @@ completion) so a log file stays readable. `-q` passes `quiet=True`: nothing at a
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, TextIO
 
 Progress = Callable[[str, int, int], None]
@@ -171,3 +174,96 @@ def reporter(quiet: bool = False, stream: TextIO | None = None) -> AbstractConte
         except ImportError:  # rich is a dependency, but a stripped install still works
             pass
     return PlainProgress(stream)
+
+
+PROGRESS_FILE = "progress.json"
+
+
+class ProgressFile:
+    """The build's progress where another process reads it (`maguyva status`, the parent of
+    `maguyva index --background`): `progress.json` in the index directory, replaced whole
+    (write aside, rename) at most every `interval_s` and at each commit. A reader tells a
+    running build from a dead one by its `pid`; a kill -9 leaves the file saying "running"."""
+
+    def __init__(self, index_dir: Path, interval_s: float = 0.5) -> None:
+        self.path = Path(index_dir) / PROGRESS_FILE
+        self.interval_s = interval_s
+        self.clock = PhaseClock()
+        self._last = 0.0
+        self.state: dict[str, Any] = {"pid": os.getpid(), "started_at": time.time(),
+                                      "state": "running", "phase": None, "generation": None}  # fmt: skip
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        self.clock.update(phase, done)
+        rate = self.clock.rate(phase, done)
+        eta = self.clock.eta(phase, done, total)
+        self.state.update(phase=phase, done=done, total=total,
+                          rate=None if rate is None else round(rate, 2),
+                          eta_s=None if eta is None else round(eta, 1))  # fmt: skip
+        now = time.monotonic()
+        if now - self._last >= self.interval_s:
+            self._write()
+
+    def committed(self, generation: int, semantic: dict[str, Any] | None) -> None:
+        """A generation was committed: searchable now, with this semantic coverage."""
+        self.state.update(generation=generation, semantic=semantic)
+        self._write()
+
+    def finish(self, state: str) -> None:
+        """The update ended: "done", or "stopped" (an error or Ctrl-C)."""
+        self.state.update(state=state, finished_at=time.time())
+        self._write()
+
+    def _write(self) -> None:
+        self._last = time.monotonic()
+        self.state["updated_at"] = time.time()
+        tmp = self.path.with_name(f"{PROGRESS_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(self.state), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:  # progress is for people: a full disk must not stop the build
+            tmp.unlink(missing_ok=True)
+
+
+def read_progress(index_dir: Path) -> dict[str, Any] | None:
+    """The last build's progress (None: none recorded, or unreadable), with `alive`: is its
+    process still running (a "running" build whose process died was killed)."""
+    try:
+        state = json.loads((Path(index_dir) / PROGRESS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict):
+        return None
+    state["alive"] = state.get("state") == "running" and _alive(state.get("pid"))
+    return state
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return _not_zombie(pid)
+
+
+def _not_zombie(pid: int) -> bool:
+    """A killed child its parent has not reaped yet still answers signals: read its state."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def describe_running(state: dict[str, Any]) -> str:
+    """`semantic: embed heads+bodies 1,234/5,000 (31/s, ETA 2m05s), pid 4242`."""
+    done, total = int(state.get("done") or 0), int(state.get("total") or 0)
+    parts = [p for p in (f"{state['rate']:,.1f}/s" if state.get("rate") else None,
+                         f"ETA {_duration(state['eta_s'])}" if state.get("eta_s") else None) if p]  # fmt: skip
+    count = f"{done:,}/{total:,}" if total else f"{done:,}"
+    return (f"{state.get('phase')} {count}" + (f" ({', '.join(parts)})" if parts else "")
+            + f", pid {state.get('pid')}")  # fmt: skip

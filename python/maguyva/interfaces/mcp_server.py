@@ -184,6 +184,9 @@ class ModalityStatus(BaseModel):
         None, description="graph only: the earlier generation it reflects, paths changed since"
     )
     damaged: str | None = Field(None, description="its files failed their checks, and the fix")
+    coverage: dict[str, Any] | None = Field(
+        None, description="semantic only: chunks embedded, by head only, pending; texts left"
+    )
 
 
 class StatusOutput(BaseModel):
@@ -202,6 +205,9 @@ class StatusOutput(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)
     modalities: dict[str, ModalityStatus] = Field(default_factory=dict)
     embedding: Any = None
+    build: dict[str, Any] | None = Field(
+        None, description="a build running now: phase, done, total, rate, ETA, pid"
+    )
 
 
 class ReindexOutput(BaseModel):

@@ -261,6 +261,18 @@ class Engine:
             note = getattr(self.searcher("graph"), "behind_note", lambda: None)()
             if note:
                 notes.append(note)
+        coverage: dict[str, Any] = {}
+        if "semantic" in lists and hasattr(self.searcher("semantic"), "coverage"):
+            # semantic follows a large build (`maguyva.build.follow`): say what it covered
+            cov = coverage["semantic"] = self.searcher("semantic").coverage()
+            note = self.searcher("semantic").coverage_note()
+            if note:
+                notes.append(note)
+            share = (cov["embedded"] + cov["head_only"]) / cov["chunks"] if cov["chunks"] else 1
+            if share < 1 and used.strategy == "rrf" and used.weights.get("semantic"):
+                # a partial embedding ranks only what it embedded: it weighs as much as it covers
+                weights = {**used.weights, "semantic": round(used.weights["semantic"] * share, 4)}
+                used = replace(used, weights=weights)
         fuse_started = time.perf_counter()
         place = place_of(query) if is_natural(verdict) else None
         if pasted is not None and pasted.path:  # a traceback frame: its own file first
@@ -291,6 +303,7 @@ class Engine:
             total_ms=round((time.perf_counter() - started) * 1000, 4), unavailable=unavailable,
             rule=verdict.rule, generation=self.generation.number, notes=notes,
             damaged=damaged,
+            coverage=coverage,
         )  # fmt: skip
 
     def damaged(self) -> dict[str, str]:

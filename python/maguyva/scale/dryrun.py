@@ -35,6 +35,14 @@ VOYAGE_CHARS_PER_TOKEN = 3.0
 """The Voyage provider's own conservative estimate (embed/voyage.py): code averages 3-4
 characters per token, so this over-estimates cost rather than under-estimating it."""
 
+LOCAL_FULL_PER_CPU_S = 31.6
+LOCAL_HEADS_PER_CPU_S = 43.0
+"""The local model's measured throughput, chunks per CPU-second on one thread (500 random
+standard-library chunks; a head, ~50 tokens, is cheaper than a full window):
+docs/semantic.md, "Local embedding". The dry run's time is CPU-seconds over the cores."""
+SECOND_THREAD_COST = 1.35
+"""CPU a second intra-op thread adds to the same work (measured there: ~35 %)."""
+
 SAMPLE_FILES = 2000
 """Files extracted when the repository is larger (seeded sample; ~1-2 min of CPU at most)."""
 
@@ -127,6 +135,10 @@ def _semantic_estimate(
         except MaguyvaError as exc:
             report = {"error": str(exc)}
     out["provider_report"] = report
+    if report.get("provider", {}).get("provider") == "local" and "to_embed" in report:
+        out["local_time"] = local_time(round(report["to_embed"] * scale),
+                                       round(report.get("heads_to_embed", 0) * scale),
+                                       report.get("phases", "full"), config)  # fmt: skip
     for key in ("eligible", "cached", "to_embed", "heads_to_embed", "tokens_to_send"):
         if isinstance(report.get(key), int):
             out[key] = round(report[key] * scale)
@@ -145,6 +157,31 @@ def _semantic_estimate(
         "usd_heads_then_bodies": round((full_tokens + head_tokens) / 1e6 * price, 2),
     }
     return out
+
+
+def local_time(bodies: int, heads: int, phases: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The expected time of the local embedding: CPU-seconds at the measured rates, and the
+    wall time on the cores it may use (`embedding_threads`, else every core; threads beyond
+    the first cost `SECOND_THREAD_COST`), on an idle machine (shared cores take longer)."""
+    import os
+
+    texts_bodies = 0 if phases == "heads" else bodies
+    cpu_s = texts_bodies / LOCAL_FULL_PER_CPU_S + heads / LOCAL_HEADS_PER_CPU_S
+    cores = max(1, int(config.get("embedding_threads") or os.cpu_count() or 1))
+    return {"texts": texts_bodies + heads, "bodies": texts_bodies, "heads": heads,
+            "phases": phases, "cpu_s": round(cpu_s, 1), "cores": cores,
+            "wall_s": round(cpu_s * (SECOND_THREAD_COST if cores > 1 else 1.0) / cores, 1),
+            "rates_per_cpu_s": {"full": LOCAL_FULL_PER_CPU_S, "heads": LOCAL_HEADS_PER_CPU_S}}  # fmt: skip
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 def dry_run(
@@ -258,6 +295,18 @@ def format_report(report: DryRunReport) -> str:
         lines.append(f"  embed   {emb.get('to_embed', 0):,} chunks to embed, "
                      f"{emb.get('cached', 0):,} cached; "
                      f"{emb.get('tokens_to_send', 0):,} tokens with the configured provider")  # fmt: skip
+        local = emb.get("local_time")
+        if local:
+            split = (f"{local['bodies']:,} bodies + {local['heads']:,} heads, heads first: the "
+                     "progress counts both" if local["heads"] and local["bodies"] else
+                     f"{local['heads']:,} heads" if local["heads"] else
+                     f"{local['bodies']:,} chunks")  # fmt: skip
+            lines.append(
+                f"  local   {local['texts']:,} texts ({split}): ~{local['cpu_s']:,.0f} CPU-s, "
+                f"~{_duration(local['wall_s'])} on {local['cores']} idle core(s) at "
+                f"{LOCAL_FULL_PER_CPU_S:g} chunks / {LOCAL_HEADS_PER_CPU_S:g} heads per CPU-s; "
+                "text, structural and graph answer before it"
+            )
         remote = emb.get("remote", {})
         if remote:
             lines.append(

@@ -152,6 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--modalities", help="comma-separated modalities to build (default: all)")
     index.add_argument("--wait", action="store_true", help="wait for another writer to finish")
     index.add_argument("--rebuild", action="store_true", help="from scratch, ignoring caches")
+    index.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="set a configuration key for this run (repeatable; keys: "
+                       "`maguyva config`)")  # fmt: skip
+    index.add_argument(
+        "--background", action="store_true",
+        help="return once the index answers (text, structural, graph); embedding goes on in a "
+        "detached process (`maguyva status` shows it; the next index run resumes it if killed)",
+    )  # fmt: skip
     add_durability_subcommands(sub, common, index)  # watch, fsck, index --repair
     index.add_argument("--json", action="store_true", help="print the build summary as JSON")
     index.add_argument(
@@ -238,10 +246,12 @@ def _version() -> str:
     return __version__
 
 
-def _dry_run(root: Path, args: argparse.Namespace) -> int:
+def _dry_run(root: Path, args: argparse.Namespace, settings: dict[str, Any]) -> int:
     from maguyva.scale.dryrun import dry_run, format_report
 
-    config: dict[str, Any] = {"index_dir": str(args.index_dir)} if args.index_dir else {}
+    config: dict[str, Any] = dict(settings)
+    if args.index_dir:
+        config["index_dir"] = str(args.index_dir)
     if args.modalities:
         config["modalities"] = _parse_modalities(args.modalities)
     report = dry_run(root, config)
@@ -278,12 +288,21 @@ def _sigint_latch() -> Iterator[threading.Event]:
 def cmd_index(args: argparse.Namespace) -> int:
     from maguyva.api import Index
     from maguyva.build.progress import reporter
+    from maguyva.config import parse_assignment
 
     root = args.path if args.path is not None else _root(args)
+    settings = dict(parse_assignment(text) for text in getattr(args, "set", None) or ())
     if getattr(args, "dry_run", False):
-        return _dry_run(root, args)
+        return _dry_run(root, args, settings)
     memory = getattr(args, "memory", None)
-    index = Index.open(root, index_dir=args.index_dir, **({"memory": memory} if memory else {}))
+    if memory:
+        settings["memory"] = memory
+    index = Index.open(root, index_dir=args.index_dir, **settings)
+    if getattr(args, "background", False):
+        from maguyva.interfaces.cli import background
+
+        argv = background.child_argv(index.root, args)
+        return background.run(Path(index.index_dir), argv, args.json, args.quiet)
     memory = index.config.get("memory")
     plan = None
     if memory:
@@ -327,6 +346,13 @@ def cmd_index(args: argparse.Namespace) -> int:
         took = summary.timings_s.get(name, 0.0)
         state = "built" if status.get("built") else f"unavailable: {status.get('reason')}"
         print(f"  {name:<10} {state} ({took:.2f}s)")
+    if "searchable" in summary.timings_s:  # never gate: it answered before the embedding ended
+        print(f"  searchable after {summary.timings_s['searchable']:.1f}s; semantic followed in "
+              f"later generations ({summary.timings_s.get('total', 0.0):.1f}s in all)")  # fmt: skip
+    if summary.not_started:  # the index remembers its modalities: a new one is asked for
+        wanted = ",".join([*summary.built_for, *summary.not_started])
+        print(f"  not started: {', '.join(summary.not_started)} (this index was built without "
+              f"it; `maguyva index --modalities {wanted}` adds it)")  # fmt: skip
     if summary.skipped:
         skipped = ", ".join(
             f"{reason} {count}" for reason, count in sorted(summary.skipped.items())
@@ -440,7 +466,15 @@ def cmd_status(args: argparse.Namespace) -> int:
             behind = state["behind"]
             shown += (f", behind: reflects generation {behind.get('generation')}, "
                       f"{len(behind.get('paths') or ())} file(s) changed since")  # fmt: skip
+        if state.get("coverage"):  # semantic follows a large build: how far it got
+            from maguyva.modalities.semantic.coverage import describe
+
+            shown += ", " + describe(state["coverage"]).removeprefix("semantic: ")
         print(f"  {name:<10} {shown}")
+    if status.get("build"):  # another process is building: progress.json in the index dir
+        from maguyva.build.progress import describe_running
+
+        print(f"building: {describe_running(status['build'])}")
     if status["skipped"]:
         print("skipped: " + ", ".join(f"{r} {n}" for r, n in sorted(status["skipped"].items())))
     big = status.get("large") or {}

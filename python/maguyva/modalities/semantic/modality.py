@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from maguyva import _core
-from maguyva.config import Setting, load_config, register
+from maguyva.config import load_config
 from maguyva.errors import (
     ConfigError,
     CorruptIndexError,
@@ -54,6 +54,7 @@ from maguyva.errors import (
 )
 from maguyva.modalities import followups as follow
 from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.semantic.coverage import coverage, describe
 from maguyva.modalities.semantic.embed import (
     EmbeddingCache,
     EmbeddingProvider,
@@ -64,6 +65,7 @@ from maguyva.modalities.semantic.embed import (
     make_provider,
     secret_reason,
 )
+from maguyva.modalities.semantic.priority import central_files, rank
 from maguyva.model import Chunk, Hit
 from maguyva.store.chunks import ChunkStore
 
@@ -98,10 +100,8 @@ PHASES = ("auto", "full", "heads-first", "heads")
 HEADS_FIRST_MIN = 2000
 """With more chunks than this to embed, "auto" embeds every chunk's head before any body."""
 
-register("semantic_phases", Setting("str", None, "auto | full | heads-first | heads", True))
-register("semantic_time_budget_s", Setting("float", None, "stop embedding after this long", True))
-register("embedding_max_length", Setting("int", None, "local model token window", True, False))
-register("embedding_threads", Setting("int", None, "local model intra-op threads", True, False))
+# its configuration keys (`semantic_phases`, `semantic_time_budget_s`, `embedding_*`) are
+# declared in `maguyva.config.SCHEMA`
 
 ProviderFactory = Callable[[dict[str, Any]], EmbeddingProvider]
 
@@ -159,25 +159,29 @@ def _phases(config: dict[str, Any], missing: int) -> str:
     return mode
 
 
-_Entry = tuple[str, int, int, str, bool, str, str, int, int, str, str | None]
+_Entry = tuple[str, int, int, str, int, str, str, int, int, str, str | None]
 """What the build keeps of an eligible chunk between updates (no text): path, start and end
-line, chunk id, whether it is a line window, the hashes of its full and head texts and their
-lengths (the queue's order), its kind and (qualified) name (what a hit shows). A plain tuple of atoms, so the cyclic collector stops tracking it
+line, chunk id, its queue rank (`priority.rank`), the hashes of its full and head texts and
+their lengths (the queue's order), its kind and (qualified) name (what a hit shows). A plain tuple of atoms, so the cyclic collector stops tracking it
 (and the candidates holding it): a writer keeps one per chunk, and a full collection would
 otherwise walk them all (a tuple subclass, even a NamedTuple, stays tracked)."""
 PATH, START, END, ID, LINES, HASH, HEAD_HASH, TEXT_LEN, HEAD_LEN, KIND, NAME = range(11)
 
 
-def _entry(chunk: Chunk, p: Planned) -> _Entry:
-    return (chunk.path, chunk.start_line, chunk.end_line, p.id, p.lines, p.hash, p.head_hash,
-            len(p.text), len(p.head), chunk.kind, chunk.qualified_name or chunk.name)  # fmt: skip
+def _entry(chunk: Chunk, p: Planned, central: frozenset[str] | None = None) -> _Entry:
+    # the LINES slot holds the queue rank (`priority.rank`): what to embed first
+    return (chunk.path, chunk.start_line, chunk.end_line, p.id,
+            rank(chunk.path, p.lines, central),
+            p.hash, p.head_hash, len(p.text), len(p.head), chunk.kind,
+            chunk.qualified_name or chunk.name)  # fmt: skip
 
 
-Candidate = tuple[bool, int, str, int, int, str, str, _Entry]
-"""A vector a chunk lacks, in queue order: (is a line window, length of the text, path,
-start, end, chunk id, hash to embed, entry). Definitions go before line windows (they are
-what semantic questions are about), then shortest first (similar lengths share a batch, and
-a budget covers the most chunks), then row order: a from-scratch build's stable sort."""
+Candidate = tuple[int, int, str, int, int, str, str, _Entry]
+"""A vector a chunk lacks, in queue order: (rank, length of the text, path, start, end, chunk
+id, hash to embed, entry). The rank (`priority.rank`) puts implementation before tests,
+vendored and generated code, and within each definitions before line windows (they are what
+semantic questions are about); then shortest first (similar lengths share a batch, and a
+budget covers the most chunks), then row order: a from-scratch build's stable sort."""
 
 
 def _candidates(entries: list[_Entry], have: set[str]) -> tuple[list[Candidate], list[Candidate]]:
@@ -216,6 +220,34 @@ def _remove(ordered: list[Candidate], e: _Entry, head: bool) -> bool:
             return True
         i += 1
     return False
+
+
+def _central(ctx: BuildContext) -> frozenset[str] | None:
+    """The central files by the graph of the generation being replaced (committed, so never
+    being written by a build running beside this one), else, in a first build, by the graph
+    this generation built before semantic (`BUILD_ORDER`)."""
+    for base in (ctx.previous_dir, None if ctx.previous_dir else ctx.out_dir):
+        if base is not None:
+            found = central_files(Path(base) / "graph")
+            if found is not None:
+                return found
+    return None
+
+
+def embed_phase(phases: str) -> str:
+    """The progress phase of the embedding, named for what its count counts: with heads
+    first, a chunk is embedded twice (its head, then its body)."""
+    return {"heads-first": "embed heads+bodies", "heads": "embed heads"}.get(phases, "embed")
+
+
+def _left(candidates: _Candidates, phases: str) -> int:
+    """Texts still to embed after this build: bodies (unless "heads") and the heads that are
+    not their whole chunk (unless "full"; a short chunk's head is its body)."""
+    if phases == "heads":
+        return len(candidates.heads)
+    if phases == "full":
+        return len(candidates.bodies)
+    return len(candidates.bodies) + sum(1 for c in candidates.heads if c[6] != c[7][HASH])
 
 
 def _touched(changes: Any) -> set[str]:
@@ -698,8 +730,9 @@ class SemanticModality:
     # -- build ---------------------------------------------------------------------------------
 
     def plan(
-        self, ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None
-    ) -> dict[str, Any]:
+        self, ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None,
+        central: frozenset[str] | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """Which chunks are eligible (with their full and head texts and hashes), which are
         excluded as secrets (remote providers only). `chunks` (default: every chunk of the
         build) narrows it, e.g. to the changed files' chunks of an update."""
@@ -718,7 +751,7 @@ class SemanticModality:
                     secret_files[chunk.path] = secret_reason(embed_text(chunk, identity))
             planned = _planned(chunk, identity)
             keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), planned,
-                          _entry(chunk, planned)))  # fmt: skip
+                          _entry(chunk, planned, central)))  # fmt: skip
         excluded: dict[str, int] = {}
         for (path, *_), _p, _e in keyed:
             if reason := secret_files.get(path):
@@ -850,7 +883,7 @@ class SemanticModality:
             return None
         touched = set(changes.touched_paths())
         changed = set(changes.deleted) | {old for old, _new in changes.renamed} | touched
-        planned = self.plan(ctx, provider, ctx.chunks.of_paths(sorted(touched)))
+        planned = self.plan(ctx, provider, ctx.chunks.of_paths(sorted(touched)), _central(ctx))
         return state, changed, planned, _PreviousVectors({}, sources)
 
     def build(self, ctx: BuildContext) -> dict[str, Any]:
@@ -883,7 +916,7 @@ class SemanticModality:
             row_of = prev.row_of
         else:
             mode, changed = "full", set()
-            planned = self.plan(ctx, provider)
+            planned = self.plan(ctx, provider, central=_central(ctx))
             previous = _PreviousVectors.load(ctx.previous_dir, identity)
             by_path, old_rows, where = {}, {}, {}
             candidates = _Candidates([], [])
@@ -958,13 +991,14 @@ class SemanticModality:
                 affected |= candidates.settle(set(hashes), have)
                 embedded_new += len(group)
                 tokens += result.tokens
-                ctx.progress("embed", embedded_new, len(queue))
+                ctx.progress(embed_phase(phases), embedded_new, len(queue))
             embed_seconds = time.perf_counter() - embed_started
             # a backlog left out that a build of its own would embed (`maguyva.build.follow`)
             backlog_left = (
                 not backlog and error is None
                 and bool(_queue(candidates.heads, candidates.bodies, have, phases, 1))  # type: ignore[arg-type]
             )  # fmt: skip
+            left = _left(candidates, phases)
             mark("embed")
 
         # A file's rows change when it changed or one of its chunks got a vector now: those
@@ -1057,6 +1091,7 @@ class SemanticModality:
             "pending": n_pending,
             "partial": n_partial,
             "backlog_left": backlog_left,
+            "left": left,
             "excluded": excluded,
             "tokens": tokens,
             "embed_seconds": round(embed_seconds, 3),
@@ -1388,6 +1423,15 @@ class SemanticSearcher:
         """Chunks searchable by their head only (header, signature, docstring); body pending."""
         return int(self.meta.get("partial", 0))
 
+    def coverage(self) -> dict[str, Any]:
+        """How much of the repository this generation's vectors cover (`coverage.coverage`)."""
+        return coverage(self.meta)
+
+    def coverage_note(self) -> str | None:
+        """A response note when some chunk is not searchable by its full text (None: all are)."""
+        cov = self.coverage()
+        return describe(cov) if cov["embedded"] < cov["chunks"] else None
+
     def chunks(self) -> Any:
         """The generation's chunks: decoded per file as hits name them (format 2 gives each
         row's file), all at once for format 1 (ids only)."""
@@ -1525,6 +1569,7 @@ def read_rows(sem_dir: Path) -> dict[str, Any]:
                                   info[r]))  # fmt: skip
     keyed.sort(key=lambda x: x[0])
     return {
+        "paths": [x[0][0] for x in keyed],
         "info": [x[5] for x in keyed],
         "ids": [x[1] for x in keyed],
         "hashes": [x[2] for x in keyed],
