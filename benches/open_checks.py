@@ -1,4 +1,4 @@
-"""What the integrity checks of an index cost, in ms (docs/durability.md, "Damage is loud").
+"""What the integrity checks of an index cost, in ms (docs/durability-integrity.md, "Damage is loud").
 
 Per fresh process, against an indexed repository: the checks the loaders make when they read
 (text: every segment's header, section CRCs and document table; graph: the whole-file CRC of

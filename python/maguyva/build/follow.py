@@ -21,7 +21,7 @@ times when the index has a semantic backlog):
 A writer killed between them leaves the last committed one current and searchable; the next
 update sees a graph behind and builds it (in full: what a patch would need is gone with the
 process). Off by default for one-shot runs (`maguyva index`): nobody reads between the
-commits. docs/durability.md, "The graph follows", has the measurements.
+commits. docs/durability-edit-to-answer.md, "The graph follows", has the measurements.
 
 Semantic follows a large build the same way (never gate): a first build, a rebuild, a large
 update or a run that resumes an unfinished embedding commits its first generation with the

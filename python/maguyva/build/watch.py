@@ -29,7 +29,7 @@ log = logging.getLogger("maguyva.build.watch")
 
 DEFAULT_DEBOUNCE_MS = 300
 # A burst ends after two quiet steps (watchfiles checks its queue once per step): 10 ms steps
-# notice an edit ~20 ms after it instead of ~100 (docs/durability.md, "The graph follows");
+# notice an edit ~20 ms after it instead of ~100 (docs/durability-edit-to-answer.md, "The graph follows");
 # `DEFAULT_DEBOUNCE_MS` still caps a long burst.
 DEFAULT_STEP_MS = 10
 DEFAULT_RECONCILE_S = 30.0
