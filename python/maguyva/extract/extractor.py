@@ -187,7 +187,7 @@ def _definitions(
     """Append the public records of `real` (nested, in order); their doc comment starts."""
     doc_starts: list[int] = []
     for d in real:
-        doc, doc_start = _doc(grammar, data, d)
+        doc, doc_start = _doc(grammar, data, d.node)
         doc_starts.append(doc_start or d.start_line)
         extraction.definitions.append(
             Definition(
@@ -196,7 +196,7 @@ def _definitions(
                 qualified_name=d.qualified,
                 start_line=d.start_line,
                 end_line=d.end_line,
-                signature=_signature(data, d),
+                signature=_signature(data, d.node),
                 doc=doc,
                 parent=d.parent.qualified if d.parent is not None else None,
                 bases=d.bases,
@@ -289,11 +289,11 @@ def _breaks_and_scopes(grammar: Grammar, data: bytes, root: ts.Node, ordered: li
     scopes = []
     for d in ordered:
         if d.is_scope:
-            _doc_text, doc_start = _doc(grammar, data, d)
+            _doc_text, doc_start = _doc(grammar, data, d.node)
             scopes.append(Definition(
                 kind=_SCOPE_KINDS.get(d.node.type, "impl"), name=d.name, qualified_name=d.qualified,
                 start_line=min(doc_start or d.start_line, d.start_line), end_line=d.end_line,
-                signature=_signature(data, d), name_line=d.name_line,
+                signature=_signature(data, d.node), name_line=d.name_line,
             ))  # fmt: skip
     return breaks, scopes
 

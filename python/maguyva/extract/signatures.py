@@ -4,15 +4,10 @@ docstring) and where its statements start (for the chunker)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
 from maguyva.extract.grammars import Grammar
-
-if TYPE_CHECKING:
-    from maguyva.extract.extractor import _Def
-
 
 MAX_SIGNATURE = 240
 MAX_DOC = 1200
@@ -63,8 +58,9 @@ def _body(node: ts.Node) -> ts.Node | None:
     return None
 
 
-def _signature(data: bytes, d: _Def) -> str:
-    core = _core(d.node)
+def _signature(data: bytes, node: ts.Node) -> str:
+    """A definition node's header (up to its body or first line), whitespace collapsed."""
+    core = _core(node)
     body = _body(core)
     end = body.start_byte if body is not None and body.start_byte > core.start_byte else None
     if end is None:
@@ -87,10 +83,10 @@ def _clean_comment(text: str) -> str:
     return "\n".join(lines).strip()
 
 
-def _doc(grammar: Grammar, data: bytes, d: _Def) -> tuple[str, int | None]:
+def _doc(grammar: Grammar, data: bytes, node: ts.Node) -> tuple[str, int | None]:
     """The docstring (Python) or the contiguous comments just above the definition, and the
     first line of those comments (so that the chunk can start there)."""
-    core = _core(d.node)
+    core = _core(node)
     if grammar.spec.doc_style == "docstring":
         body = _body(core)
         if body is not None and body.named_child_count:
@@ -101,7 +97,6 @@ def _doc(grammar: Grammar, data: bytes, d: _Def) -> tuple[str, int | None]:
                 raw = _text(data, first)
                 return _clean_docstring(raw)[:MAX_DOC], None
         return "", None
-    node = d.node
     prev = node.prev_named_sibling
     comments: list[ts.Node] = []
     line = node.start_point[0]
