@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 
 from maguyva.modalities.graph import store
+from maguyva.modalities.graph.columns import node_columns
 from maguyva.modalities.graph.memory import _DTYPES, Memory
 from maguyva.modalities.graph.resolve import CALLS, CONTAINS, STAT_KEYS, GraphBuilder, Node
 from maguyva.modalities.graph.schema import NodeKind
 
 
 class _Rows:
-    """`Columns` as numpy arrays (what `build.merge_edges` and `pack` read)."""
+    """`Columns` as numpy arrays (what `adjacency.merge_edges` and `pack` read)."""
 
     __slots__ = ("conf", "dst", "kind", "line", "src")
 
@@ -203,8 +204,6 @@ def _edge_rows(memory: Memory, decl: list[np.ndarray], cols: list[np.ndarray],
 
 def _all_node_columns(memory: Memory, nodes: list) -> dict[str, Any]:
     """The kept declared nodes' columns with the lazily made nodes' appended (names packed)."""
-    from maguyva.modalities.graph.build import node_columns
-
     assert memory.columns is not None
     lazy = node_columns(nodes[memory.declared_nodes :])
     # the declared nodes' names do not change in a patch: packed once, the rest appended

@@ -11,6 +11,7 @@ import numpy as np
 
 from maguyva.extract.types import FileExtraction
 from maguyva.modalities.graph import store
+from maguyva.modalities.graph.columns import node_columns
 from maguyva.modalities.graph.receivers import scan
 from maguyva.modalities.graph.resolve import (
     GraphBuilder,
@@ -102,8 +103,6 @@ class Memory:
         st = (out_dir / store.FILE_NAME).stat()
         self.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         if self.columns is None and self.builder is not None:
-            from maguyva.modalities.graph.build import node_columns
-
             self.columns = node_columns(self.builder.nodes[: self.declared_nodes])
         if len(self.decl_file) != len(self.decl[0]) and self.columns is not None:
             self.decl_file = self.columns["file"][self.decl[0]].astype(np.int32)

@@ -11,6 +11,7 @@ import numpy as np
 
 from maguyva.extract.types import FileExtraction
 from maguyva.modalities.graph import store
+from maguyva.modalities.graph.columns import node_columns
 from maguyva.modalities.graph.follows import _close_names, _file_follows, _follow
 from maguyva.modalities.graph.inheritance import _duck_typing, _inheritance, _open_here
 from maguyva.modalities.graph.memo import _drop_memo, _index_memo, _keep_sub_memo
@@ -347,8 +348,6 @@ def _renumber(memory: Memory, b: GraphBuilder, fid: int, ids: list[int]):
 
 def _splice_columns(memory: Memory, b: GraphBuilder, ids: list[int], a: int, old_n: int) -> None:
     """Replace the declared nodes' columns (and packed names) of the file's segment."""
-    from maguyva.modalities.graph.build import node_columns
-
     cols = memory.columns
     if cols is not None:
         new_cols = node_columns([b.nodes[i] for i in ids])
