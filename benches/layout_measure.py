@@ -125,7 +125,11 @@ def main(argv: list[str]) -> None:
     lines = sorted(((len(t.splitlines()), p) for p, t in files.items()), reverse=True)
     total = sum(n for n, _ in lines)
     print(f"lines: {total}; largest: " + ", ".join(f"{p} {n}" for n, p in lines[:5]))
-    print(f"modules over 600 lines: {sum(n > 600 for n, _ in lines)}")
+    long_modules = [f"{p} {n}" for n, p in lines if n > 600]
+    print(
+        f"modules over 600 lines: {len(long_modules)}"
+        + "".join(f"\n      {m}" for m in long_modules)
+    )
     for top_only in (True, False):
         graph = {
             module_of(p): imports(t, module_of(p), modules, top_only) - {module_of(p)}
@@ -141,7 +145,9 @@ def main(argv: list[str]) -> None:
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
     )[::-1]
     print("longest functions: " + ", ".join(f"{name} {n}" for n, name in funcs[:6]))
-    print(f"functions over 80 lines: {sum(n > 80 for n, _ in funcs)} of {len(funcs)}")
+    long_funcs = [f"{name} {n}" for n, name in funcs if n > 80]
+    print(f"functions over 80 lines: {len(long_funcs)} of {len(funcs)}"
+          + "".join(f"\n      {f}" for f in long_funcs))  # fmt: skip
     late = sum(
         isinstance(node, ast.Import | ast.ImportFrom)
         for t in trees.values()

@@ -225,7 +225,7 @@ DIRS = ["build", "src/build", "a.egg-info", "keep.egg-info", "top_only", "src/to
 
 
 def test_ignore_rules_for_directories_match_the_walker(tmp_path):
-    from maguyva.repo.changes import IgnoreRules
+    from maguyva.repo.ignore import IgnoreRules
 
     for rel, text in IGNORE_CASES:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

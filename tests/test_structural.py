@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from maguyva.errors import CorruptIndexError, ModalityUnavailable
 from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.structural import symbol_build, symbol_search
 from maguyva.modalities.structural import symbols as symbol_index
 from maguyva.modalities.structural.modality import MODALITY, StructuralSearcher, extract_repository
 from maguyva.model import SourceFile
@@ -243,8 +244,8 @@ def _one_segment(extraction: dict, chunks: list) -> StructuralSearcher:
 
 def test_segmented_search_equals_one_segment(stdlib_slice, tmp_path) -> None:
     extraction, chunks = stdlib_slice
-    symbol_index.build(tmp_path / "s", extraction, chunks)
-    segmented, whole = symbol_index.load(tmp_path / "s"), _one_segment(extraction, chunks)
+    symbol_build.build(tmp_path / "s", extraction, chunks)
+    segmented, whole = symbol_search.load(tmp_path / "s"), _one_segment(extraction, chunks)
     assert len(segmented) == len(whole) > 1000
     names = sorted({d.name for ex in extraction.values() for d in ex.definitions})
     rng = random.Random(5)
@@ -280,7 +281,7 @@ EDIT_OPS = st.lists(st.tuples(st.sampled_from(["delete", "modify", "rename", "ad
 def test_update_writes_what_a_scratch_build_writes(stdlib_slice, tmp_path_factory, ops) -> None:
     extraction, chunks = dict(stdlib_slice[0]), list(stdlib_slice[1])
     base = tmp_path_factory.mktemp("symbols")
-    symbol_index.build(base / "a", extraction, chunks, extractor="x")
+    symbol_build.build(base / "a", extraction, chunks, extractor="x")
     changes = ChangeSet()
     for op, n in ops:
         paths = sorted(extraction)
@@ -306,10 +307,10 @@ def test_update_writes_what_a_scratch_build_writes(stdlib_slice, tmp_path_factor
                 changes.added.append(new)
     # the update reads chunks as the streaming indexer hands them (`segment(n)`), the scratch
     # build from a plain list: both must write the same bytes
-    report = symbol_index.build(base / "b", extraction, _Segmented(chunks), previous=base / "a",
+    report = symbol_build.build(base / "b", extraction, _Segmented(chunks), previous=base / "a",
                                 changes=changes, extractor="x")  # fmt: skip
     assert report["mode"] == "incremental"
-    symbol_index.build(base / "c", extraction, chunks, extractor="x")
+    symbol_build.build(base / "c", extraction, chunks, extractor="x")
     updated = {p.name: p.read_bytes() for p in sorted((base / "b").iterdir())}
     scratch = {p.name: p.read_bytes() for p in sorted((base / "c").iterdir())}
     assert updated == scratch
@@ -322,21 +323,21 @@ def test_update_falls_back_to_scratch_when_the_previous_index_is_not_comparable(
     stdlib_slice, tmp_path
 ) -> None:
     extraction, chunks = stdlib_slice
-    symbol_index.build(tmp_path / "a", extraction, chunks, extractor="x")
+    symbol_build.build(tmp_path / "a", extraction, chunks, extractor="x")
     one = ChangeSet(modified=[sorted(extraction)[0]])
-    other = symbol_index.build(tmp_path / "b", extraction, chunks, previous=tmp_path / "a",
+    other = symbol_build.build(tmp_path / "b", extraction, chunks, previous=tmp_path / "a",
                                changes=one, extractor="y")  # fmt: skip
     assert other["mode"] == "from scratch" and "extractor" in other["why_from_scratch"]
     (tmp_path / "a" / symbol_index.META).write_bytes(b"damaged")
-    again = symbol_index.build(tmp_path / "c", extraction, chunks, previous=tmp_path / "a",
+    again = symbol_build.build(tmp_path / "c", extraction, chunks, previous=tmp_path / "a",
                                changes=one, extractor="x")  # fmt: skip
     assert again["mode"] == "from scratch" and "unusable" in again["why_from_scratch"]
-    first = symbol_index.build(tmp_path / "d", extraction, chunks, previous=tmp_path / "b",
+    first = symbol_build.build(tmp_path / "d", extraction, chunks, previous=tmp_path / "b",
                                changes=ChangeSet(reason="first build"), extractor="y")  # fmt: skip
     assert first["mode"] == "from scratch"
     # a segment of the previous index is gone (damaged generation): from scratch, same bytes
     (tmp_path / "d" / symbol_index.segment_name(7)).unlink()
-    redone = symbol_index.build(tmp_path / "e", extraction, chunks, previous=tmp_path / "d",
+    redone = symbol_build.build(tmp_path / "e", extraction, chunks, previous=tmp_path / "d",
                                 changes=one, extractor="y")  # fmt: skip
     assert redone["mode"] == "from scratch" and "unusable" in redone["why_from_scratch"]
     assert {p.name: p.read_bytes() for p in (tmp_path / "e").iterdir()} == {
@@ -346,7 +347,7 @@ def test_update_falls_back_to_scratch_when_the_previous_index_is_not_comparable(
 def test_verify_names_what_is_wrong(stdlib_slice, tmp_path) -> None:
     extraction, chunks = stdlib_slice
     out = tmp_path / "s"
-    symbol_index.build(out, extraction, chunks)
+    symbol_build.build(out, extraction, chunks)
     assert MODALITY.verify(out) == []
     m = next(m for m in range(symbol_index.SEGMENTS)
              if symbol_index.read_segment(out, m)["paths"])  # fmt: skip
@@ -360,7 +361,7 @@ def test_verify_names_what_is_wrong(stdlib_slice, tmp_path) -> None:
     problems = MODALITY.verify(out)
     assert any(name in p and "another segment" in p for p in problems), problems
     with pytest.raises(CorruptIndexError):
-        symbol_index.load(out)
+        symbol_search.load(out)
     # a bit flip: the seal catches it
     damaged = bytearray(original)
     damaged[len(damaged) // 2] ^= 4
@@ -376,16 +377,16 @@ def test_verify_names_what_is_wrong(stdlib_slice, tmp_path) -> None:
 
 def test_reader_reuses_segments_of_the_previous_generation(stdlib_slice, tmp_path) -> None:
     extraction, chunks = stdlib_slice
-    symbol_index.build(tmp_path / "a", extraction, chunks)
-    first = symbol_index.load(tmp_path / "a")
+    symbol_build.build(tmp_path / "a", extraction, chunks)
+    first = symbol_search.load(tmp_path / "a")
     edited = sorted(extraction)[3]
     changes = ChangeSet(modified=[edited])
     extraction = {**extraction, edited: dataclasses.replace(extraction[edited], definitions=[])}
-    symbol_index.build(tmp_path / "b", extraction, chunks, previous=tmp_path / "a",
+    symbol_build.build(tmp_path / "b", extraction, chunks, previous=tmp_path / "a",
                        changes=changes)  # fmt: skip
     refs = [weakref.ref(s) for s in first._segs]
     del first  # a server drops its engine on the old generation before opening the new one
-    second = symbol_index.load(tmp_path / "b")
+    second = symbol_search.load(tmp_path / "b")
     mine = {id(s) for s in second._segs}
     assert sum(1 for r in refs if r() is not None and id(r()) in mine) == len(refs) - 1
     assert all(h.path != edited for h in second.find_symbol("__init__", limit=10_000))
@@ -398,9 +399,9 @@ def test_format_1_symbol_index_is_still_read(tmp_path) -> None:
         cols[name].append(value)
     (tmp_path / "symbols.json").write_text(json.dumps({"version": 1, "paths": ["a.py"],
                                                        "columns": cols}))  # fmt: skip
-    hits = symbol_index.load(tmp_path).find_symbol("old_name")
+    hits = symbol_search.load(tmp_path).find_symbol("old_name")
     assert [(h.path, h.start_line) for h in hits] == [("a.py", 1)]
-    assert symbol_index.verify(tmp_path) == []
+    assert symbol_build.verify(tmp_path) == []
 
 
 @given(st.text(max_size=40) | st.from_regex(r"[A-Za-z_$0-9]{0,30}", fullmatch=True))

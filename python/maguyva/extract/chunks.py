@@ -131,20 +131,8 @@ def syntax_chunks(
             if not piece.strip():
                 continue
             label = f"{qualified or '#top'}" + (f"#{number}" if len(spans) > 1 else "")
-            cid = chunk_id(path, piece, label)
-            if cid in seen:  # identical text under the same label: keep ids unique, stably
-                seen[cid] += 1
-                cid = chunk_id(path, piece, f"{label}~{seen[cid]}")
-            else:
-                seen[cid] = 0
-            if unit is None:
-                header = f"{path}: top-level code"
-            else:
-                header = f"{path}: {unit.kind} {unit.qualified_name}"
-                if len(spans) > 1:
-                    header += f" (part {number}/{len(spans)})"
-                if unit.signature:
-                    header += f"\n{unit.signature}"
+            cid = _unique_id(seen, path, piece, label)
+            header = _header(path, unit, number, len(spans))
             chunks.append(
                 Chunk(
                     id=cid,
@@ -164,16 +152,7 @@ def syntax_chunks(
         if not unit.children:
             emit(unit.kind, unit, unit.start, unit.end, "\n".join(lines[unit.start - 1 : unit.end]))
             return
-        skeleton: list[str] = []
-        cursor = unit.start
-        for child in unit.children:
-            skeleton.extend(lines[cursor - 1 : child.start - 1])
-            first = lines[child.start - 1] if child.start - 1 < len(lines) else ""
-            indent = first[: len(first) - len(first.lstrip())]
-            skeleton.append(f"{indent}{child.signature or child.name} …")
-            cursor = child.end + 1
-        skeleton.extend(lines[cursor - 1 : unit.end])
-        emit(unit.kind, unit, unit.start, unit.end, "\n".join(skeleton)[:MAX_CHUNK_CHARS])
+        emit(unit.kind, unit, unit.start, unit.end, _skeleton(lines, unit)[:MAX_CHUNK_CHARS])
         for child in unit.children:
             visit(child)
 
@@ -184,6 +163,43 @@ def syntax_chunks(
         cursor = unit.end + 1
     _emit_gap(emit, lines, cursor, len(lines))
     return chunks
+
+
+def _unique_id(seen: dict[str, int], path: str, piece: str, label: str) -> str:
+    """The chunk's content-addressed id; identical text under the same label gets a stable
+    `~n` suffix, so that ids stay unique."""
+    cid = chunk_id(path, piece, label)
+    if cid in seen:
+        seen[cid] += 1
+        return chunk_id(path, piece, f"{label}~{seen[cid]}")
+    seen[cid] = 0
+    return cid
+
+
+def _header(path: str, unit: _Unit | None, number: int, parts: int) -> str:
+    """The line(s) that say where a chunk is: its path, kind and name, part and signature."""
+    if unit is None:
+        return f"{path}: top-level code"
+    header = f"{path}: {unit.kind} {unit.qualified_name}"
+    if parts > 1:
+        header += f" (part {number}/{parts})"
+    if unit.signature:
+        header += f"\n{unit.signature}"
+    return header
+
+
+def _skeleton(lines: list[str], unit: _Unit) -> str:
+    """A class-like unit's text with each member replaced by one line (its signature)."""
+    skeleton: list[str] = []
+    cursor = unit.start
+    for child in unit.children:
+        skeleton.extend(lines[cursor - 1 : child.start - 1])
+        first = lines[child.start - 1] if child.start - 1 < len(lines) else ""
+        indent = first[: len(first) - len(first.lstrip())]
+        skeleton.append(f"{indent}{child.signature or child.name} …")
+        cursor = child.end + 1
+    skeleton.extend(lines[cursor - 1 : unit.end])
+    return "\n".join(skeleton)
 
 
 def _emit_gap(emit: Callable[..., None], lines: list[str], start: int, end: int) -> None:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import bisect
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
 from maguyva.extract import imports as import_shapes
 from maguyva.extract.grammars import Grammar
+from maguyva.extract.signatures import _SPACE, _doc, _outer, _signature, _statement_starts, _text
 from maguyva.extract.types import Call, Definition, FileExtraction, Import, Reference
 
-MAX_SIGNATURE = 240
-MAX_DOC = 1200
 MAX_CALLEE = 160
 CHECK_EVERY = 512  # matches between deadline checks
 
@@ -68,13 +68,8 @@ class Parsed:
     scopes: list[Definition] = field(default_factory=list)
 
 
-def _text(data: bytes, node: ts.Node) -> str:
-    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
 _PARENS = re.compile(r"\([^()]*\)")
 _ANGLES = re.compile(r"<[^<>()]*>")
-_SPACE = re.compile(r"\s+")
 
 
 def normalize_callee(text: str) -> str:
@@ -118,6 +113,34 @@ def extract(
     """Run the language's queries over `data` and assemble the file's extraction."""
     tree = parse(grammar, data, deadline)
     root = tree.root_node
+    defs, sites, import_matches, flat = _run_queries(grammar, data, root, deadline)
+
+    ordered = sorted(defs.values(), key=lambda d: (d.start_byte, -d.end_byte))
+    _nest(ordered, grammar.spec.class_kinds)
+    real = [d for d in ordered if not d.is_scope]
+
+    extraction = FileExtraction(path=path, language=grammar.name)
+    doc_starts = _definitions(grammar, data, real, extraction)
+    if clock() > deadline:
+        raise BudgetExceeded("definitions")
+
+    at = _Enclosing([d for d in real if d.kind not in _NON_SCOPES]).at
+    sites.sort()
+    _calls(data, sites, at, extraction)
+    _references(grammar, data, flat, sites, at, extraction)
+    _imports(grammar, data, import_matches, extraction)
+    breaks, scopes = _breaks_and_scopes(grammar, data, root, ordered, real)
+    return extraction, Parsed(breaks, doc_starts, scopes)
+
+
+Sites = list[tuple[int, int, int, int]]
+
+
+def _run_queries(
+    grammar: Grammar, data: bytes, root: ts.Node, deadline: float
+) -> tuple[dict[int, _Def], Sites, list[dict[str, list[ts.Node]]], dict[str, list[ts.Node]]]:
+    """One pass of the grouped query (definitions, call sites with a receiver, imports) and
+    one of the flat one (callees, references): the raw matches, before any assembly."""
     matches = ts.QueryCursor(grammar.grouped).matches(root)
     if clock() > deadline:
         raise BudgetExceeded("query")
@@ -125,7 +148,7 @@ def extract(
     defs: dict[int, _Def] = {}  # keyed by the name node's start byte: keeps the widest match
     # Call sites as plain tuples, sorted as written (outer call first on ties):
     # (callee start, -callee end, first byte of the callee text, line).
-    sites: list[tuple[int, int, int, int]] = []
+    sites: Sites = []
     import_matches: list[dict[str, list[ts.Node]]] = []
     for number, (_pattern, caps) in enumerate(matches):
         if number % CHECK_EVERY == 0 and clock() > deadline:
@@ -155,15 +178,16 @@ def extract(
     for callee in flat.get("callee", ()):
         start = callee.start_byte
         sites.append((start, -callee.end_byte, start, callee.start_point[0] + 1))
+    return defs, sites, import_matches, flat
 
-    ordered = sorted(defs.values(), key=lambda d: (d.start_byte, -d.end_byte))
-    _nest(ordered, grammar.spec.class_kinds)
-    real = [d for d in ordered if not d.is_scope]
 
-    extraction = FileExtraction(path=path, language=grammar.name)
+def _definitions(
+    grammar: Grammar, data: bytes, real: list[_Def], extraction: FileExtraction
+) -> list[int]:
+    """Append the public records of `real` (nested, in order); their doc comment starts."""
     doc_starts: list[int] = []
     for d in real:
-        doc, doc_start = _doc(grammar, data, d)
+        doc, doc_start = _doc(grammar, data, d.node)
         doc_starts.append(doc_start or d.start_line)
         extraction.definitions.append(
             Definition(
@@ -172,7 +196,7 @@ def extract(
                 qualified_name=d.qualified,
                 start_line=d.start_line,
                 end_line=d.end_line,
-                signature=_signature(data, d),
+                signature=_signature(data, d.node),
                 doc=doc,
                 parent=d.parent.qualified if d.parent is not None else None,
                 bases=d.bases,
@@ -180,14 +204,15 @@ def extract(
                 declaration=d.declaration,
             )
         )
-    if clock() > deadline:
-        raise BudgetExceeded("definitions")
+    return doc_starts
 
-    enclosing = _Enclosing([d for d in real if d.kind not in _NON_SCOPES])
-    at = enclosing.at
+
+def _calls(
+    data: bytes, sites: Sites, at: Callable[[int], str | None], extraction: FileExtraction
+) -> None:
+    """Append one call per distinct callee span of `sites` (sorted), with its enclosing caller."""
     calls = extraction.calls
     seen_calls: set[tuple[int, int]] = set()
-    sites.sort()
     for start, neg_end, first, line in sites:
         end = -neg_end
         key = (first, end)
@@ -202,6 +227,12 @@ def extract(
         )
         if name:
             calls.append(Call(name, line, at(start)))
+
+
+def _references(grammar: Grammar, data: bytes, flat: dict[str, list[ts.Node]], sites: Sites,
+                at: Callable[[int], str | None], extraction: FileExtraction) -> None:  # fmt: skip
+    """Append the references: every `@reference` capture that is not a call site, not marked
+    `@reference.not`, not `self` and not already seen on its line."""
     references = extraction.references
     seen_refs: set[tuple[str, int]] = set()
     # A reference is not recorded where a call starts, nor where the query says it is no read
@@ -230,6 +261,11 @@ def extract(
             continue
         seen_refs.add((name, line))
         references.append(Reference(name, line, at(start)))
+
+
+def _imports(grammar: Grammar, data: bytes, import_matches: list[dict[str, list[ts.Node]]],
+             extraction: FileExtraction) -> None:  # fmt: skip
+    """Append the imports, one per distinct shape of each import statement, sorted by line."""
     by_statement: dict[int, list[Import]] = {}
     for caps in import_matches:
         found = import_shapes.build(grammar.name, data, caps)
@@ -241,6 +277,11 @@ def extract(
         extraction.imports.extend(Import(*fields) for fields in unique)
     extraction.imports.sort(key=lambda i: (i.line, i.module, i.name or ""))
 
+
+def _breaks_and_scopes(grammar: Grammar, data: bytes, root: ts.Node, ordered: list[_Def],
+                       real: list[_Def]) -> tuple[set[int], list[Definition]]:  # fmt: skip
+    """What the chunker needs: the lines where statements start (top level, and inside long
+    definitions), and the `impl` / `extension` blocks that get skeleton chunks."""
     breaks = {child.start_point[0] + 1 for child in root.named_children}
     for d in real:
         if d.end_line - d.start_line > 40:
@@ -248,13 +289,13 @@ def extract(
     scopes = []
     for d in ordered:
         if d.is_scope:
-            _doc_text, doc_start = _doc(grammar, data, d)
+            _doc_text, doc_start = _doc(grammar, data, d.node)
             scopes.append(Definition(
                 kind=_SCOPE_KINDS.get(d.node.type, "impl"), name=d.name, qualified_name=d.qualified,
                 start_line=min(doc_start or d.start_line, d.start_line), end_line=d.end_line,
-                signature=_signature(data, d), name_line=d.name_line,
+                signature=_signature(data, d.node), name_line=d.name_line,
             ))  # fmt: skip
-    return extraction, Parsed(breaks, doc_starts, scopes)
+    return breaks, scopes
 
 
 _SCOPE_KINDS = {"impl_item": "impl", "class_declaration": "extension"}
@@ -461,128 +502,3 @@ class _Enclosing:
 
     def at(self, offset: int) -> str | None:
         return self._owners[bisect.bisect_right(self._starts, offset) - 1]
-
-
-_BODY_TYPES = frozenset(
-    {"block", "body", "compound_statement", "declaration_list", "class_body", "field_declaration_list",
-     "statement_block", "function_body", "enum_body", "interface_body", "body_statement",
-     "template_body", "do_group", "enum_member_declaration_list", "protocol_body",
-     "enum_class_body", "class_declaration_list", "template_declaration_list"}
-)  # fmt: skip
-
-
-def _outer(node: ts.Node) -> ts.Node:
-    """Climb wrappers that hold only this definition (`type X struct` in Go, `export`,
-    `const f = () => ...`) so that doc comments and the chunk start at the real start."""
-    parent = node.parent
-    while (
-        parent is not None
-        and parent.type in _WRAPPERS
-        and parent.named_child_count <= 2
-        and node.prev_named_sibling is None
-    ) or (parent is not None and parent.type in _WRAPPERS and parent.named_child_count == 1):
-        node, parent = parent, parent.parent
-    return node
-
-
-def _core(node: ts.Node) -> ts.Node:
-    """The definition proper inside wrappers (Python decorators, export statements)."""
-    inner = node.child_by_field_name("definition") or node.child_by_field_name("declaration")
-    return inner if inner is not None else node
-
-
-def _body(node: ts.Node) -> ts.Node | None:
-    body = node.child_by_field_name("body")
-    if body is not None:
-        return body
-    for child in node.named_children:
-        if child.type in _BODY_TYPES:
-            return child
-    return None
-
-
-def _signature(data: bytes, d: _Def) -> str:
-    core = _core(d.node)
-    body = _body(core)
-    end = body.start_byte if body is not None and body.start_byte > core.start_byte else None
-    if end is None:
-        line_end = data.find(b"\n", core.start_byte)
-        end = core.end_byte if line_end < 0 else min(line_end, core.end_byte)
-    sig = _SPACE.sub(" ", data[core.start_byte : end].decode("utf-8", "replace")).strip()
-    sig = sig.rstrip("{:=").rstrip()
-    return sig if len(sig) <= MAX_SIGNATURE else sig[: MAX_SIGNATURE - 1] + "…"
-
-
-_COMMENT_MARK = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?!?|#+|--)\s?")
-
-
-def _clean_comment(text: str) -> str:
-    lines = []
-    for line in text.splitlines():
-        line = _COMMENT_MARK.sub("", line.rstrip())
-        line = line.removesuffix("*/").rstrip()
-        lines.append(line)
-    return "\n".join(lines).strip()
-
-
-def _doc(grammar: Grammar, data: bytes, d: _Def) -> tuple[str, int | None]:
-    """The docstring (Python) or the contiguous comments just above the definition, and the
-    first line of those comments (so that the chunk can start there)."""
-    core = _core(d.node)
-    if grammar.spec.doc_style == "docstring":
-        body = _body(core)
-        if body is not None and body.named_child_count:
-            first = body.named_children[0]
-            if first.type == "expression_statement" and first.named_child_count:
-                first = first.named_children[0]
-            if first.type == "string":
-                raw = _text(data, first)
-                return _clean_docstring(raw)[:MAX_DOC], None
-        return "", None
-    node = d.node
-    prev = node.prev_named_sibling
-    comments: list[ts.Node] = []
-    line = node.start_point[0]
-    while prev is not None and prev.end_point[0] >= line - 1:
-        if prev.type in grammar.spec.comment_types:
-            comments.append(prev)
-        elif prev.type not in _ATTRIBUTES or comments:
-            break
-        line = prev.start_point[0]
-        prev = prev.prev_named_sibling
-    if not comments:
-        return "", None
-    comments.reverse()
-    text = "\n".join(_clean_comment(_text(data, c)) for c in comments)
-    return text[:MAX_DOC], comments[0].start_point[0] + 1
-
-
-_WRAPPERS = frozenset(
-    {"export_statement", "decorated_definition", "template_declaration", "ambient_declaration",
-     "type_declaration", "const_declaration", "var_declaration", "lexical_declaration",
-     "variable_declaration", "expression_statement", "field_declaration", "property_declaration",
-     "declaration", "type_definition"}
-)  # fmt: skip
-# Siblings between a doc comment and its definition (Rust `#[derive]`, Java/C# attributes).
-_ATTRIBUTES = frozenset({"attribute_item", "attribute_list", "annotation", "marker_annotation"})
-
-
-def _clean_docstring(raw: str) -> str:
-    text = raw.strip()
-    text = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", text)
-    text = re.sub(r"('''|\"\"\"|'|\")$", "", text)
-    lines = text.strip().splitlines()
-    return "\n".join(line.strip() for line in lines).strip()
-
-
-def _statement_starts(node: ts.Node) -> list[int]:
-    """1-based lines where the direct statements of a definition's body start (split points
-    for large definitions), one level down into a lone nested block."""
-    body = _body(_core(node))
-    if body is None:
-        return []
-    children = body.named_children
-    if len(children) == 1 and _body(children[0]) is not None:
-        inner = _body(children[0])
-        children = inner.named_children if inner is not None else children
-    return [c.start_point[0] + 1 for c in children]

@@ -20,13 +20,8 @@ back as tool errors (`is_error`) with one clear sentence, never as protocol fail
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
-import json
 import logging
-import math
-import re
 import sys
 import threading
 import time
@@ -37,347 +32,41 @@ from typing import Annotated, Any, Literal
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-import pydantic_core
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from maguyva.api import Index
-from maguyva.errors import BadQueryError, IndexNotFoundError, MaguyvaError
-from maguyva.interfaces.output import EVERY_MATCH_INTENTS
-from maguyva.model import Hit, Response, Result
+from maguyva.errors import BadQueryError
+from maguyva.interfaces.mcp_models import (
+    DEFAULT_BUDGET,
+    MAX_READ_LINES,
+    Budget,
+    ChunkOutput,
+    HitsOutput,
+    Modality,
+    ModalityStatus,
+    ReindexOutput,
+    SearchOutput,
+    StatusOutput,
+)
+from maguyva.interfaces.mcp_results import (
+    _body,
+    _cursor_key,
+    _hits_output,
+    _search_output,
+    decode_cursor,
+    encode_cursor,
+    fit_search,
+    reply,
+    tokens,
+    tool_errors,
+)
 
 log = logging.getLogger("maguyva.mcp")
-
-CHARS_PER_TOKEN = 4
-DEFAULT_BUDGET = 4000
-MIN_BUDGET, MAX_BUDGET = 500, 100_000
-MAX_READ_LINES = 2000
-MAX_MATCHES_SHOWN = 50
-MAX_MATCH_CHARS = 300
-
-Modality = Literal["semantic", "text", "structural", "graph"]
-Budget = Annotated[
-    int,
-    Field(ge=MIN_BUDGET, le=MAX_BUDGET,
-          description="Upper bound on the size of the result, in tokens (~4 characters each)"),
-]  # fmt: skip
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-
-
-# -- output models (their JSON Schemas are the tools' output schemas) ---------------------------
-
-
-class Contribution(BaseModel):
-    """How one retriever placed a result: 1-based rank and its weighted RRF contribution."""
-
-    modality: str
-    rank: int
-    contribution: float
-
-
-class MatchLine(BaseModel):
-    """One matching line of a file: its 1-based number and its text."""
-
-    line: int
-    text: str
-
-
-class SearchHit(BaseModel):
-    """One result. `signature` is always present; `body` only when the budget allowed."""
-
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    symbol: str | None = None
-    kind: str | None = None
-    signature: str
-    body: str | None = None
-    body_truncated: bool = False
-    body_lines: list[int] | None = Field(
-        None, description="[first, last] line of the file that `body` holds (where it was cut)"
-    )
-    lines: list[int] = Field(default_factory=list, description="matching lines in the span")
-    matches: list[MatchLine] = Field(
-        default_factory=list,
-        description="every matching line of the file, as ripgrep lists them (exact, regex, "
-        "definition and reference questions); fewer when the budget cut them",
-    )
-    match_count: int = Field(0, description="matching lines in the file, before any cut")
-    boost: float = 1.0
-    demoted: bool = False
-    stale: bool = Field(False, description="the file changed since it was indexed")
-    provenance: list[Contribution] = Field(default_factory=list)
-
-
-class SearchOutput(BaseModel):
-    """The answer with everything needed to see why each result is where it is."""
-
-    query: str
-    intent: str
-    confidence: float
-    target: str
-    fusion_strategy: str
-    preset: str
-    modalities: list[str]
-    weights: dict[str, float]
-    k: int
-    generation: int | None
-    timings_ms: dict[str, float]
-    total_ms: float
-    unavailable: dict[str, str]
-    notes: list[str]
-    results: list[SearchHit]
-    truncated: bool = Field(description="results or bodies were cut to fit the budget")
-    next_cursor: str | None = Field(description="pass as `cursor` to get the next results")
-    degraded: dict[str, str] = Field(
-        default_factory=dict,
-        description="retrievers this answer needed whose index files are damaged (reason and "
-        "fix): the results are incomplete or missing; tell the user to run the fix",
-    )
-
-
-class SymbolHit(BaseModel):
-    """A definition, call site group or dependent, with its signature line."""
-
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str | None = None
-    kind: str | None = None
-    signature: str = ""
-    lines: list[int] = Field(default_factory=list)
-    score: float | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-
-class HitsOutput(BaseModel):
-    """A list of hits from one explicit look-up."""
-
-    query: str
-    source: str = Field(description="the retriever that answered")
-    results: list[SymbolHit]
-    truncated: bool
-    total: int = Field(description="hits found before the budget and limit")
-    notes: list[str] = Field(default_factory=list)
-
-
-class ChunkOutput(BaseModel):
-    """Lines `start_line..end_line` of a file (1-based, inclusive)."""
-
-    path: str
-    start_line: int
-    end_line: int
-    total_lines: int
-    text: str
-    truncated: bool
-    next_start_line: int | None
-
-
-class ModalityStatus(BaseModel):
-    built: bool
-    reason: str | None = None
-    behind: dict[str, Any] | None = Field(
-        None, description="graph only: the earlier generation it reflects, paths changed since"
-    )
-    damaged: str | None = Field(None, description="its files failed their checks, and the fix")
-    coverage: dict[str, Any] | None = Field(
-        None, description="semantic only: chunks embedded, by head only, pending; texts left"
-    )
-
-
-class StatusOutput(BaseModel):
-    """What is indexed and how fresh it is."""
-
-    root: str
-    index_dir: str
-    indexed: bool
-    generation: int | None = None
-    age_s: float | None = None
-    commit: str | None = None
-    files: int | None = None
-    chunks: int | None = None
-    stale_files: int = 0
-    stale_sample: list[str] = Field(default_factory=list)
-    skipped: dict[str, int] = Field(default_factory=dict)
-    modalities: dict[str, ModalityStatus] = Field(default_factory=dict)
-    embedding: Any = None
-    build: dict[str, Any] | None = Field(
-        None, description="a build running now: phase, done, total, rate, ETA, pid"
-    )
-
-
-class ReindexOutput(BaseModel):
-    """What a rebuild did."""
-
-    generation: int
-    files: int
-    chunks: int
-    seconds: float
-    modalities: dict[str, ModalityStatus]
-    skipped: dict[str, int]
-    note: str | None = None
-
-
-# -- helpers --------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def tool_errors(no_index_hint: bool = True) -> Iterator[None]:
-    """Turn Maguyva's errors into tool errors the model reads (the SDK hides other messages)."""
-    try:
-        yield
-    except IndexNotFoundError as exc:
-        hint = " (call the reindex tool to build it)" if no_index_hint else ""
-        raise ToolError(f"{exc}{hint}") from exc
-    except MaguyvaError as exc:
-        raise ToolError(str(exc)) from exc
-    except OSError as exc:
-        raise ToolError(f"I/O error: {exc.strerror or exc}") from exc
-
-
-def compact(model: BaseModel) -> str:
-    """The JSON text a client receives: compact (`separators=(",", ":")`), so the token budget
-    is spent on content; indented JSON spent 20-42 % of it on whitespace."""
-    return pydantic_core.to_json(model.model_dump(mode="json"), fallback=str).decode()
-
-
-def tokens(model: BaseModel) -> int:
-    """Estimated tokens of the text the client receives."""
-    return math.ceil(len(compact(model)) / CHARS_PER_TOKEN)
-
-
-def reply(model: BaseModel) -> CallToolResult:
-    """A tool result whose text is the compact JSON of `model` (the SDK would indent it) and
-    whose structured content is the same value."""
-    return CallToolResult(content=[TextContent(type="text", text=compact(model))],
-                          structured_content=model.model_dump(mode="json"))  # fmt: skip
-
-
-def _signature(
-    index: Index, path: str, start_line: int, fallback: str | None, lines: list[int] = ()
-) -> str:
-    try:
-        chunk = index.engine().chunks.enclosing(path, start_line)
-    except MaguyvaError:
-        chunk = None
-    if chunk is not None and chunk.signature:
-        return chunk.signature
-    if chunk is not None:  # a module chunk: its first matching line, not its license header
-        first = next((n for n in lines if chunk.start_line <= n <= chunk.end_line), None)
-        if first is not None:
-            line = _chunk_line(chunk, first)
-            if line.strip():
-                return line.strip()
-    text = fallback if fallback else (chunk.text if chunk is not None else "")
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
-def _chunk_line(chunk: Any, line: int) -> str:
-    rows = chunk.text.split("\n")
-    at = line - chunk.start_line
-    return rows[at] if 0 <= at < len(rows) else ""
-
-
-def _matches(index: Index, path: str, lines: list[int]) -> list[MatchLine]:
-    """The text of each matching line (from the indexed chunks, not the disk)."""
-    out = []
-    chunks = index.engine().chunks
-    for line in lines[:MAX_MATCHES_SHOWN]:
-        chunk = chunks.enclosing(path, line)
-        if chunk is not None:
-            out.append(MatchLine(line=line, text=_chunk_line(chunk, line)[:MAX_MATCH_CHARS]))
-    return out
-
-
-def _body(index: Index, result: Result) -> str:
-    chunk = index.engine().chunks.enclosing(result.path, result.start_line)
-    if chunk is not None and chunk.start_line == result.start_line:
-        return chunk.text
-    return result.snippet
-
-
-def _cursor_key(**query: Any) -> str:
-    return hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def encode_cursor(key: str, offset: int) -> str:
-    raw = json.dumps({"q": key, "o": offset}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str, key: str) -> int:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        offset = int(data["o"])
-        same = data["q"] == key
-    except (ValueError, KeyError, TypeError) as exc:
-        raise BadQueryError("invalid cursor") from exc
-    if not same:
-        raise BadQueryError(
-            "this cursor belongs to a different query; repeat that query's arguments"
-        )
-    if offset < 0:
-        raise BadQueryError("invalid cursor")
-    return offset
-
-
-_HEADER_ONLY = re.compile(r'^\s*(?:$|@|#|//|/\*|\*|--|"""|\'\'\'|(?:[rRuUbB]?["\']))')
-
-
-def _header_only(lines: list[str]) -> bool:
-    """True when the lines are decorators, comments, blank or the start of a docstring only:
-    shown alone they would answer nothing."""
-    return all(_HEADER_ONLY.match(line) for line in lines)
-
-
-_MATCH_CAPS = (20, 10, 5, 3, 1)
-
-
-def fit_search(output: SearchOutput, bodies: list[str], budget: int) -> SearchOutput:
-    """Signatures first: fewer matching lines per result, then drop tail results until the
-    signatures fit; then add bodies in rank order while they fit. The first that does not fit is cut by lines, keeping its first
-    matching line (a cut body says which lines it holds, and one left with only decorators,
-    comments or a docstring's start is dropped); then bodies stop."""
-    full = [list(hit.matches) for hit in output.results]
-    for cap in _MATCH_CAPS:  # fewer matching lines per result before fewer results
-        if tokens(output) <= budget:
-            break
-        for hit, matches in zip(output.results, full, strict=True):
-            if len(matches) > cap:
-                hit.matches = matches[:cap]
-                output.truncated = True
-    while output.results and tokens(output) > budget:
-        output.results.pop()
-        output.truncated = True
-    for hit, body in zip(output.results, bodies, strict=False):
-        rows = body.split("\n")
-        hit.body = body
-        hit.body_lines = [hit.start_line, hit.start_line + len(rows) - 1]
-        if tokens(output) <= budget:
-            continue
-        first = next((n - hit.start_line for n in hit.lines if n >= hit.start_line), 0)
-        anchor = first if 0 <= first < len(rows) else 0
-        keep = rows[anchor:]
-        while keep:
-            keep = keep[: len(keep) // 2] if len(keep) > 8 else keep[:-1]
-            hit.body = "\n".join(keep)
-            hit.body_lines = [hit.start_line + anchor, hit.start_line + anchor + len(keep) - 1]
-            if keep and tokens(output) <= budget:
-                break
-        if not keep or _header_only(keep):
-            hit.body, hit.body_lines = None, None
-        hit.body_truncated = True
-        output.truncated = True
-        break
-    return output
 
 
 # -- the server ----------------------------------------------------------------------------------
@@ -420,7 +109,15 @@ def create_server(
         ),
         log_level="WARNING",
     )
-    build_lock = threading.Lock()
+    _add_search(server, index)
+    _add_lookups(server, index)
+    _add_reading(server, index)
+    _add_reindex(server, index)
+    return server
+
+
+def _add_search(server: MCPServer, index: Index) -> None:
+    """`search`, the one question interface, with its budget and cursor."""
 
     @server.tool(annotations=_READ_ONLY)
     def search(
@@ -466,6 +163,10 @@ def create_server(
             if shown < len(page) or more:
                 output.next_cursor = encode_cursor(key, offset + shown)
             return reply(output)
+
+
+def _add_lookups(server: MCPServer, index: Index) -> None:
+    """The look-ups by symbol: `find_symbol`, `find_references`, `impact`."""
 
     @server.tool(annotations=_READ_ONLY)
     def find_symbol(
@@ -516,6 +217,10 @@ def create_server(
             hits = index.impact(symbol, depth=depth, limit=limit)
             return reply(_hits_output(index, symbol, "graph", hits, budget_tokens))
 
+
+def _add_reading(server: MCPServer, index: Index) -> None:
+    """`read_chunk` (lines of a file, within the budget) and `index_status`."""
+
     @server.tool(annotations=_READ_ONLY)
     def read_chunk(
         path: Annotated[
@@ -555,6 +260,11 @@ def create_server(
             return reply(StatusOutput(
                 indexed=True, **{k: v for k, v in status.items() if k in StatusOutput.model_fields}
             ))  # fmt: skip
+
+
+def _add_reindex(server: MCPServer, index: Index) -> None:
+    """`reindex`, the one writing tool: builds run one at a time, off the event loop."""
+    build_lock = threading.Lock()
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -606,75 +316,6 @@ def create_server(
                 note="changes are found by comparing the tree with the index; the paths "
                      "given were checked, not used to narrow the update" if checked else None,
             ))  # fmt: skip
-
-    return server
-
-
-def _search_output(index: Index, response: Response, page: list[Result]) -> SearchOutput:
-    every = response.intent in EVERY_MATCH_INTENTS
-    hits = [
-        SearchHit(
-            path=r.path,
-            start_line=r.start_line,
-            end_line=r.end_line,
-            score=r.score,
-            symbol=r.symbol,
-            kind=r.kind,
-            signature=_signature(index, r.path, r.start_line, r.snippet, r.lines),
-            lines=[n for n in r.lines if r.start_line <= n <= r.end_line][:50],
-            matches=_matches(index, r.path, r.lines) if every else [],
-            match_count=len(r.lines) if every else 0,
-            boost=r.boost,
-            demoted=r.demoted,
-            stale=r.stale,
-            provenance=[
-                Contribution(modality=p.modality, rank=p.rank, contribution=p.contribution)
-                for p in r.provenance
-            ],
-        )
-        for r in page
-    ]
-    return SearchOutput(
-        query=response.query, intent=response.intent, confidence=response.confidence,
-        target=response.target, fusion_strategy=response.fusion_strategy,
-        preset=response.preset, modalities=response.modalities, weights=response.weights,
-        k=response.k, generation=response.generation, timings_ms=response.timings_ms,
-        total_ms=response.total_ms, unavailable=response.unavailable, notes=response.notes,
-        results=hits, truncated=False, next_cursor=None, degraded=response.damaged,
-    )  # fmt: skip
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
-
-
-def _hits_output(index: Index, query: str, source: str, hits: list[Hit], budget: int) -> HitsOutput:
-    results = [
-        SymbolHit(
-            path=h.path,
-            start_line=h.start_line,
-            end_line=h.end_line,
-            symbol=h.symbol,
-            kind=h.kind,
-            signature=_signature(index, h.path, h.start_line, h.snippet, list(h.lines))
-            if h.path
-            else "",
-            lines=list(h.lines)[:100],
-            score=h.score,
-            extra=_jsonable(h.extra),
-        )
-        for h in hits
-    ]
-    output = HitsOutput(query=query, source=source, results=results, truncated=False,
-                        total=len(hits))  # fmt: skip
-    if source == "graph":
-        note = getattr(index.searcher("graph"), "behind_note", lambda: None)()
-        if note:
-            output.notes.append(note)
-    while output.results and tokens(output) > budget:
-        output.results.pop()
-        output.truncated = True
-    return output
 
 
 @contextlib.contextmanager

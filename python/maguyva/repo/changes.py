@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import errno
 import fnmatch
-import functools
 import hashlib
 import os
-import re
 import subprocess
 import time
 from collections.abc import Iterable
@@ -38,8 +36,9 @@ from typing import Any
 from maguyva.errors import PathEscapeError
 from maguyva.model import SourceFile
 from maguyva.repo import large
+from maguyva.repo.ignore import IgnoreRules
 from maguyva.repo.languages import EXTENSIONS
-from maguyva.repo.reader import SpecialFileError, read_bytes, read_regular
+from maguyva.repo.reader import SpecialFileError, read_bytes
 from maguyva.repo.walk import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TRIGRAMS, walk_repository
 
 IGNORE_FILES = (".gitignore", ".maguyvaignore")
@@ -214,159 +213,6 @@ def _dirs_of(root: Path, paths: list[str]) -> dict[str, int]:
     return out
 
 
-# ---- ignore rules (the walker's, for directories) ----------------------------------------------
-
-
-_Rule = tuple[re.Pattern[str], bool]  # (compiled pattern, negated)
-
-
-def _glob_regex(glob: str) -> str:
-    """A gitignore glob (no leading `/`, no trailing `/`) as a regex over a relative path."""
-    out, i, n = [], 0, len(glob)
-    while i < n:
-        if glob.startswith("**/", i) and (i == 0 or glob[i - 1] == "/"):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i) and i + 2 == n and (i == 0 or glob[i - 1] == "/"):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            while i < n and glob[i] == "*":
-                i += 1
-            out.append("[^/]*")
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif glob[i] == "[":
-            end = glob.find("]", i + 2 if glob.startswith("[!", i) or glob.startswith("[^", i)
-                            else i + 1)  # fmt: skip
-            if end < 0:
-                out.append(re.escape("["))
-                i += 1
-                continue
-            body = glob[i + 1 : end]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
-            i = end + 1
-        elif glob[i] == "\\" and i + 1 < n:
-            out.append(re.escape(glob[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return "".join(out)
-
-
-def parse_ignore(text: str) -> list[_Rule]:
-    """The rules of one gitignore-syntax file, in order (the last match wins)."""
-    rules: list[_Rule] = []
-    for raw in text.splitlines():
-        line = raw.rstrip("\r")
-        while line.endswith(" ") and not line.endswith("\\ "):
-            line = line[:-1]
-        if not line or line.startswith("#"):
-            continue
-        negated = line.startswith("!")
-        if negated or line.startswith(("\\!", "\\#")):  # a backslash escapes ! or #
-            line = line[1:]
-        line = line.rstrip("/")  # directory-only: we only ever ask about directories
-        if not line:
-            continue
-        anchored = "/" in line
-        glob = line.lstrip("/")
-        if not anchored and not glob.startswith("**/"):
-            glob = "**/" + glob
-        try:
-            rules.append((re.compile(_glob_regex(glob) + r"\Z", re.DOTALL), negated))
-        except re.error:
-            continue  # a pattern we cannot read: it ignores nothing (we then descend more)
-    return rules
-
-
-@functools.lru_cache(maxsize=1)
-def _global_excludes() -> Path | None:
-    """Git's global excludes file (`core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`)."""
-    try:
-        out = subprocess.run(["git", "config", "--global", "--path", "--get", "core.excludesFile"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    if out:
-        return Path(out).expanduser()
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
-    return Path(xdg) / "git" / "ignore"
-
-
-class IgnoreRules:
-    """Is a directory ignored? The walker's precedence (ripgrep's `ignore` crate):
-    `.maguyvaignore` files, then `.gitignore` files (in each, the deepest directory with a
-    matching rule decides, and within a file the last matching rule), then
-    `.git/info/exclude`, then git's global excludes. A whitelist (`!dir`) un-ignores.
-
-    Used only to decide which directories the stat pass records: a wrong "not ignored" costs
-    a few extra directories; ignore files above the repository root are not read."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._files: dict[str, list[_Rule]] = {}
-        self._has_git: dict[str, bool] = {}
-
-    def _rules(self, rel: str, path: Path | None = None) -> list[_Rule]:
-        found = self._files.get(rel)
-        if found is None:
-            try:
-                # the global excludes file is the user's own; the rest are the repository's
-                data = read_regular(path) if path is not None else read_bytes(self.root, rel)
-                found = parse_ignore(data.decode("utf-8", errors="replace"))
-            except OSError:
-                found = []
-            self._files[rel] = found
-        return found
-
-    @staticmethod
-    def _match(rules: list[_Rule], rel: str) -> bool | None:
-        for pattern, negated in reversed(rules):
-            if pattern.match(rel):
-                return not negated
-        return None
-
-    def _git_here(self, d: str) -> bool:
-        if d not in self._has_git:
-            self._has_git[d] = (self.root / d / ".git" if d else self.root / ".git").exists()
-        return self._has_git[d]
-
-    def ignored_dir(self, d: str) -> bool:
-        """Would the walker skip directory `d` (relative to the root)? Its parent is assumed
-        not ignored (the stat pass only descends through directories the walker enters)."""
-        bases = []
-        parent = d.rpartition("/")[0] if "/" in d else ""
-        while True:
-            bases.append(parent)
-            if not parent:
-                break
-            parent = parent.rpartition("/")[0]
-        for name in (".maguyvaignore", ".gitignore"):
-            for base in bases:
-                rules = self._rules(f"{base}/{name}" if base else name)
-                if rules:
-                    decided = self._match(rules, d[len(base) + 1 :] if base else d)
-                    if decided is not None:
-                        return decided
-                if name == ".gitignore" and self._git_here(base):
-                    break  # a repository's root: parents' .gitignore files do not apply
-        if self._git_here(""):
-            decided = self._match(self._rules(".git/info/exclude"), d)
-            if decided is not None:
-                return decided
-        excludes = _global_excludes()
-        if excludes is not None:
-            decided = self._match(self._rules("\0global", excludes), d)
-            if decided is not None:
-                return decided
-        return False
-
-
 def _ignores_of(root: Path, dirs: dict[str, int]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     candidates = [f"{d}/{n}" if d else n for d in dirs for n in IGNORE_FILES]
@@ -436,63 +282,79 @@ def scan(
     racy_after = previous.scanned_at_ns - RACY_NS if previous else 0
     to_hash: list[str] = []
     if need_walk:
-        changes.walked = True
-        walked = walk_repository(root, config)
-        skipped_reasons = dict(walked.skipped_files)
-        for f in walked.files:
-            old = previous_files.get(f.path)
-            if old and old[0] == f.size and old[1] == f.mtime_ns and f.mtime_ns < racy_after:
-                state.files[f.path] = [f.size, f.mtime_ns, old[2]]
-            else:
-                state.files[f.path] = [f.size, f.mtime_ns, ""]
-                to_hash.append(f.path)
-        for path, reason in skipped_reasons.items():
-            st = _stat(root / path)
-            state.skipped[path] = [st.st_size if st else 0, st.st_mtime_ns if st else 0, reason]
-        # A directory (or ignore file) modified within the racy window may have changed after
-        # the walker listed it: its mtime is recorded as unknown (0), so the next check walks
-        # again instead of trusting a listing older than the mtime it would compare with.
-        racy_layout = started_ns - RACY_NS
-        state.dirs = {d: (m if m < racy_layout else 0)
-                      for d, m in _dirs_of(root, [*state.files, *state.skipped]).items()}  # fmt: skip
-        state.ignores = {rel: [size, m if m < racy_layout else 0]
-                         for rel, (size, m) in _ignores_of(root, state.dirs).items()}  # fmt: skip
+        to_hash = _walk(root, config, previous_files, racy_after, started_ns, state, changes)
     else:
         assert previous is not None
-        state.dirs = dict(previous.dirs)
-        state.ignores = dict(previous.ignores)
-        if hinted is not None:  # unhinted records stay as they are (racy ones are re-checked)
-            check = hinted.files | {p for p, r in previous.files.items() if r[1] >= racy_after}
-            state.files = {p: r for p, r in previous.files.items() if p not in check}
-            state.skipped = {p: r for p, r in previous.skipped.items() if p not in check}
-            records = [(p, r) for p in sorted(check)
-                       if (r := previous.files.get(p) or previous.skipped.get(p))]  # fmt: skip
-        else:
-            records = [*previous.files.items(), *previous.skipped.items()]
-        top = os.path.join(root, "")  # string joins: a path object per file cost half the pass
-        for path, (size, mtime, *rest) in records:
-            st = _stat(top + path)
-            if st is None:
-                continue  # deleted (its directory's mtime did not move: e.g. replaced by rename)
-            same = st.st_size == size and st.st_mtime_ns == mtime and mtime < racy_after
-            if same and path in previous.files:
-                state.files[path] = [size, mtime, rest[0]]
-                continue
-            if same:
-                state.skipped[path] = [size, mtime, rest[0]]
-                continue
-            data = _read(root, path, st.st_size, config)
-            reason = data if isinstance(data, str) else classify(path, st.st_size, data, config)
-            if reason is not None:
-                state.skipped[path] = [st.st_size, st.st_mtime_ns, reason]
-            else:
-                assert data is not None
-                state.files[path] = [st.st_size, st.st_mtime_ns, blob_digest(data)]
-                changes.hashed += 1
+        _restat(root, config, previous, hinted, racy_after, state, changes)
 
     _fill_digests(root, state, to_hash, changes)
     _diff(previous_files, state.files, changes)
     return state, changes
+
+
+def _walk(root: Path, config: dict[str, Any], previous_files: dict[str, list[Any]],
+          racy_after: int, started_ns: int, state: RepoState, changes: ChangeSet) -> list[str]:  # fmt: skip
+    """Fill `state` from a walk of the tree: a file whose size and mtime did not move (and is
+    not racy) keeps its digest; the others are returned, to be hashed."""
+    to_hash: list[str] = []
+    changes.walked = True
+    walked = walk_repository(root, config)
+    skipped_reasons = dict(walked.skipped_files)
+    for f in walked.files:
+        old = previous_files.get(f.path)
+        if old and old[0] == f.size and old[1] == f.mtime_ns and f.mtime_ns < racy_after:
+            state.files[f.path] = [f.size, f.mtime_ns, old[2]]
+        else:
+            state.files[f.path] = [f.size, f.mtime_ns, ""]
+            to_hash.append(f.path)
+    for path, reason in skipped_reasons.items():
+        st = _stat(root / path)
+        state.skipped[path] = [st.st_size if st else 0, st.st_mtime_ns if st else 0, reason]
+    # A directory (or ignore file) modified within the racy window may have changed after
+    # the walker listed it: its mtime is recorded as unknown (0), so the next check walks
+    # again instead of trusting a listing older than the mtime it would compare with.
+    racy_layout = started_ns - RACY_NS
+    state.dirs = {d: (m if m < racy_layout else 0)
+                  for d, m in _dirs_of(root, [*state.files, *state.skipped]).items()}  # fmt: skip
+    state.ignores = {rel: [size, m if m < racy_layout else 0]
+                     for rel, (size, m) in _ignores_of(root, state.dirs).items()}  # fmt: skip
+    return to_hash
+
+
+def _restat(root: Path, config: dict[str, Any], previous: RepoState, hinted: _Hinted | None,
+            racy_after: int, state: RepoState, changes: ChangeSet) -> None:  # fmt: skip
+    """Fill `state` without a walk (the layout did not change): stat the recorded files (with
+    `hinted`, only those and the racy ones), read and hash again those whose stat moved."""
+    state.dirs = dict(previous.dirs)
+    state.ignores = dict(previous.ignores)
+    if hinted is not None:  # unhinted records stay as they are (racy ones are re-checked)
+        check = hinted.files | {p for p, r in previous.files.items() if r[1] >= racy_after}
+        state.files = {p: r for p, r in previous.files.items() if p not in check}
+        state.skipped = {p: r for p, r in previous.skipped.items() if p not in check}
+        records = [(p, r) for p in sorted(check)
+                   if (r := previous.files.get(p) or previous.skipped.get(p))]  # fmt: skip
+    else:
+        records = [*previous.files.items(), *previous.skipped.items()]
+    top = os.path.join(root, "")  # string joins: a path object per file cost half the pass
+    for path, (size, mtime, *rest) in records:
+        st = _stat(top + path)
+        if st is None:
+            continue  # deleted (its directory's mtime did not move: e.g. replaced by rename)
+        same = st.st_size == size and st.st_mtime_ns == mtime and mtime < racy_after
+        if same and path in previous.files:
+            state.files[path] = [size, mtime, rest[0]]
+            continue
+        if same:
+            state.skipped[path] = [size, mtime, rest[0]]
+            continue
+        data = _read(root, path, st.st_size, config)
+        reason = data if isinstance(data, str) else classify(path, st.st_size, data, config)
+        if reason is not None:
+            state.skipped[path] = [st.st_size, st.st_mtime_ns, reason]
+        else:
+            assert data is not None
+            state.files[path] = [st.st_size, st.st_mtime_ns, blob_digest(data)]
+            changes.hashed += 1
 
 
 def _read(root: Path, rel: str, size: int, config: dict[str, Any]) -> bytes | str:

@@ -108,6 +108,7 @@ def builder_sources() -> list[Path]:
     return [
         modalities / "text" / "modality.py",
         modalities / "structural" / "symbols.py",
+        modalities / "structural" / "symbol_build.py",
         modalities / "semantic" / "modality.py",
         *sorted((modalities / "graph").glob("*.py")),
     ]

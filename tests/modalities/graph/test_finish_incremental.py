@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maguyva.modalities import graph
-from maguyva.modalities.graph import build
-from maguyva.modalities.graph.build import Spans, merge_edges, merge_rows
+from maguyva.modalities.graph import adjacency, build
+from maguyva.modalities.graph.adjacency import merge_edges, merge_rows
+from maguyva.modalities.graph.build import Spans
 from maguyva.modalities.graph.modality import GraphModality
 from maguyva.modalities.graph.resolve import Columns
 from maguyva.store.chunks import segment_of
@@ -77,7 +78,7 @@ def test_merge_rows_of_nothing():
                                       (np.int32, np.int32, np.uint8, np.float64, np.int32)))  # fmt: skip
     _check_same(got, merge_edges(Columns()))
     assert len(order) == 0 == len(by_dst)
-    ptr, idx = build._csr(3, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+    ptr, idx = adjacency._csr(3, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
     assert ptr.tolist() == [0, 0, 0, 0] and len(idx) == 0
 
 
@@ -100,7 +101,7 @@ def test_csr_with_any_near_order_and_kept_confidences_equals_lexsort(edges, rnd,
     near = list(range(len(edges)))
     rnd.shuffle(near)
     for nr in (None, np.array(near, dtype=np.int64)):
-        ptr, idx = build._csr(7, keys, conf, nr, cache)
+        ptr, idx = adjacency._csr(7, keys, conf, nr, cache)
         assert idx.dtype == np.int32 and idx.tolist() == want.tolist()
         assert ptr.tolist() == np.r_[0, np.cumsum(np.bincount(keys, minlength=7))].tolist()
     if cache is not None:

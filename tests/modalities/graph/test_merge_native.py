@@ -1,6 +1,6 @@
 """The native adjacency (`_core.csr_by_rank`, `conf_ranks`) against the numpy code it replaces
-(`build._csr_numpy`, numpy's ranking): equal results, bit for bit and dtype for dtype; and the
-edge merge (`build.merge_rows`, numpy) on random rows: its merged edges do not depend on the
+(`adjacency._csr_numpy`, numpy's ranking): equal results, bit for bit and dtype for dtype; and the
+edge merge (`adjacency.merge_rows`, numpy) on random rows: its merged edges do not depend on the
 hint, and equal rows keep the hint's order (a patch's next hint depends on it)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maguyva import _core
-from maguyva.modalities.graph import build
+from maguyva.modalities.graph import adjacency as csr
 
 pytestmark = pytest.mark.skipif(
     not hasattr(_core, "csr_by_rank"), reason="native module without the graph adjacency"
@@ -66,7 +66,7 @@ def rows(draw: st.DrawFn) -> dict:
         cols["pos"] = (rnd.permutation(big).astype(np.int64) * 1000) + 7
     hint_kind = draw(st.sampled_from(["none", "random", "stale", "sorted"]))
     if hint_kind != "none" and big:
-        ref = build.merge_rows(**cols)[1]
+        ref = csr.merge_rows(**cols)[1]
         if hint_kind == "random":
             cols["hint"] = rnd.permutation(big).astype(np.int64)
         elif hint_kind == "sorted":
@@ -82,8 +82,8 @@ def rows(draw: st.DrawFn) -> dict:
 @SETTINGS
 @given(rows())
 def test_merged_edges_do_not_depend_on_the_hint(cols: dict) -> None:
-    hinted = build.merge_rows(**cols)
-    plain = build.merge_rows(**{k: v for k, v in cols.items() if k != "hint"})
+    hinted = csr.merge_rows(**cols)
+    plain = csr.merge_rows(**{k: v for k, v in cols.items() if k != "hint"})
     same(hinted[0], plain[0])  # the edges, their confidences and lines
     same(hinted[2], plain[2])  # each group's edge number
     key = [(int(cols["dst"][r]), int(cols["src"][r]), int(cols["kind"][r]),
@@ -96,8 +96,8 @@ def test_ties_keep_the_hint_order() -> None:
     z = np.zeros(4, dtype=np.int32)
     args = (z, z, z.astype(np.uint8), np.ones(4), z)
     hint = np.array([2, 0, 3, 1], dtype=np.int64)
-    assert build.merge_rows(*args, hint=hint)[1].tolist() == [2, 0, 3, 1]
-    assert build.merge_rows(*args)[1].tolist() == [0, 1, 2, 3]
+    assert csr.merge_rows(*args, hint=hint)[1].tolist() == [2, 0, 3, 1]
+    assert csr.merge_rows(*args)[1].tolist() == [0, 1, 2, 3]
 
 
 @st.composite
@@ -117,12 +117,12 @@ def adjacency(draw: st.DrawFn) -> tuple:
 @given(adjacency())
 def test_csr_equals_numpy(args: tuple) -> None:
     n, keys, conf, near = args
-    rank, levels = build._conf_rank_unique(conf, None)
+    rank, levels = csr._conf_rank_unique(conf, None)
     same(
         _core.csr_by_rank(n, keys, rank, levels),
-        build._csr_numpy(n, keys, conf, near, rank, levels),
+        csr._csr_numpy(n, keys, conf, near, rank, levels),
     )
-    same(build._csr(n, keys, conf, near), build._csr_numpy(n, keys, conf, near, rank, levels))
+    same(csr._csr(n, keys, conf, near), csr._csr_numpy(n, keys, conf, near, rank, levels))
 
 
 @SETTINGS
@@ -139,8 +139,8 @@ def test_conf_rank_equals_numpy(args: tuple, extra: list) -> None:
     else:
         assert got is None
     cache = {"conf_values": values}
-    r, lv = build._conf_rank(conf, cache)
-    r2, lv2 = build._conf_rank_unique(conf, None)
+    r, lv = csr._conf_rank(conf, cache)
+    r2, lv2 = csr._conf_rank_unique(conf, None)
     assert lv == (len(values) if got is not None else lv2)
     if got is None:
         same(r, r2)

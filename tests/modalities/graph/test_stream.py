@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from maguyva.extract import types as extract_types
 from maguyva.extract.types import FileExtraction
-from maguyva.modalities.graph.build import build_with_log, merge_edges
+from maguyva.modalities.graph.adjacency import merge_edges
+from maguyva.modalities.graph.build import build_with_log
 from maguyva.modalities.graph.resolve import Columns, GraphBuilder, iter_edges
 from maguyva.modalities.graph.store import pack_strings
 from maguyva.modalities.structural.modality import extract_repository

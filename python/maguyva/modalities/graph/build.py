@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from maguyva import _core
 from maguyva.extract.types import FileExtraction
 from maguyva.modalities.graph import centrality, incremental, store
+from maguyva.modalities.graph.adjacency import _conf_rank, _csr, merge_rows
+from maguyva.modalities.graph.columns import _DEF_KINDS, node_columns
 from maguyva.modalities.graph.modules import family_of
 from maguyva.modalities.graph.resolve import Columns, GraphBuilder
 from maguyva.modalities.graph.schema import (
@@ -29,69 +30,6 @@ from maguyva.model import Chunk, SourceFile
 
 FLAG_TEST = 1
 FLAG_CYCLE = 2
-
-
-def _csr(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None = None,
-         cache: dict | None = None, ranked: tuple[np.ndarray, int] | None = None,
-         ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Adjacency of `keys` (each edge's node) as (pointers, edge numbers): a node's edges by
-    confidence, highest first, ties in edge order (`ranked`: `_conf_rank` of `conf`, when
-    the caller has it). One sort of distinct int64 values (node,
-    rank of the confidence, edge number); given `near`, the edges in an order close to that
-    one (edges in first-appearance order are nearly sorted by source; `merge_rows` gives
-    them by destination), a stable sort of nearly sorted input, which is cheap."""
-    conf = np.asarray(conf, dtype=np.float32)
-    m = len(conf)
-    rank, levels = ranked if ranked is not None else _conf_rank(conf, cache)
-    cb, eb = max(levels - 1, 1).bit_length(), max(m - 1, 1).bit_length()
-    native = getattr(_core, "csr_by_rank", None)
-    packs = m > 0 and max(n - 1, 1).bit_length() + cb + eb <= 63
-    if native is not None and packs and keys.dtype == np.int32 and rank.dtype == np.int64:
-        # the same order: two stable counting sorts, by rank then by node
-        return native(n, np.ascontiguousarray(keys), np.ascontiguousarray(rank), levels)
-    return _csr_numpy(n, keys, conf, near, rank, levels)
-
-
-def _csr_numpy(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None,
-               rank: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """`_csr` with numpy (float32 `conf`, its `rank` and `levels`): the fallback when the
-    native module lacks `csr_by_rank`, and the tests' reference."""
-    m = len(conf)
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
-    cb, eb = max(levels - 1, 1).bit_length(), max(m - 1, 1).bit_length()
-    if m == 0 or max(n - 1, 1).bit_length() + cb + eb > 63:
-        return ptr, np.lexsort((-conf, keys)).astype(np.int32)
-    c = (keys.astype(np.int64) << (cb + eb)) | (rank << eb) | np.arange(m, dtype=np.int64)
-    if near is not None:
-        c = c[near]
-    c = np.sort(c, kind="stable")  # distinct values: the order is the same whatever the sort
-    return ptr, (c & ((1 << eb) - 1)).astype(np.int32)
-
-
-def _conf_rank(conf: np.ndarray, cache: dict | None) -> tuple[np.ndarray, int]:
-    """Each confidence's rank among the distinct values, highest first, and their number
-    (the distinct values are few and rarely change: a remembering writer keeps them)."""
-    values = cache.get("conf_values") if cache is not None else None
-    if values is not None and len(values):
-        native = getattr(_core, "conf_ranks", None)
-        if native is not None and conf.dtype == np.float32 and values.dtype == np.float32:
-            got = native(np.ascontiguousarray(conf), np.ascontiguousarray(values))
-            if got is not None:
-                return got, len(values)
-            return _conf_rank_unique(conf, cache)
-        at = np.searchsorted(values, conf)
-        if np.array_equal(values[np.minimum(at, len(values) - 1)], conf):
-            return (len(values) - 1 - at).astype(np.int64), len(values)
-    return _conf_rank_unique(conf, cache)
-
-
-def _conf_rank_unique(conf: np.ndarray, cache: dict | None) -> tuple[np.ndarray, int]:
-    """`_conf_rank` from the distinct values, found again (and remembered)."""
-    values, inverse = np.unique(conf, return_inverse=True)
-    if cache is not None:
-        cache["conf_values"] = values
-    return (len(values) - 1 - inverse.reshape(-1)).astype(np.int64), len(values)
 
 
 def _same_input(cache: dict | None, name: str, inputs: tuple, compute: Callable[[], Any]) -> Any:
@@ -112,126 +50,6 @@ def _same_input(cache: dict | None, name: str, inputs: tuple, compute: Callable[
     value = compute()
     cache[name] = (tuple(x if isinstance(x, int) else x.copy() for x in inputs), value)
     return value
-
-
-_DEF_KINDS: dict[str, int] = {}  # every definition kind seen, numbered as first seen
-
-
-def node_columns(nodes: Sequence[Any]) -> dict[str, Any]:
-    """The nodes' fields as columns: kind, file, start, end, def_kind_id (`_DEF_KINDS`'s
-    number of the kind; arrays), def_kind, name, qname."""
-    n = len(nodes)
-    kinds = _DEF_KINDS
-    kind_ids = (kinds.setdefault(x.def_kind, len(kinds)) for x in nodes)
-    return {
-        "def_kind_id": np.fromiter(kind_ids, dtype=np.int32, count=n),
-        "kind": np.fromiter((int(x.kind) for x in nodes), dtype=np.uint8, count=n),
-        "file": np.fromiter((x.file for x in nodes), dtype=np.int32, count=n),
-        "start": np.fromiter((x.start for x in nodes), dtype=np.int32, count=n),
-        "end": np.fromiter((x.end for x in nodes), dtype=np.int32, count=n),
-        "def_kind": [x.def_kind for x in nodes],
-        "name": [x.name for x in nodes],
-        "qname": [x.qname for x in nodes],
-    }
-
-
-def merge_edges(rows: Columns) -> tuple[np.ndarray, ...]:
-    """Merge edge rows by (src, dst, kind), in order of first appearance: (src, dst, kind,
-    best conf as float32, line pointers, lines) where an edge's lines are its distinct lines,
-    ascending."""
-    cols = (np.frombuffer(rows.src, dtype=np.int32), np.frombuffer(rows.dst, dtype=np.int32),
-            np.frombuffer(rows.kind, dtype=np.uint8), np.frombuffer(rows.conf, dtype=np.float64),
-            np.frombuffer(rows.line, dtype=np.int32))  # fmt: skip
-    return merge_rows(*cols)[0]
-
-
-def merge_rows(
-    src: np.ndarray,
-    dst: np.ndarray,
-    kind: np.ndarray,
-    conf_rows: np.ndarray,
-    line_rows: np.ndarray,
-    pos: np.ndarray | None = None,
-    hint: np.ndarray | None = None,
-) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
-    """`merge_edges` of the rows given as columns, the rows' order by (dst, src, kind, line)
-    and the merged edges' numbers in order of (dst, src, kind). `pos` (default: the row
-    numbers) orders the rows for "first appearance": rows may come in any order when `pos`
-    says where each stands. `hint`, a permutation of the rows, is a guess of that order (the
-    previous update's, rows mapped): the rows are sorted in that order first, with a stable
-    sort that is fast on nearly sorted input. The result does not depend on the hint, only
-    the time does (equal rows are merged whatever their order: a maximum, a set of lines, the
-    smallest position).
-
-    Rows with equal (dst, src, kind, line) stand in `order` in the hint's order, or by row
-    number (no hint, or keys too wide for one int64). numpy, not a native kernel: one was
-    measured (docs/graph-incremental.md) and was no faster inside the writer unless ~110 MB of scratch
-    stayed allocated between updates."""
-    big = len(src)
-    if big == 0:
-        empty = np.zeros(0, dtype=np.int32)
-        return (empty, empty.copy(), np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.float32),
-                np.zeros(1, dtype=np.int64), empty.copy()), np.zeros(0, dtype=np.int64), \
-            np.zeros(0, dtype=np.int64)  # fmt: skip
-    nb = max(int(max(src.max(), dst.max())).bit_length(), 1)
-    key = (((dst.astype(np.int64) << nb) | src) << 3) | kind  # by destination: see `_csr`
-    lo = int(line_rows.min())
-    lb = max((int(line_rows.max()) - lo).bit_length(), 1)
-    if 2 * nb + 3 + lb <= 63:  # (key, line) in one int64
-        c = (key << lb) | (line_rows.astype(np.int64) - lo)
-        del key
-        if hint is None:  # stable: equal rows by row number, as the native kernel has them
-            order = np.argsort(c, kind="stable")
-            cs = c[order]
-        else:  # gathered once: the sorted order is close to the hint's (cheap to follow)
-            c = c[hint]
-            by = np.argsort(c, kind="stable")
-            order, cs = hint[by], c[by]
-            del by
-        del c
-        sk, sl = cs >> lb, cs & ((1 << lb) - 1)
-        del cs
-    else:
-        order = np.lexsort((line_rows, key))
-        sk, sl = key[order], line_rows[order].astype(np.int64) - lo
-        del key
-    new = np.empty(big, dtype=bool)
-    new[0] = True
-    np.not_equal(sk[1:], sk[:-1], out=new[1:])
-    distinct = new.copy()  # a row with another line than the row before, in its edge
-    distinct[1:] |= sl[1:] != sl[:-1]
-    starts = np.flatnonzero(new)
-    del new
-    group_key = sk[starts]  # (dst, src, kind) of each group, in key order
-    del sk
-    m = len(starts)
-    # each edge's first position, and the edges in that order
-    first = np.minimum.reduceat(order if pos is None else pos[order], starts)
-    is_first = np.zeros(int(first.max()) + 1, dtype=bool)
-    is_first[first] = True
-    edge_of_group = np.cumsum(is_first, dtype=np.int64 if big >> 31 else np.int32)[first] - 1
-    del is_first, first
-    group = np.empty(m, dtype=np.int64)  # edges in order of first appearance -> their group
-    group[edge_of_group] = np.arange(m)
-    # float32 first: the cast is monotone, so the maximum of the cast is the cast of the maximum
-    conf = np.maximum.reduceat(conf_rows.astype(np.float32)[order], starts)[group]
-    # each edge's distinct lines, ascending: the groups' runs of distinct rows, reordered
-    lines_g = (sl[distinct] + lo).astype(np.int32)
-    seen = np.cumsum(distinct)
-    gstart = seen[starts] - 1
-    count = np.diff(np.r_[gstart, seen[-1]])
-    del seen, distinct, sl
-    ecount = count[group]
-    lptr = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(ecount, out=lptr[1:])
-    at = np.repeat(gstart[group] - lptr[:-1], ecount)
-    at += np.arange(int(lptr[-1]), dtype=np.int64)
-    lines = lines_g[at]
-    key = group_key[group]  # decoded: one gather instead of one per column
-    kind_e = (key & 7).astype(np.uint8)
-    key >>= 3
-    src_e, dst_e = (key & ((1 << nb) - 1)).astype(np.int32), (key >> nb).astype(np.int32)
-    return (src_e, dst_e, kind_e, conf, lptr, lines), order, edge_of_group
 
 
 def build_graph(
@@ -342,55 +160,19 @@ def finish(
                           lambda: np.array([is_test_path(p) for p in paths] + [False], dtype=bool))  # fmt: skip
     flags = np.where(test_file[node_file], FLAG_TEST, 0).astype(np.uint8)
 
-    # centrality: dependency edges only (contains is structure)
-    dep = np.isin(kind, np.array(sorted(DEPENDENCY_KINDS), dtype=np.uint8))
     t1 = time.perf_counter()
-    pr = _same_input(cache, "pagerank", (n, src[dep], dst[dep], conf[dep]),
-                     lambda: centrality.pagerank(n, src[dep], dst[dep], conf[dep].astype(np.float64)))  # fmt: skip
-    indeg = np.bincount(dst[dep], minlength=n).astype(np.int32)
-    raw = pr + 1e-12 * indeg  # degree breaks PageRank ties
+    pr, indeg, node_c = _node_centrality(cache, n, src, dst, kind, conf, node_kind)
     is_def = node_kind == NodeKind.DEFINITION
-    node_c = centrality.percentile_scale(raw, np.flatnonzero(is_def))
-    modules = np.flatnonzero(node_kind == NodeKind.MODULE)
-    mod_c = centrality.percentile_scale(raw, modules, modules)  # only modules' are read
-    node_c = np.where(node_kind == NodeKind.MODULE, mod_c, node_c).astype(np.float32)
-    node_c[node_kind == NodeKind.EXTERNAL] = 0.0
     t_centrality = time.perf_counter() - t1
 
-    # cycles: mutual recursion among definitions, import cycles among files
-    calls = (kind == EdgeKind.CALLS) & (src != dst)
-    call_cycles = _same_input(cache, "call_cycles", (n, src[calls], dst[calls]),
-                              lambda: centrality.strongly_connected(n, src[calls], dst[calls]))  # fmt: skip
-    imp = kind == EdgeKind.IMPORTS
-    to_file = _module_files(builder, dst[imp], node_kind, node_file)
-    imp_src = node_file[src[imp]]
-    ok = (to_file >= 0) & (imp_src >= 0) & (to_file != imp_src)
-    import_cycles = _same_input(
-        cache, "import_cycles", (len(paths), imp_src[ok], to_file[ok]),
-        lambda: centrality.strongly_connected(len(paths), imp_src[ok], to_file[ok]),
-    )  # fmt: skip
-    scc = np.full(n, -1, dtype=np.int32)
-    for i, comp in enumerate(call_cycles):
-        scc[comp] = i
-        flags[comp] |= FLAG_CYCLE
-    file_cycle = np.full(len(paths), -1, dtype=np.int32)
-    for i, comp in enumerate(import_cycles):
-        file_cycle[comp] = i
+    scc, file_cycle, call_cycles, import_cycles = _cycles(
+        cache, builder, n, (src, dst, kind), node_kind, node_file, flags
+    )
 
-    # per-path and per-chunk c
     file_nodes = np.array(builder.file_nodes, dtype=np.int32)
-    module_of_file = np.full(len(paths), -1, dtype=np.int32)
-    for unit, node in builder.unit_nodes.items():
-        for fid in builder.index.units[unit]:
-            module_of_file[fid] = node
-    path_c = np.zeros(len(paths), dtype=np.float32)
-    has_mod = module_of_file >= 0
-    path_c[has_mod] = node_c[module_of_file[has_mod]]
-    defs_idx = np.flatnonzero(is_def)
-    np.maximum.at(path_c, node_file[defs_idx], node_c[defs_idx])
-    spans = chunks if isinstance(chunks, Spans) else Spans.read(chunk_spans(chunks))
-    chunk_ids = spans.ids
-    chunk_c = _chunk_centrality(spans, paths, node_file, node_start, node_c, is_def, module_of_file)
+    module_of_file, path_c, chunk_ids, chunk_c = _path_and_chunk_c(
+        builder, chunks, node_file, node_start, node_c, is_def
+    )
 
     ranked = _conf_rank(np.asarray(conf, dtype=np.float32), cache)  # one ranking, both ways
     rev_ptr, rev_idx = _csr(n, dst, conf, by_dst, cache, ranked)
@@ -413,21 +195,8 @@ def finish(
         "chunk_ids": chunk_ids,
         "module_names": _per_file(cache, "module_names", builder, lambda: _module_names(builder)),
     }
-    kinds_count = {
-        EdgeKind(k).name.lower(): int(v)
-        for k, v in zip(*np.unique(kind, return_counts=True), strict=False)
-    }
     report = {
-        "files": len(paths),
-        "languages": sorted({lang or "" for lang in builder.languages}),
-        "nodes": n,
-        "definitions": int(is_def.sum()),
-        "external_nodes": len(builder.ext_nodes),
-        "edges": m,
-        "edges_by_kind": kinds_count,
-        "calls": builder.stats,
-        "call_cycles": len(call_cycles),
-        "import_cycles": len(import_cycles),
+        **_counts(builder, n, m, kind, is_def, len(call_cycles), len(import_cycles)),
         **head,
         "centrality_s": round(t_centrality, 3),
     }
@@ -435,6 +204,95 @@ def finish(
     log = incremental.pack(builder, contents, signatures)
     report["log_s"] = round(time.perf_counter() - t2, 3)
     return arrays, strings, report, log
+
+
+def _counts(builder: Any, n: int, m: int, kind: np.ndarray, is_def: np.ndarray,
+            call_cycles: int, import_cycles: int) -> dict[str, Any]:  # fmt: skip
+    """The build report's counts: files, languages, nodes, edges by kind, calls, cycles."""
+    kinds_count = {
+        EdgeKind(k).name.lower(): int(v)
+        for k, v in zip(*np.unique(kind, return_counts=True), strict=False)
+    }
+    return {
+        "files": len(builder.paths),
+        "languages": sorted({lang or "" for lang in builder.languages}),
+        "nodes": n,
+        "definitions": int(is_def.sum()),
+        "external_nodes": len(builder.ext_nodes),
+        "edges": m,
+        "edges_by_kind": kinds_count,
+        "calls": builder.stats,
+        "call_cycles": call_cycles,
+        "import_cycles": import_cycles,
+    }
+
+
+def _node_centrality(cache: Any, n: int, src: np.ndarray, dst: np.ndarray, kind: np.ndarray,
+                     conf: np.ndarray, node_kind: np.ndarray):  # fmt: skip
+    """PageRank over the dependency edges only (contains is structure), the in-degree, and
+    `c`: definitions scaled among definitions, modules among modules, externals 0."""
+    dep = np.isin(kind, np.array(sorted(DEPENDENCY_KINDS), dtype=np.uint8))
+    pr = _same_input(cache, "pagerank", (n, src[dep], dst[dep], conf[dep]),
+                     lambda: centrality.pagerank(n, src[dep], dst[dep], conf[dep].astype(np.float64)))  # fmt: skip
+    indeg = np.bincount(dst[dep], minlength=n).astype(np.int32)
+    raw = pr + 1e-12 * indeg  # degree breaks PageRank ties
+    is_def = node_kind == NodeKind.DEFINITION
+    node_c = centrality.percentile_scale(raw, np.flatnonzero(is_def))
+    modules = np.flatnonzero(node_kind == NodeKind.MODULE)
+    mod_c = centrality.percentile_scale(raw, modules, modules)  # only modules' are read
+    node_c = np.where(node_kind == NodeKind.MODULE, mod_c, node_c).astype(np.float32)
+    node_c[node_kind == NodeKind.EXTERNAL] = 0.0
+
+    return pr, indeg, node_c
+
+
+def _cycles(cache: Any, builder: Any, n: int, edges: tuple[np.ndarray, np.ndarray, np.ndarray],
+            node_kind: np.ndarray, node_file: np.ndarray, flags: np.ndarray):  # fmt: skip
+    """Mutual recursion among definitions (flagged `FLAG_CYCLE` in `flags`) and import cycles
+    among files: each node's and each file's cycle number (-1: none), and the cycles."""
+    src, dst, kind = edges
+    paths = builder.paths
+    calls = (kind == EdgeKind.CALLS) & (src != dst)
+    call_cycles = _same_input(cache, "call_cycles", (n, src[calls], dst[calls]),
+                              lambda: centrality.strongly_connected(n, src[calls], dst[calls]))  # fmt: skip
+    imp = kind == EdgeKind.IMPORTS
+    to_file = _module_files(builder, dst[imp], node_kind, node_file)
+    imp_src = node_file[src[imp]]
+    ok = (to_file >= 0) & (imp_src >= 0) & (to_file != imp_src)
+    import_cycles = _same_input(
+        cache, "import_cycles", (len(paths), imp_src[ok], to_file[ok]),
+        lambda: centrality.strongly_connected(len(paths), imp_src[ok], to_file[ok]),
+    )  # fmt: skip
+    scc = np.full(n, -1, dtype=np.int32)
+    for i, comp in enumerate(call_cycles):
+        scc[comp] = i
+        flags[comp] |= FLAG_CYCLE
+    file_cycle = np.full(len(paths), -1, dtype=np.int32)
+    for i, comp in enumerate(import_cycles):
+        file_cycle[comp] = i
+
+    return scc, file_cycle, call_cycles, import_cycles
+
+
+def _path_and_chunk_c(builder: Any, chunks: Sequence[Chunk], node_file: np.ndarray,
+                      node_start: np.ndarray, node_c: np.ndarray, is_def: np.ndarray):  # fmt: skip
+    """Each file's module node, `c` per path (its module's or its best definition's) and per
+    chunk, with the chunk ids in the order of `chunk_c`."""
+    paths = builder.paths
+    module_of_file = np.full(len(paths), -1, dtype=np.int32)
+    for unit, node in builder.unit_nodes.items():
+        for fid in builder.index.units[unit]:
+            module_of_file[fid] = node
+    path_c = np.zeros(len(paths), dtype=np.float32)
+    has_mod = module_of_file >= 0
+    path_c[has_mod] = node_c[module_of_file[has_mod]]
+    defs_idx = np.flatnonzero(is_def)
+    np.maximum.at(path_c, node_file[defs_idx], node_c[defs_idx])
+    spans = chunks if isinstance(chunks, Spans) else Spans.read(chunk_spans(chunks))
+    chunk_ids = spans.ids
+    chunk_c = _chunk_centrality(spans, paths, node_file, node_start, node_c, is_def, module_of_file)
+
+    return module_of_file, path_c, chunk_ids, chunk_c
 
 
 def _def_kinds(cols: dict[str, Any]) -> tuple[list[str], np.ndarray]:

@@ -5,8 +5,9 @@ The indexer calls `extract_repository` once per index build; the chunks and the 
 returns feed every modality. `MODALITY.build` then writes the symbol index from that extraction
 (no re-parsing; only the changed files' part when the indexer says what changed since the
 previous generation), `MODALITY.open` loads it for search and `MODALITY.verify` checks it for
-`maguyva fsck`. The symbol index itself is `symbol_index.py`, outside the extraction code, so
-that changing it does not invalidate cached extraction.
+`maguyva fsck`. The symbol index itself is `symbols.py` (rows and format), `symbol_build.py`
+and `symbol_search.py`, outside the extraction code, so that changing it does not invalidate
+cached extraction.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from maguyva.extract import grammars
 from maguyva.extract.driver import DEFAULT_BUDGET_S, extract_files
 from maguyva.extract.types import FileExtraction
 from maguyva.modalities.protocol import BuildContext
-from maguyva.modalities.structural.symbols import StructuralSearcher
+from maguyva.modalities.structural import symbol_build, symbol_search
+from maguyva.modalities.structural.symbol_search import StructuralSearcher
 from maguyva.model import Chunk, SourceFile
 from maguyva.store.extraction import extractor_fingerprint
 
@@ -114,25 +116,19 @@ class StructuralModality:
     def build(self, ctx: BuildContext) -> dict[str, Any]:
         """Write the symbol index from the extraction the indexer already computed: an update
         of the previous generation's when `ctx.changes` says what changed, else all of it."""
-        from maguyva.modalities.structural import symbols as symbol_index
-
         previous = Path(ctx.previous_dir) / self.name if ctx.previous_dir else None
-        return symbol_index.build(
+        return symbol_build.build(
             ctx.out_dir / self.name, ctx.extraction, ctx.chunks,
             previous=previous, changes=ctx.changes, extractor=_extractor_fingerprint(),
         )  # fmt: skip
 
     def open(self, gen_dir: Path, manifest: dict[str, Any]) -> StructuralSearcher:
         """Load the symbol index; `ModalityUnavailable` when it was not built."""
-        from maguyva.modalities.structural import symbols as symbol_index
-
-        return symbol_index.load(gen_dir / self.name)
+        return symbol_search.load(gen_dir / self.name)
 
     def verify(self, directory: Path) -> list[str]:
         """Problems of the symbol index under `directory` (`<generation>/structural/`)."""
-        from maguyva.modalities.structural import symbols as symbol_index
-
-        return symbol_index.verify(directory)
+        return symbol_build.verify(directory)
 
 
 def _extractor_fingerprint() -> str:
