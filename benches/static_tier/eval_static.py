@@ -115,7 +115,8 @@ def code_tokens(text: str) -> list[str]:
     return [t.lower() for t in SPLIT.findall(text)]
 
 
-def bm25(queries: list[str], docs: list[str]) -> float:
+def bm25(queries: list[str], docs: list[str]) -> list[list[int]]:
+    """BM25 top-100 document ids per query."""
     import bm25s
 
     stop = set(bm25s.stopwords.STOPWORDS_EN)
@@ -127,8 +128,25 @@ def bm25(queries: list[str], docs: list[str]) -> float:
     for q in queries:
         words = [t for t in code_tokens(q) if t not in stop and t in vocab]
         scores = retriever.get_scores(words) if words else np.zeros(len(docs))
-        ranked.append(list(np.argsort(-scores, kind="stable")[:10]))
-    return mrr(ranked)
+        ranked.append([int(i) for i in np.argsort(-scores, kind="stable")[:100]])
+    return ranked
+
+
+def hamming_ranks(q: np.ndarray, d: np.ndarray) -> list[list[int]]:
+    ids, _ = _core.hamming_topk(np.ascontiguousarray(q), np.ascontiguousarray(d), 100)
+    return [[int(x) for x in r] for r in ids]
+
+
+def rrf(*rankings: list[list[int]], k: float = 60.0) -> list[list[int]]:
+    """Reciprocal-rank fusion with equal weights (the shape of the engine's fusion)."""
+    fused = []
+    for rows in zip(*rankings, strict=True):
+        score: dict[int, float] = {}
+        for row in rows:
+            for rank, doc in enumerate(row):
+                score[doc] = score.get(doc, 0.0) + 1.0 / (k + rank + 1)
+        fused.append(sorted(score, key=lambda d: (-score[d], d))[:10])
+    return fused
 
 
 def cached(provider: MiniLMProvider, texts: list[str], cache: Path) -> Embeddings:
@@ -151,11 +169,12 @@ def main() -> None:
     ap.add_argument("corpus", nargs="+", type=Path, help="unpacked sdists (held out)")
     ap.add_argument("--speed", type=int, default=0, help="stdlib chunks for throughput")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/statictier/cache"))
+    ap.add_argument("--window", type=int, default=128, help="static tier token window")
     ap.add_argument("--mixed", type=float, default=0.7, help="share of static documents")
     args = ap.parse_args()
     queries, docs = pairs(args.corpus)
     print(f"{len(queries)} pairs from {', '.join(p.name for p in args.corpus)}", flush=True)
-    minilm, static = MiniLMProvider(), StaticProvider()
+    minilm, static = MiniLMProvider(), StaticProvider(max_length=args.window)
     mq, md = cached(minilm, queries, args.cache), cached(minilm, docs, args.cache)
     sq, sd = static.embed(queries, "query"), static.embed(docs, "document")
     assert mq.floats is not None and md.floats is not None
@@ -173,11 +192,24 @@ def main() -> None:
             by_float(mq.floats, xf), by_hamming(mq.codes, xc)),
         f"mixed {args.mixed:.0%} static, static query": (
             by_float(sq.floats, xf), by_hamming(sq.codes, xc)),
-        "BM25": (bm25(queries, docs), None),
     }  # fmt: skip
+    lexical = bm25(queries, docs)
+    rows["BM25"] = (mrr(lexical), None)
+    rows["BM25 + static binary (RRF)"] = (
+        None,
+        mrr(rrf(lexical, hamming_ranks(sq.codes, sd.codes))),
+    )
+    rows["BM25 + MiniLM binary (RRF)"] = (
+        None,
+        mrr(rrf(lexical, hamming_ranks(mq.codes, md.codes))),
+    )
+    rows["BM25 + mixed 70% binary, MiniLM query (RRF)"] = (
+        None, mrr(rrf(lexical, hamming_ranks(mq.codes, xc))))  # fmt: skip
     print("| candidate | MRR@10 float | MRR@10 binary |\n|---|---|---|")
     for name, (f, b) in rows.items():
-        print(f"| {name} | {f:.3f} | {'-' if b is None else f'{b:.3f}'} |")
+        print(
+            f"| {name} | {'-' if f is None else f'{f:.3f}'} | {'-' if b is None else f'{b:.3f}'} |"
+        )
     if args.speed:
         texts: list[str] = []
         for path in python_files(STDLIB):
