@@ -137,14 +137,17 @@ def hamming_ranks(q: np.ndarray, d: np.ndarray) -> list[list[int]]:
     return [[int(x) for x in r] for r in ids]
 
 
-def rrf(*rankings: list[list[int]], k: float = 60.0) -> list[list[int]]:
-    """Reciprocal-rank fusion with equal weights (the shape of the engine's fusion)."""
+def rrf(
+    *rankings: list[list[int]], weights: tuple[float, ...] = (), k: float = 60.0
+) -> list[list[int]]:
+    """Weighted reciprocal-rank fusion (the shape of the engine's fusion; equal by default)."""
+    weights = weights or (1.0,) * len(rankings)
     fused = []
     for rows in zip(*rankings, strict=True):
         score: dict[int, float] = {}
-        for row in rows:
+        for w, row in zip(weights, rows, strict=True):
             for rank, doc in enumerate(row):
-                score[doc] = score.get(doc, 0.0) + 1.0 / (k + rank + 1)
+                score[doc] = score.get(doc, 0.0) + w / (k + rank + 1)
         fused.append(sorted(score, key=lambda d: (-score[d], d))[:10])
     return fused
 
@@ -199,6 +202,8 @@ def main() -> None:
         None,
         mrr(rrf(lexical, hamming_ranks(sq.codes, sd.codes))),
     )
+    rows["BM25 + static binary at weight 0.5 (RRF)"] = (
+        None, mrr(rrf(lexical, hamming_ranks(sq.codes, sd.codes), weights=(1.0, 0.5))))  # fmt: skip
     rows["BM25 + MiniLM binary (RRF)"] = (
         None,
         mrr(rrf(lexical, hamming_ranks(mq.codes, md.codes))),
