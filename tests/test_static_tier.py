@@ -118,7 +118,7 @@ def test_static_codes_are_comparable_with_the_transformer() -> None:
     assert (bits.argmin(axis=1) == np.arange(len(texts))).mean() >= 0.75
 
 
-def test_hook_and_setting(tmp_path) -> None:
+def test_hook_and_setting(tmp_path, monkeypatch) -> None:
     assert not static_first({})
     assert static_first({"embedding_tier": "static"})
     assert not static_first({"embedding_tier": "static", "embedding_provider": "voyage"})
@@ -127,5 +127,7 @@ def test_hook_and_setting(tmp_path) -> None:
     assert load_config(tmp_path, {"embedding_tier": "static"})["embedding_tier"] == "static"
     with pytest.raises(ConfigError, match="embedding_tier"):
         load_config(tmp_path, {"embedding_tier": "quick"})
+    monkeypatch.setenv("MAGUYVA_EMBEDDING_TIER", "static")
+    assert static_first(load_config(tmp_path))
     out = static_embed(["a", "b"])
     assert out.codes.shape == (2, 48)
