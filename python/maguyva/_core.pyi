@@ -23,6 +23,7 @@ __all__ = [
     "name_hash",
     "name_lookup",
     "non_ascii_strings",
+    "static_pool",
     "walk_files",
 ]
 
@@ -189,6 +190,25 @@ def hamming_distances(
     query: _np.ndarray, codes: _np.ndarray, *, kernel: str | None = None
 ) -> _np.ndarray:
     """Hamming distance (uint32, shape (n,)) from one code to every row of `codes`."""
+
+def static_pool(
+    table: _np.ndarray,
+    scales: _np.ndarray,
+    weights: _np.ndarray,
+    ids: _np.ndarray,
+    offsets: _np.ndarray,
+    *,
+    reference: bool = False,
+) -> _np.ndarray:
+    """Weighted mean of int8 table rows per text (the static embedding tier's pooling).
+
+    `table` is int8 (vocab, dim), `scales` and `weights` float32 (vocab,), `ids` uint32 token
+    ids of every text concatenated, `offsets` int64 (texts + 1,) cutting `ids` into texts.
+    Row `r` counts as `weights[r] * scales[r] * table[r]`; the sum is divided by the text's
+    total weight (a text with none gets zeros). Returns float32 (texts, dim). `reference`
+    runs the f64 scalar oracle. ValueError on bad shapes or ids outside the table; the GIL
+    is released.
+    """
 
 def hamming_topk(
     queries: _np.ndarray,

@@ -77,6 +77,9 @@ SCHEMA: dict[str, Setting] = {
     "max_trigrams": Setting("int", None, "skip files with more distinct trigrams", True, False),
     "embedding_provider": Setting("str", "local", "'local' (offline) or 'voyage'", widens=True),
     "semantic_max_chunks": Setting("int", None, "cap on chunks embedded per build", True),
+    "embedding_tier": Setting(
+        "str", "transformer", "'static': embed every chunk with the distilled table first"
+    ),
     "modalities": Setting(
         "list", ["text", "structural", "graph", "semantic"], "modalities to build"
     ),
@@ -339,6 +342,10 @@ def _validate(values: dict[str, Any]) -> None:
     limit = values.get("limit")
     if not isinstance(limit, int) or limit < 1:
         raise ConfigError(f"limit must be a positive integer, got {limit!r}")
+    if values.get("embedding_tier", "transformer") not in ("transformer", "static"):
+        raise ConfigError(
+            f"embedding_tier must be transformer or static, got {values['embedding_tier']!r}"
+        )
     unknown = set(values.get("modalities") or []) - {"text", "structural", "graph", "semantic"}
     if unknown:
         raise ConfigError(f"modalities: unknown {', '.join(sorted(unknown))}")

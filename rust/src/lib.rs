@@ -15,6 +15,7 @@ pub mod error;
 pub mod fusion;
 pub mod graph;
 pub mod hamming;
+pub mod static_embed;
 pub mod trigram;
 pub mod walk;
 

@@ -4,6 +4,7 @@
   recorded in the index (an index never mixes models).
 - `MiniLMProvider` (local): the offline default, no network, no key, no torch.
 - `VoyageProvider` (voyage): `voyage-code-3` `ubinary`, opt-in, needs `VOYAGE_API_KEY`.
+- `StaticProvider`, `static_embed` (static): the fast tier distilled from MiniLM, same width.
 - `EmbeddingCache` (cache): vectors by (model, content hash).
 - `file_secret_reason` (secrets): which files are never sent to a remote provider.
 

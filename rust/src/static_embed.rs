@@ -1,0 +1,193 @@
+//! Static embedding tier: the weighted mean of int8 table rows over each text's token ids.
+//!
+//! Why in Rust: numpy has no segmented sum that is both fast and gather-free (`reduceat` over
+//! gathered rows copies every token's row first), and the tier's point is thousands of chunks
+//! per CPU-second. `pool` is the fast path (f32 accumulators, the row loop auto-vectorises);
+//! `pool_scalar` is the f64 reference the tests compare it with.
+
+use crate::error::CoreError;
+
+/// A borrowed table: `vocab` rows of `dim` int8 values, a dequantisation scale per row and a
+/// pooling weight per row (SIF weights; 0 drops a token).
+#[derive(Clone, Copy)]
+pub struct Table<'a> {
+    pub rows: &'a [i8],
+    pub dim: usize,
+    pub scales: &'a [f32],
+    pub weights: &'a [f32],
+}
+
+impl<'a> Table<'a> {
+    /// Check the shapes once, so the loops can index without surprises.
+    pub fn new(
+        rows: &'a [i8],
+        dim: usize,
+        scales: &'a [f32],
+        weights: &'a [f32],
+    ) -> Result<Self, CoreError> {
+        let vocab = scales.len();
+        if dim == 0 || rows.len() != vocab * dim || weights.len() != vocab {
+            return Err(CoreError::InvalidArgument(format!(
+                "static table: {} int8 values, {} scales and {} weights do not make a \
+                 (vocab, dim={dim}) table",
+                rows.len(),
+                scales.len(),
+                weights.len()
+            )));
+        }
+        Ok(Table {
+            rows,
+            dim,
+            scales,
+            weights,
+        })
+    }
+
+    pub fn vocab(&self) -> usize {
+        self.scales.len()
+    }
+}
+
+/// Check that `offsets` cut `ids` into `offsets.len() - 1` texts and that every id is a row.
+fn check(table: &Table<'_>, ids: &[u32], offsets: &[i64]) -> Result<usize, CoreError> {
+    let bad = |msg: String| Err(CoreError::InvalidArgument(msg));
+    if offsets.is_empty() || offsets[0] != 0 || offsets[offsets.len() - 1] != ids.len() as i64 {
+        return bad(format!(
+            "offsets must start at 0 and end at len(ids) = {}",
+            ids.len()
+        ));
+    }
+    if offsets.windows(2).any(|w| w[1] < w[0]) {
+        return bad("offsets must not decrease".into());
+    }
+    if let Some(&id) = ids.iter().find(|&&id| id as usize >= table.vocab()) {
+        return bad(format!(
+            "token id {id} is outside the table ({} rows)",
+            table.vocab()
+        ));
+    }
+    Ok(offsets.len() - 1)
+}
+
+/// Weighted mean of each text's rows into `out` (`texts x dim`, f32). A text whose weights
+/// sum to 0 (empty, or only dropped tokens) gets a zero vector.
+pub fn pool(table: &Table<'_>, ids: &[u32], offsets: &[i64]) -> Result<Vec<f32>, CoreError> {
+    let n = check(table, ids, offsets)?;
+    let dim = table.dim;
+    let mut out = vec![0f32; n * dim];
+    for (text, acc) in out.chunks_exact_mut(dim).enumerate() {
+        let bag = &ids[offsets[text] as usize..offsets[text + 1] as usize];
+        let mut total = 0f32;
+        for &id in bag {
+            let id = id as usize;
+            let w = table.weights[id];
+            if w == 0.0 {
+                continue;
+            }
+            total += w;
+            let coef = w * table.scales[id];
+            let row = &table.rows[id * dim..(id + 1) * dim];
+            for (a, &r) in acc.iter_mut().zip(row) {
+                *a += coef * f32::from(r);
+            }
+        }
+        if total > 0.0 {
+            let inv = 1.0 / total;
+            acc.iter_mut().for_each(|a| *a *= inv);
+        }
+    }
+    Ok(out)
+}
+
+/// The reference: the same mean, one element at a time in f64.
+pub fn pool_scalar(table: &Table<'_>, ids: &[u32], offsets: &[i64]) -> Result<Vec<f32>, CoreError> {
+    let n = check(table, ids, offsets)?;
+    let dim = table.dim;
+    let mut out = vec![0f32; n * dim];
+    for text in 0..n {
+        let bag = &ids[offsets[text] as usize..offsets[text + 1] as usize];
+        let total: f64 = bag
+            .iter()
+            .map(|&id| f64::from(table.weights[id as usize]))
+            .sum();
+        if total <= 0.0 {
+            continue;
+        }
+        for j in 0..dim {
+            let mut sum = 0f64;
+            for &id in bag {
+                let id = id as usize;
+                let value = f64::from(table.rows[id * dim + j]) * f64::from(table.scales[id]);
+                sum += f64::from(table.weights[id]) * value;
+            }
+            out[text * dim + j] = (sum / total) as f32;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random table (xorshift), so the test needs no crate.
+    fn table_data(vocab: usize, dim: usize) -> (Vec<i8>, Vec<f32>, Vec<f32>) {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let rows = (0..vocab * dim).map(|_| (next() % 255) as i8).collect();
+        let scales = (0..vocab)
+            .map(|_| (next() % 1000) as f32 / 1e5 + 1e-3)
+            .collect();
+        let mut weights: Vec<f32> = (0..vocab).map(|_| (next() % 1000) as f32 / 1e3).collect();
+        weights[0] = 0.0; // a dropped token
+        (rows, scales, weights)
+    }
+
+    #[test]
+    fn fast_matches_reference() {
+        let (rows, scales, weights) = table_data(97, 33);
+        let table = Table::new(&rows, 33, &scales, &weights).unwrap();
+        let ids: Vec<u32> = (0..500u32).map(|i| (i * 7919) % 97).collect();
+        let offsets = [0i64, 0, 1, 3, 120, 120, 499, 500];
+        let fast = pool(&table, &ids, &offsets).unwrap();
+        let slow = pool_scalar(&table, &ids, &offsets).unwrap();
+        assert_eq!(fast.len(), 7 * 33);
+        for (a, b) in fast.iter().zip(&slow) {
+            assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+        // The empty texts are zero vectors.
+        assert!(fast[..33].iter().all(|&x| x == 0.0));
+        assert!(fast[4 * 33..5 * 33].iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn only_dropped_tokens_give_zero() {
+        let (rows, scales, weights) = table_data(5, 4);
+        let table = Table::new(&rows, 4, &scales, &weights).unwrap();
+        let out = pool(&table, &[0, 0], &[0, 2]).unwrap();
+        assert_eq!(out, vec![0.0; 4]);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let (rows, scales, weights) = table_data(5, 4);
+        assert!(Table::new(&rows, 3, &scales, &weights).is_err());
+        let table = Table::new(&rows, 4, &scales, &weights).unwrap();
+        assert!(pool(&table, &[5], &[0, 1]).is_err(), "id outside the table");
+        assert!(
+            pool(&table, &[1, 2], &[0, 1]).is_err(),
+            "offsets do not end at len(ids)"
+        );
+        assert!(
+            pool(&table, &[1, 2], &[0, 2, 1, 2]).is_err(),
+            "decreasing offsets"
+        );
+        assert!(pool(&table, &[], &[]).is_err(), "no offsets");
+        assert_eq!(pool(&table, &[], &[0]).unwrap(), Vec::<f32>::new());
+    }
+}
