@@ -559,6 +559,11 @@ class GraphBuilder:
     def _resolve_import(self, fid: int, imp, local: str) -> Binding | None:
         family = self.scopes[fid].family
         module = imp.module
+        if family == "rs" and imp.name not in (None, "*", "self"):
+            # `use crate::client::tls13;` binds the module `tls13` when that is a file's module
+            whole, more = self.index.resolve(fid, f"{module}::{imp.name}")
+            if whole is not None and not more:
+                return ("unit", whole)
         unit, rest = self.index.resolve(fid, module, imp.level)
         ext_name = module.lstrip(".").replace("::", ".").replace("/", ".")
         if imp.name is None or imp.name == "*":
@@ -718,6 +723,10 @@ class GraphBuilder:
             for other in self.index.units.get(scope.unit, []):
                 if other != fid and name in self.scopes[other].top:
                     return ("def", self.scopes[other].top[name]), CONF_PACKAGE
+        if scope.family == "rs":
+            child = self.index.child(scope.unit, name)  # declared here: `mod x509;` in lib.rs
+            if child is not None:
+                return ("unit", child), CONF_IMPORT
         if scope.family == "py" and name in PY_BUILTINS:
             return ("ext", f"builtins.{name}"), CONF_EXTERNAL
         if scope.family in GLOBAL_SCOPE_FAMILIES:
@@ -817,6 +826,11 @@ class GraphBuilder:
             return self._candidates(fid, caller, parts, ref, typed, cls) if attrs else None
         if "(" in head or "[" in head:
             return self._candidates(fid, caller, parts, ref, False) if attrs else None
+        if head in ("crate", "super") and attrs and self.scopes[fid].family == "rs":
+            # a path from the crate root or a parent module: `crate::x509::wrap_in_sequence`
+            unit, rest = self.index.resolve(fid, "::".join(parts))
+            walked, wconf = self._walk(("unit", unit), rest) if unit else (None, 0.0)
+            return ([(walked, min(CONF_IMPORT, wconf))], True) if walked else None
         found = self.scope_lookup(fid, caller, head)
         if found is not None and caller and self._is_parameter(fid, caller, head):
             # a parameter hides the module or function of that name (`def f(concurrent):
