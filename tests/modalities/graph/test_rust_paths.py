@@ -48,6 +48,8 @@ def test_module_path_call_through_use_crate_module_and_crate_root_path(engine: E
     found = _answer(engine, "who calls wrap_in_sequence")
     assert found[0][0] == "src/crypto/signer.rs"
     assert {7, 12} <= set(found[0][3])  # `x509::wrap_in_sequence`, `crate::x509::...`
+    lib = next(f for f in found if f[0] == "src/lib.rs")  # `mod x509;` then `x509::...`
+    assert 19 in lib[3] and lib[1] <= 19 <= lib[2]
 
 
 def test_self_path_call(engine: Engine):

@@ -723,10 +723,6 @@ class GraphBuilder:
             for other in self.index.units.get(scope.unit, []):
                 if other != fid and name in self.scopes[other].top:
                     return ("def", self.scopes[other].top[name]), CONF_PACKAGE
-        if scope.family == "rs":
-            child = self.index.child(scope.unit, name)  # declared here: `mod x509;` in lib.rs
-            if child is not None:
-                return ("unit", child), CONF_IMPORT
         if scope.family == "py" and name in PY_BUILTINS:
             return ("ext", f"builtins.{name}"), CONF_EXTERNAL
         if scope.family in GLOBAL_SCOPE_FAMILIES:
@@ -832,6 +828,11 @@ class GraphBuilder:
             walked, wconf = self._walk(("unit", unit), rest) if unit else (None, 0.0)
             return ([(walked, min(CONF_IMPORT, wconf))], True) if walked else None
         found = self.scope_lookup(fid, caller, head)
+        if "::" in written and self.scopes[fid].family == "rs" and self._declared_mod(found):
+            # a module this file declares (`mod x509;` in lib.rs, then `x509::f()`) is its
+            # file's module; by path only, since `x509.f()` is a method of a local of that name
+            child = self.index.child(self.scopes[fid].unit, head)
+            found = (("unit", child), CONF_IMPORT) if child is not None else found
         if found is not None and caller and self._is_parameter(fid, caller, head):
             # a parameter hides the module or function of that name (`def f(concurrent):
             # concurrent.cancel()` is not the module `concurrent`)
@@ -851,6 +852,13 @@ class GraphBuilder:
         if walked is None:
             return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
+
+    def _declared_mod(self, found: tuple[Binding, float] | None) -> bool:
+        """True for nothing found, or for a `mod x;` declaration (a module definition)."""
+        if found is None:
+            return True
+        kind, value = found[0]
+        return kind == "def" and self.nodes[int(value)].def_kind == "module"  # type: ignore[call-overload]
 
     def _is_parameter(self, fid: int, caller: str, name: str) -> bool:
         """Python: `name` is a parameter of the calling function or of a function enclosing
