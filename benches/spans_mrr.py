@@ -3,6 +3,9 @@
     python benches/spans_mrr.py write ROOT SET.jsonl SYMBOL...   # answers from `rg -n -w`
     python benches/spans_mrr.py score ROOT INDEX_DIR SET.jsonl   # MRR@10, file and line
 
+The sets are in `maguyva eval`'s format, so `maguyva eval SET.jsonl --root ROOT` also scores
+them, with the ripgrep and BM25 baselines.
+
 An answer line is a line of another file that names the symbol as a word (`rg -n -w`),
 outside import statements (`import ... from`, `use ...;`, which are not uses) and not its
 definition. A result is relevant at line level when its span holds an answer line.
@@ -55,13 +58,18 @@ def answers(root: Path, name: str) -> dict[str, list[int]]:
 
 
 def write(root: Path, out: Path, names: list[str]) -> None:
+    """A query set in `maguyva eval`'s format (each answer line a span), all held out."""
+    prefix = out.name.removesuffix(".jsonl")
     with out.open("w") as f:
         for name in names:
             ans = answers(root, name)
+            relevant = [{"path": p, "start": n, "end": n} for p, ns in ans.items() for n in ns]
             for intent, question in (("find_references", f"who references {name}"),
                                      ("impact_analysis", f"what is affected if {name} changes")):  # fmt: skip
-                f.write(json.dumps({"query": question, "intent": intent, "target": name,
-                                    "answers": ans}) + "\n")  # fmt: skip
+                qid = f"{prefix}-{intent.split('_')[1][:3]}-{name}"
+                f.write(json.dumps({"id": qid, "query": question, "intent": intent,
+                                    "relevant": relevant, "split": "heldout",
+                                    "source": "rg"}) + "\n")  # fmt: skip
 
 
 def score(root: Path, index_dir: Path, queries: Path) -> dict[str, dict[str, float]]:
@@ -70,6 +78,9 @@ def score(root: Path, index_dir: Path, queries: Path) -> dict[str, dict[str, flo
     engine = Engine.open(root, index_dir)
     sums: dict[str, list[float]] = {}
     for row in map(json.loads, queries.read_text().splitlines()):
+        row["answers"] = {}
+        for span in row["relevant"]:
+            row["answers"].setdefault(span["path"], []).append(span["start"])
         res = engine.search(row["query"], limit=10).results
         files = line = 0.0
         for rank, r in enumerate(res, 1):
