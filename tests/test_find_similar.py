@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json.encoder
 import shlex
 import textwrap
 from pathlib import Path
@@ -53,6 +54,21 @@ def test_renamed_copy_is_first_with_its_own_span(engine: Engine, func):
     assert first.start_line <= start + 1 and first.end_line >= end  # the function's chunk
     assert first.end_line - first.start_line < 2 * (end - start + 1)  # not its class's
     assert first.extra["near_copy"] >= NEAR_COPY
+
+
+def test_renamed_copy_of_a_nested_function_is_found_in_its_enclosing_chunk(engine: Engine):
+    # json.encoder's `_make_iterencode` defines `_iterencode_list` inside it: no chunk of its
+    # own, a stretch of its enclosing function's chunk
+    path = Path(json.encoder.__file__)
+    tree = ast.parse(path.read_text())
+    outer = next(n for n in tree.body if getattr(n, "name", "") == "_make_iterencode")
+    inner = next(n for n in ast.walk(outer) if getattr(n, "name", "") == "_iterencode_list")
+    snippet = rename_function(ast.get_source_segment(path.read_text(), inner) or "")
+    assert snippet is not None
+    res = engine.search("", snippet=snippet, limit=10)
+    first = res.results[0]
+    assert first.path == "json/encoder.py" and first.extra["near_copy"] >= NEAR_COPY
+    assert first.start_line <= inner.lineno and first.end_line >= inner.end_lineno
 
 
 def test_no_near_copy_keeps_the_fused_order(engine: Engine):

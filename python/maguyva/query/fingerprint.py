@@ -90,18 +90,33 @@ def similarity(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> floa
     return 2.0 * sum((a & b).values()) / total
 
 
-_CACHE: dict[str, Counter[tuple[str, ...]]] = {}
+_CACHE: dict[str, list[tuple[str, ...]]] = {}
 _CACHE_MAX = 20_000  # chunk ids are content-addressed: an entry never goes stale
 
 
-def chunk_fingerprint(chunk: Any) -> Counter[tuple[str, ...]]:
-    """`fingerprint(chunk.text)`, remembered by chunk id."""
+def chunk_grams(chunk: Any) -> list[tuple[str, ...]]:
+    """The token `GRAM`-grams of a chunk in order, remembered by chunk id."""
     found = _CACHE.get(chunk.id)
     if found is None:
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.clear()
-        found = _CACHE[chunk.id] = fingerprint(chunk.text)
+        toks = tokens(chunk.text)
+        found = [tuple(toks[i : i + GRAM]) for i in range(max(1, len(toks) - GRAM + 1))]
+        _CACHE[chunk.id] = found
     return found
+
+
+def best_window(want: Counter[tuple[str, ...]], grams: list[tuple[str, ...]]) -> float:
+    """The similarity of `want` to `grams`, or to its most similar stretch of the same length
+    when `grams` is more than twice as long: a copy of a nested function or of a part of a
+    long function is a stretch of its chunk."""
+    n = sum(want.values())
+    if len(grams) <= 2 * n:
+        return similarity(want, Counter(grams))
+    step = max(1, n // 8)
+    return max(
+        similarity(want, Counter(grams[i : i + n])) for i in range(0, len(grams) - n + step, step)
+    )
 
 
 def near_copies_first(
@@ -111,7 +126,8 @@ def near_copies_first(
     most similar first, each spanning its most similar chunk (the fused best chunk of a file
     may be another one); the others keep their fused order. `chunks`: the generation's chunk
     store; `candidates`: path -> the chunk ids any retriever returned (only those are
-    compared: fingerprinting every chunk of 30 files would cost ~250 ms)."""
+    compared: fingerprinting every chunk of 30 files would cost ~250 ms). A chunk more than
+    twice the snippet's length is compared by its most similar stretch (`best_window`)."""
     want = fingerprint(snippet)
     size = len(snippet)
     ranked = []
@@ -119,9 +135,9 @@ def near_copies_first(
         best, chosen = 0.0, None
         for key in sorted(candidates.get(result.path, ())):
             chunk = chunks.get(key, result.path)
-            if chunk is None or not size / 3 <= len(chunk.text) <= size * 6 + 600:
-                continue  # about as long, or longer by a docstring and comments
-            sim = similarity(want, chunk_fingerprint(chunk))
+            if chunk is None or len(chunk.text) < size / 3:
+                continue  # a copy is not much shorter
+            sim = best_window(want, chunk_grams(chunk))
             if sim > best:
                 best, chosen = sim, chunk
         if best >= NEAR_COPY and chosen is not None:
