@@ -58,9 +58,11 @@ def test_self_path_call(engine: Engine):
 
 
 def test_pub_use_reexport_is_an_import_listed_after_uses(engine: Engine):
+    # `crate::crypto::public_key_to_spki(...)` goes through `pub use signer::...` in mod.rs
     res = engine.search("who references public_key_to_spki", limit=10).results
-    assert [r.path for r in res] == ["src/crypto/mod.rs"]
-    assert res[0].extra.get("import_only") is True and res[0].lines == [3]
+    assert [r.path for r in res] == ["src/client/hs.rs", "src/crypto/mod.rs"]
+    assert 9 in res[0].lines and res[0].start_line <= 9 <= res[0].end_line
+    assert res[1].extra.get("import_only") is True and res[1].lines == [3]
 
 
 def test_inline_module_paths_resolve_to_the_files_module():
