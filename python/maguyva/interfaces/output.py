@@ -31,7 +31,9 @@ MAX_MATCH_LINES = 5
 nothing matched)."""
 MAX_EVERY_MATCH = 10_000
 """Safety cap on the lines listed per file for questions whose every match is shown."""
-EVERY_MATCH_INTENTS = frozenset({"exact_match", "find_definition", "find_references"})
+EVERY_MATCH_INTENTS = frozenset(
+    {"exact_match", "find_definition", "find_references", "impact_analysis"}
+)
 """Intents answered like ripgrep: every matching line of each file is listed (exact strings and
 regexes, definitions, references), not only those inside the best chunk."""
 

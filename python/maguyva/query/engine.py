@@ -26,6 +26,7 @@ from maguyva.errors import (
 from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.modalities.registry import load_modality
 from maguyva.model import Hit, ModalityContribution, Response, Result
+from maguyva.query.fingerprint import near_copies_first
 from maguyva.query.intent import (
     EXACT_MATCH,
     FIND_DEFINITION,
@@ -286,6 +287,14 @@ class Engine:
             results = prefer_place(results, place, demote)[:limit]
             if place is not None:
                 notes.append(f"preferred files matching {', '.join(place.words)!r}")
+        elif verdict.intent == FIND_SIMILAR and verdict.snippet:
+            # renamed copies of the snippet first, by their fingerprint (query/fingerprint.py)
+            results = self._fuse(used, lists, min(MAX_LIMIT, max(limit * 3, 30)))
+            found: dict[str, set[str]] = {}
+            for hits in lists.values():
+                for hit in hits:
+                    found.setdefault(hit.path, set()).add(hit.key or "")
+            results = near_copies_first(verdict.snippet, results, self.chunks, found)[:limit]
         else:
             results = self._fuse(used, lists, limit)
         timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)

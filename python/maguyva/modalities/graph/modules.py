@@ -207,12 +207,13 @@ class ModuleIndex:
                 base = []
             else:
                 return None, segs
-        unit = f"rs:{src}::" + "::".join(base)
-        if unit not in self.units:
-            return None, segs
-        while segs and f"{unit}{'' if unit.endswith('::') else '::'}{segs[0]}" in self.units:
-            unit = f"{unit}{'' if unit.endswith('::') else '::'}{segs.pop(0)}"
-        return unit, segs
+        # the longest path that names a file's module: a module declared inline (`pub mod
+        # client { mod hs; }` in lib.rs) has no file of its own, only its children do
+        for cut in range(len(segs), -1, -1):
+            unit = f"rs:{src}::" + "::".join([*base, *segs[:cut]])
+            if unit in self.units:
+                return unit, segs[cut:]
+        return None, segs
 
     def _resolve_dotted(self, fam: str, spec: str) -> tuple[str | None, list[str]]:
         parts = spec.split(".")

@@ -33,6 +33,9 @@ class Site:
     lines: set[int] = field(default_factory=set)
     via: int = -1  # the node it depends on (one step closer to the target)
     edge_kinds: set[str] = field(default_factory=set)
+    # the lines of its non-import edges (calls, references, bases): a hit's span is the first
+    # line that uses what it depends on, not the import block (`import {X} from`, `use a::X;`)
+    use_lines: set[int] = field(default_factory=set)
 
 
 class NameLookup:
@@ -279,8 +282,11 @@ class GraphIndex:
                     elif site.distance == dist + 1 and pconf > site.confidence:
                         site.confidence, site.via = pconf, start
                     if site.distance == dist + 1:
-                        site.lines.update(self.edge_lines(edge))
+                        lines = self.edge_lines(edge)
+                        site.lines.update(lines)
                         site.edge_kinds.add(EdgeKind(kind).name.lower())
+                        if kind != EdgeKind.IMPORTS:
+                            site.use_lines.update(lines)
         return seen, truncated
 
     def callees(self, node: int) -> list[tuple[int, float, list[int]]]:

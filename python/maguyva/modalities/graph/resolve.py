@@ -559,6 +559,11 @@ class GraphBuilder:
     def _resolve_import(self, fid: int, imp, local: str) -> Binding | None:
         family = self.scopes[fid].family
         module = imp.module
+        if family == "rs" and imp.name not in (None, "*", "self"):
+            # `use crate::client::tls13;` binds the module `tls13` when that is a file's module
+            whole, more = self.index.resolve(fid, f"{module}::{imp.name}")
+            if whole is not None and not more:
+                return ("unit", whole)
         unit, rest = self.index.resolve(fid, module, imp.level)
         ext_name = module.lstrip(".").replace("::", ".").replace("/", ".")
         if imp.name is None or imp.name == "*":
@@ -817,7 +822,17 @@ class GraphBuilder:
             return self._candidates(fid, caller, parts, ref, typed, cls) if attrs else None
         if "(" in head or "[" in head:
             return self._candidates(fid, caller, parts, ref, False) if attrs else None
+        if head in ("crate", "super") and attrs and self.scopes[fid].family == "rs":
+            # a path from the crate root or a parent module: `crate::x509::wrap_in_sequence`
+            unit, rest = self.index.resolve(fid, "::".join(parts))
+            walked, wconf = self._walk(("unit", unit), rest) if unit else (None, 0.0)
+            return ([(walked, min(CONF_IMPORT, wconf))], True) if walked else None
         found = self.scope_lookup(fid, caller, head)
+        if "::" in written and self.scopes[fid].family == "rs" and self._declared_mod(found):
+            # a module this file declares (`mod x509;` in lib.rs, then `x509::f()`) is its
+            # file's module; by path only, since `x509.f()` is a method of a local of that name
+            child = self.index.child(self.scopes[fid].unit, head)
+            found = (("unit", child), CONF_IMPORT) if child is not None else found
         if found is not None and caller and self._is_parameter(fid, caller, head):
             # a parameter hides the module or function of that name (`def f(concurrent):
             # concurrent.cancel()` is not the module `concurrent`)
@@ -837,6 +852,13 @@ class GraphBuilder:
         if walked is None:
             return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
+
+    def _declared_mod(self, found: tuple[Binding, float] | None) -> bool:
+        """True for nothing found, or for a `mod x;` declaration (a module definition)."""
+        if found is None:
+            return True
+        kind, value = found[0]
+        return kind == "def" and self.nodes[int(value)].def_kind == "module"  # type: ignore[call-overload]
 
     def _is_parameter(self, fid: int, caller: str, name: str) -> bool:
         """Python: `name` is a parameter of the calling function or of a function enclosing

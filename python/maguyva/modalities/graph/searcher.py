@@ -10,6 +10,7 @@ Ranking (documented in docs/graph.md):
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -84,8 +85,12 @@ class GraphSearcher:
                 self._chunks = ChunkStore.lazy(self.gen_dir)
             return self._chunks
 
-    def _file_hit(self, path: str, lines: list[int], score: float, **extra: Any) -> Hit:
-        first = lines[0] if lines else 1
+    def _file_hit(
+        self, path: str, lines: list[int], score: float, anchor: int | None = None, **extra: Any
+    ) -> Hit:
+        """A hit on `path` listing `lines`, spanning the chunk that encloses `anchor` (the
+        first use; default the first line)."""
+        first = anchor if anchor is not None else (lines[0] if lines else 1)
         chunk = self.chunks.enclosing(path, first)
         if chunk is not None:
             start, end, key = chunk.start_line, chunk.end_line, chunk.id
@@ -125,14 +130,42 @@ class GraphSearcher:
         extra["target"] = [self.graph.full_name(n) for n in nodes[:MAX_CANDIDATES_SHOWN]]
         return nodes, extra
 
+    def _names(self, nodes: list[int]) -> frozenset[str]:
+        return frozenset(n for n in (self.graph.names[m] for m in nodes) if n.isidentifier())
+
     @staticmethod
     def _check_depth(depth: int) -> int:
         if not isinstance(depth, int) or depth < 1:
             raise BadQueryError(f"graph depth must be a positive integer, got {depth!r}")
         return depth
 
-    def _group_by_file(self, sites: dict[int, Site], common: dict[str, Any]) -> list[Hit]:
-        """One hit per file: all lines of all dependents in that file, ranked."""
+    def _named_lines(self, path: str, names: frozenset[str], skip: set[int]) -> set[int]:
+        """Lines of `path` (outside `skip`) that name one of `names` as a word: the uses of an
+        imported binding that the extraction records no edge for (a TypeScript enum member read
+        `ZodIssueCode.custom`, a namespace's `errorUtil.errToObj(...)`, a type position)."""
+        words = re.compile(
+            r"(?<![\w$])(?:" + "|".join(map(re.escape, sorted(names))) + r")(?![\w$])"
+        )
+        text: dict[int, str] = {}
+        for chunk in self.chunks.by_path(path):
+            for n, line in enumerate(chunk.text.splitlines(), chunk.start_line):
+                text.setdefault(n, line)
+        skip = set(skip)
+        for first in sorted(skip):  # a statement spread over lines: `use a::{\n  X,\n};`
+            n = first
+            while n in text and n - first < 100:
+                skip.add(n)
+                line = text[n].rstrip()
+                if line.endswith(";") or " from " in line or (n > first and line.endswith(")")):
+                    break
+                n += 1
+        return {n for n, line in text.items() if n not in skip and words.search(line)}
+
+    def _group_by_file(
+        self, sites: dict[int, Site], common: dict[str, Any], names: frozenset[str] = frozenset()
+    ) -> list[Hit]:
+        """One hit per file: all lines of all dependents in that file, ranked. `names`: the
+        target's names, looked for in the text of a file that only imports it."""
         g = self.graph
         files: dict[str, dict[str, Any]] = {}
         for site in sites.values():
@@ -145,6 +178,8 @@ class GraphSearcher:
                        "owner": {}},
             )  # fmt: skip
             slot["lines"].update(site.lines)
+            # uses of the nearest dependents only: the span shows why the file is listed first
+            slot.setdefault("uses_at", {}).setdefault(site.distance, set()).update(site.use_lines)
             for line in site.lines:  # the enclosing definition of each use
                 slot["owner"].setdefault(line, site.node)
             slot["kinds"].update(site.edge_kinds)
@@ -159,19 +194,36 @@ class GraphSearcher:
         for path, slot in files.items():
             c = float(g.path_c[g.path_index[path]])
             score = slot["conf"] * float(boost(c)) / slot["dist"]
+            slot["uses"] = slot["uses_at"].get(slot["dist"], set())
+            if not slot["uses"] and names and slot["dist"] == 1:
+                slot["uses"] = self._named_lines(path, names, slot["lines"])
+                if slot["uses"]:
+                    slot["lines"] |= slot["uses"]
+                    common_text = True
+                else:
+                    common_text = False
+            else:
+                common_text = False
             lines = sorted(slot["lines"])
+            # the span is the first use's chunk; an import line only when nothing else uses it
+            anchor = min(slot["uses"], default=lines[0] if lines else None)
             hit = self._file_hit(
-                path, lines, score, distance=slot["dist"], confidence=round(slot["conf"], 3),
+                path, lines, score, anchor, distance=slot["dist"], confidence=round(slot["conf"], 3),
                 is_test=slot["test"], dependents=sorted(set(slot["symbols"]))[:20],
                 edge_kinds=sorted(slot["kinds"]), in_cycle=slot["cycle"], **common,
             )  # fmt: skip
             # labelled by the definition enclosing its first use, not by the target (whose
             # first candidate may live in another file)
-            owner = slot["owner"].get(lines[0]) if lines else None
+            if not slot["uses"]:  # an import or re-export (`pub use`) only: listed last
+                hit.extra["import_only"] = True
+            elif common_text:  # the use lines are the text's, not the graph's
+                hit.extra["text_uses"] = True
+            owner = slot["owner"].get(anchor) if anchor is not None else None
             is_def = owner is not None and g.kind[owner] == NodeKind.DEFINITION
             hit.symbol = g.full_name(owner) if is_def else None  # module level: no label
-            hits.append((slot["test"], slot["dist"], -score, -len(lines), path, hit))
-        hits.sort(key=lambda x: x[:5])
+            hits.append((slot["test"], slot["dist"], not slot["uses"], -score, -len(lines), path,
+                         hit))  # fmt: skip
+        hits.sort(key=lambda x: x[:6])
         return [h[-1] for h in hits]
 
     # -- public queries (also used by the MCP tools) ----------------------------------------
@@ -181,8 +233,9 @@ class GraphSearcher:
         all the lines of that file (direct references only)."""
         nodes, common = self._targets(symbol)
         sites, _ = self.graph.walk_dependents(nodes, 1, min_confidence=self.min_confidence)
-        hits = self._group_by_file(sites, common)
-        hits.sort(key=lambda h: (-(h.extra["confidence"]), -len(h.lines), h.path))
+        hits = self._group_by_file(sites, common, self._names(nodes))
+        hits.sort(key=lambda h: (bool(h.extra.get("import_only")), -(h.extra["confidence"]),
+                                 -len(h.lines), h.path))  # fmt: skip
         return hits
 
     def callers(self, symbol: str, depth: int = 1) -> list[Hit]:
@@ -207,7 +260,7 @@ class GraphSearcher:
         cycle = sorted({m for n in nodes for m in self.graph.cycle_members(n)} - set(nodes))
         if cycle:
             common["cycle_with"] = [self.graph.full_name(m) for m in cycle[:20]]
-        return self._group_by_file(sites, common)
+        return self._group_by_file(sites, common, self._names(nodes))
 
     def callees(self, symbol: str) -> list[Hit]:
         """What `symbol` calls: repository definitions (with their spans) and external
