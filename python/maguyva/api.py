@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from maguyva.config import SCHEMA, effective_config, index_dir_for
 from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
+from maguyva.modalities.protocol import CallGraph, Greps
 from maguyva.model import Hit, Response, Result
 from maguyva.query.pasted import parse_pasted
 from maguyva.query.syntax import ParsedQuery, parse, path_matches
@@ -356,31 +357,28 @@ class Index:
         """Files that reference `symbol` (calls, imports, subclassing: depth 1), or its
         transitive callers up to `depth`, from the call graph."""
         _require_name(symbol, "symbol")
-        graph = self.searcher("graph")
-        if depth == 1 and hasattr(graph, "references"):
+        graph = self._call_graph("list callers")
+        if depth == 1:
             return self._inside(list(graph.references(symbol)))[:limit]
-        method = getattr(graph, "callers", None)
-        if method is None:
-            raise ModalityUnavailable("the graph modality in this index cannot list callers")
-        return self._inside(list(method(symbol, depth=depth)))[:limit]
+        return self._inside(list(graph.callers(symbol, depth=depth)))[:limit]
 
     def callees(self, symbol: str, limit: int = 50) -> list[Hit]:
         """What `symbol` calls."""
         _require_name(symbol, "symbol")
-        graph = self.searcher("graph")
-        method = getattr(graph, "callees", None)
-        if method is None:
-            raise ModalityUnavailable("the graph modality in this index cannot list callees")
-        return self._inside(list(method(symbol)))[:limit]
+        graph = self._call_graph("list callees")
+        return self._inside(list(graph.callees(symbol)))[:limit]
 
     def impact(self, symbol: str, depth: int = 2, limit: int = 100) -> list[Hit]:
         """What depends on `symbol`, transitively up to `depth` (its blast radius)."""
         _require_name(symbol, "symbol")
+        graph = self._call_graph("compute impact")
+        return self._inside(list(graph.impact(symbol, depth=depth)))[:limit]
+
+    def _call_graph(self, what: str) -> CallGraph:
         graph = self.searcher("graph")
-        method = getattr(graph, "impact", None)
-        if method is None:
-            raise ModalityUnavailable("the graph modality in this index cannot compute impact")
-        return self._inside(list(method(symbol, depth=depth)))[:limit]
+        if not isinstance(graph, CallGraph):
+            raise ModalityUnavailable(f"the graph modality in this index cannot {what}")
+        return graph
 
     def grep(
         self,
@@ -396,10 +394,9 @@ class Index:
         if not pattern:
             raise BadQueryError("empty pattern")
         text = self.searcher("text")
-        method = getattr(text, "grep", None)
-        if method is None:
+        if not isinstance(text, Greps):
             raise ModalityUnavailable("the text modality in this index cannot grep")
-        return self._inside(list(method(pattern, regex=regex, case=case, whole_word=whole_word,
+        return self._inside(list(text.grep(pattern, regex=regex, case=case, whole_word=whole_word,
                                         path_glob=path_glob, max_results=max_results)))  # fmt: skip
 
     def read_chunk(self, path: str, start_line: int = 1, end_line: int | None = None) -> ChunkText:

@@ -31,6 +31,7 @@ from maguyva.interfaces.mcp_models import (
     SymbolHit,
 )
 from maguyva.interfaces.output import EVERY_MATCH_INTENTS
+from maguyva.modalities.protocol import ReportsBehind
 from maguyva.model import Hit, Response, Result
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -249,8 +250,8 @@ def _hits_output(index: Index, query: str, source: str, hits: list[Hit], budget:
     output = HitsOutput(query=query, source=source, results=results, truncated=False,
                         total=len(hits))  # fmt: skip
     if source == "graph":
-        note = getattr(index.searcher("graph"), "behind_note", lambda: None)()
-        if note:
+        graph = index.searcher("graph")
+        if isinstance(graph, ReportsBehind) and (note := graph.behind_note()):
             output.notes.append(note)
     while output.results and tokens(output) > budget:
         output.results.pop()

@@ -80,6 +80,77 @@ class Searcher(Protocol):
         ...
 
 
+# -- optional capabilities of a searcher ---------------------------------------------------------
+# The engine and the API check these once per call with `isinstance` (runtime-checkable: the
+# methods are present), never by probing names: a modality that offers a capability says so by
+# implementing the method, and this file is the list of what can be offered.
+
+
+@runtime_checkable
+class Warms(Protocol):
+    """Builds, ahead of the first question, tables it would otherwise build on it."""
+
+    def warm(self) -> None: ...
+
+
+@runtime_checkable
+class ReportsBehind(Protocol):
+    """May answer from an earlier generation than the index's (the graph follows an update)."""
+
+    def behind_note(self) -> str | None:
+        """A one-line note when its answers are behind the index, else None."""
+        ...
+
+
+@runtime_checkable
+class ReportsCoverage(Protocol):
+    """Covers only part of the repository while a build fills it in (semantic never gates)."""
+
+    def coverage(self) -> dict[str, Any]:
+        """Counts: `chunks`, `embedded`, `head_only`, pending and texts left."""
+        ...
+
+    def coverage_note(self) -> str | None:
+        """A one-line note while the coverage is partial, else None."""
+        ...
+
+
+@runtime_checkable
+class KeysByChunk(Protocol):
+    """Its hits' keys are this generation's chunk ids already: the engine skips the look-up."""
+
+    chunk_keys: ClassVar[bool]
+
+
+@runtime_checkable
+class CallGraph(Protocol):
+    """References, callers, callees and impact of a symbol (the graph modality)."""
+
+    def references(self, symbol: str) -> list[Hit]: ...
+
+    def callers(self, symbol: str, depth: int = 1) -> list[Hit]: ...
+
+    def callees(self, symbol: str) -> list[Hit]: ...
+
+    def impact(self, symbol: str, depth: int = 2) -> list[Hit]: ...
+
+
+@runtime_checkable
+class Greps(Protocol):
+    """ripgrep-like matching lines (the text modality)."""
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        regex: bool = False,
+        case: str = "smart",
+        whole_word: bool = False,
+        path_glob: str | None = None,
+        max_results: int = 1000,
+    ) -> list[Any]: ...
+
+
 class Modality(Protocol):
     """The build side and the loader of a modality (implemented as a class with classmethods
     or a module-level object)."""

@@ -23,7 +23,13 @@ from maguyva.errors import (
     ModalityUnavailable,
     ModelMismatchError,
 )
-from maguyva.modalities.protocol import RetrieverQuery
+from maguyva.modalities.protocol import (
+    KeysByChunk,
+    ReportsBehind,
+    ReportsCoverage,
+    RetrieverQuery,
+    Warms,
+)
 from maguyva.modalities.registry import load_modality
 from maguyva.model import Hit, ModalityContribution, Response, Result
 from maguyva.query.fingerprint import near_copies_first
@@ -139,9 +145,8 @@ class Engine:
                 searcher = self.searcher(name)
             except ModalityUnavailable:
                 continue
-            warm = getattr(searcher, "warm", None)
-            if callable(warm):  # tables a searcher otherwise builds on its first question
-                warm()
+            if isinstance(searcher, Warms):  # tables it otherwise builds on its first question
+                searcher.warm()
             took[name] = time.perf_counter() - start
         start = time.perf_counter()
         self.chunks.warm()
@@ -258,15 +263,15 @@ class Engine:
             used = fallback
         if pasted is not None and pasted.exc_type and absent is None and any(lists.values()):
             used = self._with_type_definition(pasted.exc_type, used, lists, depth, timings)
-        if "graph" in lists:
-            note = getattr(self.searcher("graph"), "behind_note", lambda: None)()
-            if note:
-                notes.append(note)
+        graph = self.searcher("graph") if "graph" in lists else None
+        if isinstance(graph, ReportsBehind) and (note := graph.behind_note()):
+            notes.append(note)
         coverage: dict[str, Any] = {}
-        if "semantic" in lists and hasattr(self.searcher("semantic"), "coverage"):
+        semantic = self.searcher("semantic") if "semantic" in lists else None
+        if isinstance(semantic, ReportsCoverage):
             # semantic follows a large build (`maguyva.build.follow`): say what it covered
-            cov = coverage["semantic"] = self.searcher("semantic").coverage()
-            note = self.searcher("semantic").coverage_note()
+            cov = coverage["semantic"] = semantic.coverage()
+            note = semantic.coverage_note()
             if note:
                 notes.append(note)
             share = (cov["embedded"] + cov["head_only"]) / cov["chunks"] if cov["chunks"] else 1
@@ -421,7 +426,8 @@ class Engine:
             timings[name] = round(elapsed, 4)
             if hits is not None:
                 # a searcher whose keys are this generation's chunk ids (semantic) needs no look-up
-                trusted = getattr(self._searchers.get(name), "chunk_keys", False) is True
+                searcher = self._searchers.get(name)
+                trusted = isinstance(searcher, KeysByChunk) and searcher.chunk_keys is True
                 lists[name] = hits if trusted else [self._keyed(hit) for hit in hits]
         return lists
 
