@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from maguyva.api import Index
 from maguyva.errors import BadQueryError, IndexNotFoundError, MaguyvaError
+from maguyva.interfaces.mcp_stdio import run_stdio
 from maguyva.interfaces.output import EVERY_MATCH_INTENTS
 from maguyva.model import Hit, Response, Result
 
@@ -734,7 +735,7 @@ def serve(
         else contextlib.nullcontext()
     )
     with watching:
-        anyio.run(server.run_stdio_async)
+        anyio.run(run_stdio, server)  # the SDK's stdio, every request answered (mcp_stdio)
 
 
 def warm_in_background(index: Index) -> threading.Thread:
