@@ -19,7 +19,6 @@ import os
 import sys
 from collections.abc import AsyncIterable, Iterator
 from io import TextIOWrapper
-from json.decoder import scanstring
 from typing import IO, Any, cast
 
 import anyio
@@ -30,6 +29,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 log = logging.getLogger("maguyva.interfaces.mcp_stdio")
+scanstring = cast(Any, json.decoder).scanstring  # the decoder's own string scanner (untyped)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -83,8 +83,8 @@ def error_for(line: str) -> types.JSONRPCError | None:
     try:
         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {}
-        why = str(first.get("msg", "not a JSON-RPC message"))[:200]
+        errors = exc.errors()
+        why = str(errors[0]["msg"] if errors else "not a JSON-RPC message")[:200]
     else:  # a request whose id the SDK rejects decodes as a notification: it would get nothing
         if not isinstance(message, types.JSONRPCNotification) or '"id"' not in line:
             return None
