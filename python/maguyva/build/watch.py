@@ -6,9 +6,10 @@ costs no watch), and are debounced: a burst such as a `git checkout` of thousand
 becomes one update. Each update is the indexer's own check, given the event paths as hints:
 only they (and their directories) are statted, so a one-file edit costs a few `stat`s, not
 one per file of the repository. A full check (every known file and directory) runs after a
-quiet period of `reconcile_s`, at least every `reconcile_s` under continuous activity, and
-after the watch is re-armed on a new set of directories, so an event lost or coalesced by the
-OS is made up for within `reconcile_s`. When the directories outnumber the watch budget, or the OS refuses more watches
+quiet period of `reconcile_s`, at least every `reconcile_s` under continuous activity (so an
+event lost or coalesced by the OS is made up for within `reconcile_s`), and as soon as the
+watches on a new set of directories stand (a burst into a new directory converges when it
+ends, not at the next reconciliation). When the directories outnumber the watch budget, or the OS refuses more watches
 (inotify's `max_user_watches`), the watcher says so and falls back to periodic checks.
 """
 
@@ -155,6 +156,7 @@ class Watcher:
 
     def run(self) -> WatchStats:
         self.update(prepare=True)  # the first edit then needs no one-time work (`prepare`)
+        self._full_next = True  # once watched, check again: edits made before the watch stood
         while not self.stop_event.is_set():
             if self.force_polling or self.stats.mode == "polling":
                 self._poll_once()
@@ -182,36 +184,45 @@ class Watcher:
         self.update()
 
     def _watch(self, dirs: list[Path]) -> None:
-        """Watch until the set of directories changes (then the caller watches anew)."""
-        import watchfiles
+        """Watch until the set of directories changes (then the caller watches anew).
+
+        The watches stand before the check that covers the time without them: what was written
+        before is found by that check, what is written after sends an event. (Checking only at
+        the next event left a burst into a new directory unseen until the reconciliation, up
+        to `reconcile_s`, when the burst ended before the new directory was watched.)"""
+        from watchfiles._rust_notify import RustNotify
 
         index_dir = str(self.indexer.index.path)
         before = set(dirs)
 
-        def keep(change: Any, path: str) -> bool:
+        def keep(path: str) -> bool:
             name = path.rsplit("/", 1)[-1]
             return not (path.startswith(index_dir) or name == ".git" or "/.git/" in path)
 
-        for batch in watchfiles.watch(
-            *dirs,
-            watch_filter=keep,
-            debounce=self.debounce_ms,
-            step=self.step_ms,
-            stop_event=self.stop_event,
-            rust_timeout=int(self.reconcile_s * 1000),
-            yield_on_timeout=True,
-            raise_interrupt=True,  # Ctrl-C ends `maguyva watch` (the generator would just end)
-            recursive=False,
-        ):
-            if self.stop_event.is_set():
-                return
-            if batch:
-                self.stats.batches += 1
-                self.stats.events += len(batch)
-            self.update(self._relative(batch) if batch else None)  # a timeout: full check
-            if set(self.watched_dirs()) != before:
-                self._full_next = True  # events between this watch and the next are lost
-                return
+        with RustNotify([str(d) for d in dirs], False, False, 300, False, False) as notify:
+            if self._full_next:  # the watches stand: look at what changed before they did
+                self.update()
+                if set(self.watched_dirs()) != before:
+                    self._full_next = True  # it found new directories: watch them, check again
+                    return
+            while not self.stop_event.is_set():
+                raw = notify.watch(
+                    self.debounce_ms, self.step_ms, int(self.reconcile_s * 1000), self.stop_event
+                )
+                if raw == "signal":  # Ctrl-C ends `maguyva watch`
+                    raise KeyboardInterrupt
+                if raw == "stop" or self.stop_event.is_set():
+                    return
+                batch = set() if raw == "timeout" else {(c, p) for c, p in raw if keep(p)}
+                if raw != "timeout" and not batch:
+                    continue  # only the index's own writes
+                if batch:
+                    self.stats.batches += 1
+                    self.stats.events += len(batch)
+                self.update(self._relative(batch) if batch else None)  # a timeout: full check
+                if set(self.watched_dirs()) != before:
+                    self._full_next = True  # a new directory: its files may predate its watch
+                    return
 
 
 def watch(

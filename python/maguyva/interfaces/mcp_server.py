@@ -64,6 +64,7 @@ from maguyva.interfaces.mcp_results import (
     tokens,
     tool_errors,
 )
+from maguyva.interfaces.mcp_stdio import run_stdio
 
 log = logging.getLogger("maguyva.mcp")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -375,7 +376,7 @@ def serve(
         else contextlib.nullcontext()
     )
     with watching:
-        anyio.run(server.run_stdio_async)
+        anyio.run(run_stdio, server)  # the SDK's stdio, every request answered (mcp_stdio)
 
 
 def warm_in_background(index: Index) -> threading.Thread:
