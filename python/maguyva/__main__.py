@@ -1,5 +1,5 @@
 """`python -m maguyva`: the same as `maguyva`."""
 
-from maguyva.interfaces.cli.main import main
+from maguyva.interfaces.client import main  # the warm server first, else the full CLI
 
 raise SystemExit(main())

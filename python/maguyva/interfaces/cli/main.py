@@ -523,12 +523,6 @@ def _eval_cli() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None and sys.argv[1:2] == ["search"]:  # the command itself: try the warm server
-        from maguyva.interfaces.client import answer
-
-        code = answer(sys.argv[1:])
-        if code is not None:
-            return code
     logging.basicConfig(
         level=logging.WARNING, format="maguyva: %(levelname)s: %(message)s", stream=sys.stderr
     )
