@@ -68,8 +68,7 @@ def test_a_delta_generation_reads_as_a_from_scratch_one(tmp_path: Path) -> None:
     store, the loaded store and the file states equal a from-scratch index of the same tree,
     and a reader of the next generation reuses the segments the previous one decoded."""
     from maguyva.build.indexer import Indexer
-    from maguyva.store.chunks import _RECENT, read_delta
-    from maguyva.store.generations import read_file_states
+    from maguyva.store.chunks import _RECENT, read_delta, read_file_states
 
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     root = tmp_path / "repo"

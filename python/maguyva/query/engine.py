@@ -540,7 +540,7 @@ class Engine:
         """True when the file's content changed or it vanished since it was indexed (a `touch`
         alone does not count: see `changes.is_stale`)."""
         if self._files_meta is None:
-            from maguyva.store.generations import read_file_states
+            from maguyva.store.chunks import read_file_states
 
             self._files_meta = read_file_states(self.generation.path)
         return is_stale(self.root, path, self._files_meta.get(path))

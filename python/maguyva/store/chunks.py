@@ -19,8 +19,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from maguyva.errors import CorruptIndexError
+from maguyva.errors import CorruptIndexError, MaguyvaError
 from maguyva.model import Chunk
+from maguyva.store.generations import write_sealed
 from maguyva.support.sealed import read_sealed, read_sealed_json
 
 FILE_NAME = "chunks.jsonl"
@@ -33,8 +34,6 @@ generation (generations are immutable, so sharing inodes is safe)."""
 
 def write_chunks(gen_dir: Path, chunks: list[Chunk]) -> None:
     """Write all chunks of a generation (sorted by path and line for locality), sealed."""
-    from maguyva.store.generations import write_sealed
-
     ordered = sorted(chunks, key=lambda c: (c.path, c.start_line, c.end_line, c.id))
     payload = "".join(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in ordered)
     write_sealed(gen_dir / FILE_NAME, "chunks", payload.encode())
@@ -444,3 +443,37 @@ class SegmentedChunkStore:
     def enclosing(self, path: str, line: int) -> Chunk | None:
         store = self._store(path)
         return store.enclosing(path, line) if store is not None else None
+
+
+_BASE_FILES: dict[Path, tuple[tuple[int, ...], dict[str, list[Any]]]] = {}
+"""Per index directory, the last decoded `files.json` file map, by file identity: a
+generation written by a small update hard-links its predecessor's, so a reader opening it
+decodes only the small `files-delta.json`."""
+
+
+def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
+    """path -> [size, mtime_ns, digest] of a generation's indexed files ({} if unreadable)."""
+    path = Path(gen_dir) / FILES_JSON
+    try:
+        st = os.stat(path)
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = _BASE_FILES.get(Path(gen_dir).parent)
+        if cached is not None and cached[0] == key:
+            files = cached[1]
+        else:
+            files = read_sealed_json(path, "files")["state"]["files"]
+            _BASE_FILES.pop(Path(gen_dir).parent, None)
+            _BASE_FILES[Path(gen_dir).parent] = (key, files)
+            while len(_BASE_FILES) > 4:
+                _BASE_FILES.pop(next(iter(_BASE_FILES)))
+        delta = read_delta(gen_dir)
+        if delta is None:
+            return dict(files)
+        change = delta["state"]["files"]
+        out = dict(files)
+        for p in change["del"]:
+            out.pop(p, None)
+        out.update(change["set"])
+        return out
+    except (OSError, MaguyvaError, KeyError, TypeError):
+        return {}

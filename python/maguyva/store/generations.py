@@ -671,38 +671,3 @@ def _old_manifest(path: Path) -> bool:
         return isinstance(data, dict) and int(data.get("format_version", 0)) < MIN_FORMAT_VERSION
     except (OSError, ValueError, TypeError):
         return False
-
-
-_BASE_FILES: dict[Path, tuple[tuple[int, ...], dict[str, list[Any]]]] = {}
-"""Per index directory, the last decoded `files.json` file map, by file identity: a
-generation written by a small update hard-links its predecessor's, so a reader opening it
-decodes only the small `files-delta.json`."""
-
-
-def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
-    """path -> [size, mtime_ns, digest] of a generation's indexed files ({} if unreadable)."""
-    from maguyva.store.chunks import FILES_JSON, read_delta
-
-    path = Path(gen_dir) / FILES_JSON
-    try:
-        key = _file_key(os.stat(path))
-        cached = _BASE_FILES.get(Path(gen_dir).parent)
-        if cached is not None and cached[0] == key:
-            files = cached[1]
-        else:
-            files = sealed.read_sealed_json(path, "files")["state"]["files"]
-            _BASE_FILES.pop(Path(gen_dir).parent, None)
-            _BASE_FILES[Path(gen_dir).parent] = (key, files)
-            while len(_BASE_FILES) > 4:
-                _BASE_FILES.pop(next(iter(_BASE_FILES)))
-        delta = read_delta(gen_dir)
-        if delta is None:
-            return dict(files)
-        change = delta["state"]["files"]
-        out = dict(files)
-        for p in change["del"]:
-            out.pop(p, None)
-        out.update(change["set"])
-        return out
-    except (OSError, MaguyvaError, KeyError, TypeError):
-        return {}
