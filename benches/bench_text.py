@@ -1,6 +1,6 @@
 """Text modality against ripgrep, side by side on the same tree, warm cache.
 
-As a script (the figures in docs/text.md):
+As a script (the figures in docs/text-measurements.md):
     .venv/bin/python benches/bench_text.py [CORPUS_DIR] [--runs 20]
 builds the index (build MB/s, sizes), then times each query with Maguyva's index and with
 `rg` (p50/p99 over the runs), and what `Index.grep` runs (the first 100 lines, exact counts). With pytest-benchmark (`make bench`), the same queries run
