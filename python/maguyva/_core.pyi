@@ -23,6 +23,7 @@ __all__ = [
     "name_hash",
     "name_lookup",
     "non_ascii_strings",
+    "print_lines",
     "static_pool",
     "walk_files",
 ]
@@ -135,6 +136,29 @@ class TextIndex:
         score, matching_lines, term_indices)`."""
     def stats(self) -> dict[str, int]: ...
     def paths(self) -> list[str]: ...
+
+# -- printing matching lines (maguyva.interfaces.output) ---------------------------------------
+
+def print_lines(
+    data: bytes,
+    start: int,
+    end: int,
+    lines: list[int],
+    *,
+    every: bool,
+    cap: int,
+    context: int = 0,
+    literal: bytes | None = None,
+    insensitive: bool = False,
+    color: bool = False,
+    json_path: str | None = None,
+    json_match: str | None = None,
+) -> tuple[bytes, int, int, int]:
+    """One result's lines as `Renderer.lines_of` picks them from the file's content `data`
+    (its recorded `lines`, else those of `start..=end` holding `literal`, else its first),
+    printed as `Renderer.text` (UTF-8) or, with `json_path` (the `"path"` value) and
+    `json_match` (the `"maguyva"` value of a match line), as `Renderer.json_lines` prints
+    them. Returns `(bytes, matched_lines, matches, bytes_of_the_lines)`."""
 
 # -- hamming (semantic modality) ---------------------------------------------------------------
 # Codes are C-contiguous uint8 arrays of shape (n, dim/8) (or (dim/8,) for one code), bit order

@@ -7,6 +7,7 @@
 //! - [`hamming`]: exact top-k by Hamming distance over packed binary codes.
 //! - [`graph`]: the graph files' name hash (part of the on-disk format) and the adjacency's
 //!   counting sorts.
+//! - [`lines`]: printing a result's matching lines (text and JSON Lines) in one buffer.
 //!
 //! The only module that touches PyO3 is `py`, compiled with the `python` feature, so plain
 //! `cargo test` runs without a Python interpreter.
@@ -15,6 +16,7 @@ pub mod error;
 pub mod fusion;
 pub mod graph;
 pub mod hamming;
+pub mod lines;
 pub mod static_embed;
 pub mod trigram;
 pub mod walk;

@@ -12,17 +12,19 @@ provenance on `begin`; rank and score on each `match`; intent, routing and timin
 from __future__ import annotations
 
 import base64
+import codecs
 import json
 import math
 import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from maguyva import _core
 from maguyva.model import Response, Result
 from maguyva.repo.reader import read_bytes
 
@@ -77,13 +79,18 @@ class Highlighter:
 
     def __init__(self, response: Response, regex: str | None, case: str | None) -> None:
         pattern = regex
+        # A literal (or nothing) is what the native printer highlights; a regex stays here.
+        self.native = regex is None
+        self.literal: bytes | None = None
         if pattern is None:
             target = (response.target or "").strip().strip('"')
             pattern = re.escape(target) if target and len(target) <= 200 else None
+            self.literal = target.encode() if pattern is not None else None
         sensitive = case == "sensitive" or (
             case in (None, "smart") and pattern is not None and pattern != pattern.lower()
         )
         flags = 0 if sensitive else re.IGNORECASE
+        self.insensitive = not sensitive
         try:
             self.regex = re.compile(pattern.encode(), flags) if pattern else None
         except re.error:
@@ -109,6 +116,7 @@ class Renderer:
         case: str | None = None,
         explain: bool = False,
         max_count: int | None = None,
+        native: bool = True,
     ) -> None:
         self.root = root
         self.color = color
@@ -118,6 +126,7 @@ class Renderer:
         self.regex = regex
         self.case = case
         self.explain = explain
+        self.native = native  # print lines in Rust (`_core.print_lines`) where it applies
 
     def _file_lines(self, path: str) -> list[tuple[int, bytes]]:
         """(byte offset, line without newline) for every line of the file; [] if unreadable."""
@@ -153,10 +162,7 @@ class Renderer:
             ]
         if not inside:
             inside = [min(result.start_line, len(file_lines))]
-        cap = MAX_EVERY_MATCH if every else self.max_lines
-        if self.max_count is not None:
-            cap = min(cap, self.max_count) if every else self.max_count
-        matches = sorted(set(inside))[:cap]
+        matches = sorted(set(inside))[: self._cap(every)]
         wanted: dict[int, bool] = {}
         for n in matches:
             for m in range(max(1, n - self.context), min(len(file_lines), n + self.context) + 1):
@@ -167,17 +173,63 @@ class Renderer:
             out.append(_Line(n, offset, raw, wanted[n], light.spans(raw) if wanted[n] else []))
         return out
 
+    def _cap(self, every: bool) -> int:
+        cap = MAX_EVERY_MATCH if every else self.max_lines
+        if self.max_count is not None:
+            cap = min(cap, self.max_count) if every else self.max_count
+        return cap
+
+    def _native_for(self, light: Highlighter, every: bool) -> bool:
+        return self.native and light.native and self._cap(every) >= 0
+
+    def printed(
+        self,
+        result: Result,
+        light: Highlighter,
+        every: bool,
+        json_parts: tuple[str, str] | None = None,
+    ) -> tuple[bytes, int, int, int]:
+        """`lines_of` printed in Rust, one buffer per result: `(bytes, matched lines, matches,
+        bytes of the lines)`. A common literal lists tens of thousands of lines; a Python
+        object per line was most of its time (issue 21)."""
+        try:
+            data = read_bytes(self.root, result.path)
+        except (OSError, ValueError):
+            return b"", 0, 0, 0
+        path_json, on_match = json_parts if json_parts else (None, None)
+        return _core.print_lines(
+            data, result.start_line, result.end_line, result.lines, every=every,
+            cap=self._cap(every), context=self.context, literal=light.literal,
+            insensitive=light.insensitive, color=self.color and json_parts is None,
+            json_path=path_json, json_match=on_match,
+        )  # fmt: skip
+
     # -- JSON Lines ----------------------------------------------------------------------------
 
-    def json_lines(self, response: Response, elapsed_s: float) -> Iterator[str]:
+    def json_lines(self, response: Response, elapsed_s: float) -> Iterator[str | bytes]:
+        """ripgrep's JSON Lines; a result's match lines come as one `bytes` block (UTF-8,
+        newlines included) when printed natively, every other message as a `str` line."""
         light = Highlighter(response, self.regex, self.case)
         every = response.intent in EVERY_MATCH_INTENTS
+        native = self._native_for(light, every)
         matched_lines = matches = 0
         for rank, result in enumerate(response.results, start=1):
             started = time.perf_counter()
             path = {"text": result.path}
             info = {"rank": rank, **_result_fields(result)}
             yield _dump({"type": "begin", "data": {"path": path, "maguyva": info}})
+            if native:
+                parts = (_dump(path), _dump({"rank": rank, "score": result.score}))
+                block, n_match, file_matches, searched = self.printed(result, light, every, parts)
+                if block:
+                    yield block
+                matched_lines += n_match
+                matches += file_matches
+                stats = _stats(time.perf_counter() - started, 1, 1 if n_match else 0, searched,
+                               n_match, file_matches)  # fmt: skip
+                yield _dump({"type": "end", "data": {"path": path, "binary_offset": None,
+                                                     "stats": stats}})  # fmt: skip
+                continue
             lines = self.lines_of(result, light, every)
             file_matches = 0
             for line in lines:
@@ -210,9 +262,12 @@ class Renderer:
 
     # -- people ---------------------------------------------------------------------------------
 
-    def text(self, response: Response) -> Iterator[str]:
+    def text(self, response: Response) -> Iterator[str | bytes]:
+        """ripgrep-like lines; a result's match lines come as one `bytes` block (UTF-8,
+        newlines included) when printed natively, every other line as a `str`."""
         light = Highlighter(response, self.regex, self.case)
         every = response.intent in EVERY_MATCH_INTENTS
+        native = self._native_for(light, every)
         if self.explain:
             yield from explain_header(response)
         for rank, result in enumerate(response.results, start=1):
@@ -224,6 +279,11 @@ class Renderer:
             yield f"{self._paint(shown_name(result.path), _PATH)}{span}{label}{flags}"
             if self.explain:
                 yield "   " + self._paint(provenance_line(result), _DIM)
+            if native:
+                block = self.printed(result, light, every)[0]
+                if block:
+                    yield block
+                continue
             previous = None
             for line in self.lines_of(result, light, every):
                 if previous is not None and line.number > previous + 1:
@@ -368,8 +428,29 @@ def format_response(response: Response, explain: bool) -> str:
     return "\n".join(out)
 
 
-def write_lines(lines: Iterator[str], stream: TextIO | None = None) -> None:
+def write_lines(lines: Iterable[str | bytes], stream: TextIO | None = None) -> None:
+    """Each `str` as a line; each `bytes` block (UTF-8, newlines included) straight to the
+    stream's binary buffer when it encodes UTF-8, else decoded and written as text (the same
+    characters either way)."""
     stream = stream or sys.stdout  # looked up at call time (tests and redirections swap it)
+    raw = _utf8_buffer(stream)
     for line in lines:
-        stream.write(line + "\n")
+        if isinstance(line, bytes):
+            if raw is not None:
+                stream.flush()
+                raw.write(line)
+            else:
+                stream.write(line.decode("utf-8"))
+        else:
+            stream.write(line + "\n")
     stream.flush()
+
+
+def _utf8_buffer(stream: TextIO) -> Any:
+    """The binary buffer under a UTF-8 text stream with `\n` line ends, else None."""
+    buffer = getattr(stream, "buffer", None)
+    try:
+        utf8 = codecs.lookup(getattr(stream, "encoding", None) or "").name == "utf-8"
+    except LookupError:
+        return None
+    return buffer if utf8 and os.linesep == "\n" else None

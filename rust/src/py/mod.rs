@@ -7,6 +7,7 @@ mod fusion;
 mod graphio;
 mod graphmerge;
 mod hamming;
+mod lines;
 mod static_embed;
 mod trigram;
 mod walk;
@@ -24,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     graphmerge::register(m)?;
     trigram::register(m)?;
     hamming::register(m)?;
+    lines::register(m)?;
     static_embed::register(m)?;
     walk::register(m)?;
     Ok(())

@@ -1,0 +1,408 @@
+//! Printing a result's matching lines as the CLI does (`maguyva search`, text and `--json`),
+//! one buffer per file: a common literal lists tens of thousands of lines, and building a
+//! Python string per line was most of its time (issue 21).
+//!
+//! The rules are those of `maguyva.interfaces.output.Renderer.lines_of`, `text` and
+//! `json_lines` (the reference: `tests/test_lines_native.py` compares the two byte for byte):
+//! lines split on `\n` (a final newline ends the last line), text decoded as UTF-8 with
+//! U+FFFD for bad bytes and trailing `\r` stripped, JSON strings as Python's `json.dumps`
+//! with `ensure_ascii=False` writes them, `{"bytes": base64}` for a line that is not UTF-8.
+
+use memchr::memmem::Finder;
+
+const LINE_COLOR: &str = "\x1b[32m";
+const MATCH_COLOR: &str = "\x1b[1;31m";
+const RESET: &str = "\x1b[0m";
+
+/// What to highlight: a literal, matched as Python's `re` matches an escaped bytes pattern
+/// (leftmost, non-overlapping; with `insensitive`, ASCII letters only fold).
+pub struct Highlight {
+    needle: Vec<u8>,
+    insensitive: bool,
+    finder: Finder<'static>,
+}
+
+impl Highlight {
+    /// `None` for an empty literal (nothing to highlight).
+    pub fn new(literal: &[u8], insensitive: bool) -> Option<Self> {
+        if literal.is_empty() {
+            return None;
+        }
+        let needle: Vec<u8> = if insensitive {
+            literal.to_ascii_lowercase()
+        } else {
+            literal.to_vec()
+        };
+        let finder = Finder::new(&needle).into_owned();
+        Some(Self {
+            needle,
+            insensitive,
+            finder,
+        })
+    }
+
+    /// Byte ranges of the matches in `line`.
+    pub fn spans(&self, line: &[u8], folded: &mut Vec<u8>, out: &mut Vec<(usize, usize)>) {
+        out.clear();
+        let hay: &[u8] = if self.insensitive {
+            folded.clear();
+            folded.extend(line.iter().map(u8::to_ascii_lowercase));
+            folded
+        } else {
+            line
+        };
+        let n = self.needle.len();
+        out.extend(self.finder.find_iter(hay).map(|s| (s, s + n)));
+    }
+}
+
+/// How to print one result's lines.
+pub struct LineOptions<'a> {
+    /// Every recorded line of the file (literal, definition and reference questions), not
+    /// only those inside the result's span.
+    pub every: bool,
+    /// At most this many matching lines.
+    pub cap: usize,
+    /// Lines of context around each matching line.
+    pub context: usize,
+    pub highlight: Option<&'a Highlight>,
+    /// ANSI colours (text only).
+    pub color: bool,
+    /// `None`: text lines (`N:text`, `N-context`, `--` between gaps). `Some`: JSON Lines.
+    pub json: Option<JsonParts<'a>>,
+}
+
+/// Pieces of each JSON line that the caller formats once per file.
+pub struct JsonParts<'a> {
+    /// The `"path"` value, e.g. `{"text":"src/a.py"}`.
+    pub path: &'a str,
+    /// The `"maguyva"` value of a match line, e.g. `{"rank":1,"score":0.5}`.
+    pub on_match: &'a str,
+}
+
+/// The printed bytes and ripgrep's per-file counts.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Printed {
+    pub out: Vec<u8>,
+    /// Lines printed as matches.
+    pub matched_lines: usize,
+    /// Matches in them (a match line without a highlighted span counts one).
+    pub matches: usize,
+    /// Bytes of the printed lines, newlines included.
+    pub bytes: usize,
+}
+
+/// `(offset, length)` of every line of `data`, as `data.split(b"\n")` minus the empty piece
+/// after a final newline.
+fn split_lines(data: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(data.len() / 32 + 1);
+    let mut start = 0usize;
+    for p in memchr::memchr_iter(b'\n', data) {
+        out.push((start, p - start));
+        start = p + 1;
+    }
+    if start < data.len() || !data.ends_with(b"\n") {
+        out.push((start, data.len() - start));
+    }
+    out
+}
+
+/// The line numbered `n` (1-based; 0 and below index from the end, as a Python list does).
+fn line_at(lines: &[(usize, usize)], n: i64) -> Option<(usize, usize)> {
+    let len = lines.len() as i64;
+    let i = if n >= 1 { n - 1 } else { n - 1 + len };
+    (0..len).contains(&i).then(|| lines[i as usize])
+}
+
+/// Print the lines of one result: `lines` are its recorded matching lines, `start..=end`
+/// its span; `data` is the file's content.
+pub fn print_lines(
+    data: &[u8],
+    start: i64,
+    end: i64,
+    lines: &[i64],
+    opts: &LineOptions<'_>,
+) -> Printed {
+    let file = split_lines(data);
+    let n_lines = file.len() as i64;
+    let mut printed = Printed::default();
+    let last = end.min(n_lines);
+    let mut folded = Vec::new();
+    let mut spans = Vec::new();
+    let mut inside: Vec<i64> = if opts.every {
+        lines
+            .iter()
+            .copied()
+            .filter(|&n| 1 <= n && n <= n_lines)
+            .collect()
+    } else {
+        lines
+            .iter()
+            .copied()
+            .filter(|&n| start <= n && n <= last)
+            .collect()
+    };
+    if inside.is_empty() {
+        if let Some(light) = opts.highlight {
+            for n in start..=last {
+                if let Some((o, l)) = line_at(&file, n) {
+                    light.spans(&data[o..o + l], &mut folded, &mut spans);
+                    if !spans.is_empty() {
+                        inside.push(n);
+                    }
+                }
+            }
+        }
+    }
+    if inside.is_empty() {
+        inside.push(start.min(n_lines));
+    }
+    inside.sort_unstable();
+    inside.dedup();
+    inside.truncate(opts.cap);
+    // (line, is a match), in order, each once.
+    let context = opts.context as i64;
+    let mut wanted: Vec<(i64, bool)> = Vec::with_capacity(inside.len() * (1 + 2 * opts.context));
+    for &n in &inside {
+        for m in (n - context).max(1)..=(n + context).min(n_lines) {
+            wanted.push((m, m == n));
+        }
+    }
+    if context > 0 {
+        wanted.sort_unstable();
+        let mut merged: Vec<(i64, bool)> = Vec::with_capacity(wanted.len());
+        for (m, is_match) in wanted {
+            match merged.last_mut() {
+                Some(prev) if prev.0 == m => prev.1 |= is_match,
+                _ => merged.push((m, is_match)),
+            }
+        }
+        wanted = merged;
+    }
+    let out = &mut printed.out;
+    out.reserve(wanted.len() * 48);
+    let mut previous: Option<i64> = None;
+    for (n, is_match) in wanted {
+        let Some((offset, len)) = line_at(&file, n) else {
+            continue;
+        };
+        let raw = &data[offset..offset + len];
+        spans.clear();
+        if is_match {
+            if let Some(light) = opts.highlight {
+                light.spans(raw, &mut folded, &mut spans);
+            }
+            printed.matched_lines += 1;
+            printed.matches += spans.len().max(1);
+        }
+        printed.bytes += len + 1;
+        match &opts.json {
+            None => {
+                if previous.is_some_and(|p| n > p + 1) {
+                    out.extend_from_slice(b"--\n");
+                }
+                previous = Some(n);
+                paint(out, n.to_string().as_bytes(), LINE_COLOR, opts.color);
+                out.push(if is_match { b':' } else { b'-' });
+                if is_match && opts.color && !spans.is_empty() {
+                    let mut at = 0usize;
+                    for &(s, e) in &spans {
+                        if s < at {
+                            continue;
+                        }
+                        decode_into(out, &raw[at..s]);
+                        out.extend_from_slice(MATCH_COLOR.as_bytes());
+                        decode_into(out, &raw[s..e]);
+                        out.extend_from_slice(RESET.as_bytes());
+                        at = e;
+                    }
+                    decode_into(out, &raw[at..]);
+                } else {
+                    decode_into(out, raw);
+                }
+                out.push(b'\n');
+            }
+            Some(parts) => {
+                out.extend_from_slice(if is_match {
+                    b"{\"type\":\"match\",\"data\":{\"path\":"
+                } else {
+                    b"{\"type\":\"context\",\"data\":{\"path\":"
+                });
+                out.extend_from_slice(parts.path.as_bytes());
+                out.extend_from_slice(b",\"lines\":");
+                json_text(out, &data[offset..(offset + len + 1).min(data.len())], true);
+                out.extend_from_slice(b",\"line_number\":");
+                out.extend_from_slice(n.to_string().as_bytes());
+                out.extend_from_slice(b",\"absolute_offset\":");
+                out.extend_from_slice(offset.to_string().as_bytes());
+                out.extend_from_slice(b",\"submatches\":[");
+                for (i, &(s, e)) in spans.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(b"{\"match\":");
+                    json_text(out, &raw[s..e], false);
+                    out.extend_from_slice(format!(",\"start\":{s},\"end\":{e}}}").as_bytes());
+                }
+                out.push(b']');
+                if is_match {
+                    out.extend_from_slice(b",\"maguyva\":");
+                    out.extend_from_slice(parts.on_match.as_bytes());
+                }
+                out.extend_from_slice(b"}}\n");
+            }
+        }
+    }
+    printed
+}
+
+fn paint(out: &mut Vec<u8>, text: &[u8], code: &str, color: bool) {
+    if color {
+        out.extend_from_slice(code.as_bytes());
+        out.extend_from_slice(text);
+        out.extend_from_slice(RESET.as_bytes());
+    } else {
+        out.extend_from_slice(text);
+    }
+}
+
+/// `raw.decode("utf-8", "replace").rstrip("\r")`, as UTF-8.
+fn decode_into(out: &mut Vec<u8>, raw: &[u8]) {
+    let text = String::from_utf8_lossy(raw);
+    out.extend_from_slice(text.trim_end_matches('\r').as_bytes());
+}
+
+/// `{"text": ...}` for UTF-8 bytes, `{"bytes": base64}` otherwise. `with_newline`: the slice
+/// lacks the line's final `\n` when the file does not end with one; it is added.
+fn json_text(out: &mut Vec<u8>, raw: &[u8], with_newline: bool) {
+    let owned;
+    let value: &[u8] = if with_newline && !raw.ends_with(b"\n") {
+        owned = [raw, b"\n"].concat();
+        &owned
+    } else {
+        raw
+    };
+    match std::str::from_utf8(value) {
+        Ok(text) => {
+            out.extend_from_slice(b"{\"text\":");
+            json_string(out, text);
+        }
+        Err(_) => {
+            out.extend_from_slice(b"{\"bytes\":\"");
+            base64(out, value);
+            out.push(b'"');
+        }
+    }
+    out.push(b'}');
+}
+
+/// A JSON string as Python's `json.dumps(..., ensure_ascii=False)` writes it.
+pub fn json_string(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    let mut from = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[from..i]);
+        if escape.is_empty() {
+            out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(escape);
+        }
+        from = i + 1;
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
+}
+
+/// Standard base64 with padding.
+fn base64(out: &mut Vec<u8>, data: &[u8]) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(ALPHABET[(v >> 18) as usize & 63]);
+        out.push(ALPHABET[(v >> 12) as usize & 63]);
+        out.push(if chunk.len() > 1 {
+            ALPHABET[(v >> 6) as usize & 63]
+        } else {
+            b'='
+        });
+        out.push(if chunk.len() > 2 {
+            ALPHABET[v as usize & 63]
+        } else {
+            b'='
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_opts(every: bool, context: usize) -> LineOptions<'static> {
+        LineOptions {
+            every,
+            cap: 10_000,
+            context,
+            highlight: None,
+            color: false,
+            json: None,
+        }
+    }
+
+    #[test]
+    fn splits_as_python_does() {
+        assert_eq!(split_lines(b""), vec![(0, 0)]);
+        assert_eq!(split_lines(b"\n"), vec![(0, 0)]);
+        assert_eq!(split_lines(b"a\nb"), vec![(0, 1), (2, 1)]);
+        assert_eq!(split_lines(b"a\nb\n"), vec![(0, 1), (2, 1)]);
+        assert_eq!(split_lines(b"a\n\n"), vec![(0, 1), (2, 0)]);
+    }
+
+    #[test]
+    fn context_gaps_and_marks() {
+        let data = b"one\ntwo\nthree\nfour\nfive\nsix\nseven\n";
+        let p = print_lines(data, 1, 7, &[2, 6], &text_opts(true, 1));
+        assert_eq!(
+            String::from_utf8(p.out).unwrap(),
+            "1-one\n2:two\n3-three\n--\n5-five\n6:six\n7-seven\n"
+        );
+        assert_eq!((p.matched_lines, p.matches), (2, 2));
+    }
+
+    #[test]
+    fn highlights_ascii_folded_literals() {
+        let light = Highlight::new(b"self", true).unwrap();
+        let mut spans = Vec::new();
+        light.spans(b"SELF.x = Self", &mut Vec::new(), &mut spans);
+        assert_eq!(spans, vec![(0, 4), (9, 13)]);
+    }
+
+    #[test]
+    fn json_strings_escape_as_python() {
+        let mut out = Vec::new();
+        json_string(&mut out, "a\"b\\c\n\u{1}\u{7f}é");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"a\\\"b\\\\c\\n\\u0001\u{7f}é\""
+        );
+        let mut b = Vec::new();
+        base64(&mut b, b"\xffab");
+        assert_eq!(b, b"/2Fi");
+    }
+}

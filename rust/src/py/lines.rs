@@ -1,0 +1,58 @@
+//! Python binding of the line printer (`crate::lines`): one call per result, one `bytes`
+//! back, the GIL released while it prints.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::lines::{self, Highlight, JsonParts, LineOptions};
+
+/// `(printed bytes, matched lines, matches, bytes of the printed lines)`.
+type PrintedTuple = (Py<PyBytes>, usize, usize, usize);
+
+/// Print one result's lines; see `maguyva._core.pyi` and `interfaces/output.py`.
+#[pyfunction]
+#[pyo3(signature = (data, start, end, lines, *, every, cap, context=0, literal=None,
+                    insensitive=false, color=false, json_path=None, json_match=None))]
+#[allow(clippy::too_many_arguments)]
+fn print_lines(
+    py: Python<'_>,
+    data: &[u8],
+    start: i64,
+    end: i64,
+    lines: Vec<i64>,
+    every: bool,
+    cap: usize,
+    context: usize,
+    literal: Option<&[u8]>,
+    insensitive: bool,
+    color: bool,
+    json_path: Option<&str>,
+    json_match: Option<&str>,
+) -> PrintedTuple {
+    let highlight = literal.and_then(|l| Highlight::new(l, insensitive));
+    let printed = py.detach(|| {
+        let opts = LineOptions {
+            every,
+            cap,
+            context,
+            highlight: highlight.as_ref(),
+            color,
+            json: json_path.map(|path| JsonParts {
+                path,
+                on_match: json_match.unwrap_or("null"),
+            }),
+        };
+        lines::print_lines(data, start, end, &lines, &opts)
+    });
+    (
+        PyBytes::new(py, &printed.out).unbind(),
+        printed.matched_lines,
+        printed.matches,
+        printed.bytes,
+    )
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(print_lines, m)?)?;
+    Ok(())
+}
