@@ -129,6 +129,49 @@ class TextIndex:
         are then those of the reported lines), and for many candidates and a bounded pattern
         (a literal) each file is decoded only up to there.
         Raises BadQueryError for a bad or oversized regex, ValueError for a bad glob or case."""
+    def literal_groups(
+        self,
+        pattern: str,
+        *,
+        definition: str | None,
+        word: bytes,
+        regex: bool = False,
+        case: str = "smart",
+        whole_word: bool = False,
+        path_glob: str | None = None,
+        max_lines: int = 1000,
+        max_files: int = ...,
+        max_lines_per_file: int = ...,
+        count_all: bool = True,
+    ) -> tuple[
+        list[
+            tuple[
+                str,
+                list[int],
+                list[
+                    tuple[
+                        int,
+                        int,
+                        str | None,
+                        str,
+                        list[int],
+                        list[list[int]],
+                        bool,
+                        bool | None,
+                        list[str] | None,
+                    ]
+                ],
+            ]
+        ],
+        int,
+        bool,
+    ]:
+        """`search`, each file's lines grouped by smallest enclosing chunk: `([(path,
+        matching_lines, [(start, end, chunk_id, first_line_text, lines, [[line, start, end]],
+        whole_word, is_definition, texts)])], candidates, truncated)`. `definition` (the
+        `regex` crate's dialect) decides ASCII lines; a group with another line has
+        `is_definition` None and its `texts` for Python's `re`. `word`: 256 flags, the bytes
+        that glue a match into a word."""
     def bm25(
         self, terms: list[str], k: int, *, max_docs: int = 4000
     ) -> list[tuple[str, int, int, str | None, float, list[int], list[int]]]:

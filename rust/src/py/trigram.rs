@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use crate::py::errors::to_py;
 use crate::trigram::bm25;
 use crate::trigram::build::{self, BuildInput, BuildOptions, ChunkSpan};
+use crate::trigram::groups::{self, WordBytes};
 use crate::trigram::index;
 use crate::trigram::search::{self, Case, SearchSpec};
 
@@ -19,6 +20,20 @@ use crate::trigram::search::{self, Case, SearchSpec};
 type FileChunks = (String, Vec<(u32, u32, String)>);
 /// `(path, n_matches, n_lines, [(line, text, [(start, end)])])`
 type FileTuple = (String, u32, u32, Vec<(u32, String, Vec<(u32, u32)>)>);
+/// `(start, end, chunk_id, snippet, lines, columns, whole, is_def, texts)`: one chunk's lines.
+type GroupTuple = (
+    u32,
+    u32,
+    Option<String>,
+    String,
+    Vec<u32>,
+    Vec<[u32; 3]>,
+    bool,
+    Option<bool>,
+    Option<Vec<String>>,
+);
+/// `(path, file's matching lines, groups)`
+type GroupedFile = (String, Vec<u32>, Vec<GroupTuple>);
 /// `(path, start_line, end_line, chunk_id, score, lines, term indices)`
 type ChunkTuple = (String, u32, u32, Option<String>, f64, Vec<u32>, Vec<usize>);
 
@@ -258,6 +273,82 @@ impl TextIndex {
             })
             .collect();
         Ok((files, out.candidates, out.truncated))
+    }
+
+    /// As `search`, each file's lines grouped by enclosing chunk with their ranking features
+    /// (`definition`: the target's definition pattern in the `regex` crate's dialect; `word`:
+    /// 256 flags, the bytes that glue a match into a word); see `maguyva._core.pyi`.
+    #[pyo3(signature = (pattern, *, definition, word, regex=false, case="smart",
+                        whole_word=false, path_glob=None, max_lines=1000, max_files=usize::MAX,
+                        max_lines_per_file=usize::MAX, count_all=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn literal_groups(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        definition: Option<String>,
+        word: &[u8],
+        regex: bool,
+        case: &str,
+        whole_word: bool,
+        path_glob: Option<String>,
+        max_lines: usize,
+        max_files: usize,
+        max_lines_per_file: usize,
+        count_all: bool,
+    ) -> PyResult<(Vec<GroupedFile>, usize, bool)> {
+        let mut flags = [false; 256];
+        if word.len() != 256 {
+            return Err(PyValueError::new_err("word must hold 256 flags"));
+        }
+        for (f, &b) in flags.iter_mut().zip(word) {
+            *f = b != 0;
+        }
+        let word = WordBytes(flags);
+        let definition = definition
+            .map(|d| regex::Regex::new(&d))
+            .transpose()
+            .map_err(|e| PyValueError::new_err(format!("bad definition pattern: {e}")))?;
+        let spec = SearchSpec {
+            pattern,
+            regex,
+            case: parse_case(case)?,
+            whole_word,
+            path_glob,
+            max_lines,
+            max_files,
+            max_lines_per_file,
+            count_all,
+        };
+        let inner = &self.inner;
+        let out = py
+            .detach(|| -> crate::error::CoreResult<_> {
+                let out = search::search(inner, &spec)?;
+                let files: Vec<GroupedFile> = out
+                    .files
+                    .iter()
+                    .map(|f| {
+                        let spans = inner.chunks(f.doc);
+                        let grouped = groups::group_file(f, &spans, definition.as_ref(), &word);
+                        (
+                            inner.path(f.doc).to_string(),
+                            f.lines.iter().map(|l| l.line).collect(),
+                            grouped
+                                .into_iter()
+                                .map(|g| {
+                                    (
+                                        g.start, g.end, g.chunk_id, g.snippet, g.lines, g.columns,
+                                        g.whole, g.is_def, g.texts,
+                                    )
+                                })
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                Ok((files, out.candidates, out.truncated))
+            })
+            .map_err(to_py)?;
+        Ok(out)
     }
 
     /// BM25 over chunks for lower-cased terms; the best `k` chunks.

@@ -635,22 +635,7 @@ impl TextIndex {
     /// For each of `lines`, the smallest chunk of document `g` that contains it (ties: the
     /// earlier start, then the smaller id), as the chunk store's `enclosing` chooses.
     pub fn enclosing(&self, g: u32, lines: &[u32]) -> Vec<Option<(u32, u32, &str)>> {
-        let spans = self.chunks(g);
-        lines
-            .iter()
-            .map(|&line| {
-                spans
-                    .iter()
-                    .filter(|&&(s, e, _)| s <= line && line <= e)
-                    .min_by(|a, b| {
-                        (a.1 - a.0)
-                            .cmp(&(b.1 - b.0))
-                            .then(a.0.cmp(&b.0))
-                            .then(a.2.cmp(b.2))
-                    })
-                    .copied()
-            })
-            .collect()
+        super::groups::enclosing(&self.chunks(g), lines)
     }
 }
 

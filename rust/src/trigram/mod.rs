@@ -9,11 +9,14 @@
 //! - [`lz4`]: a resumable LZ4 block decoder (stop once the first matches are found).
 //! - [`index`]: the loaded, immutable, thread-safe index that answers queries.
 //! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
+//! - [`groups`]: a literal's matching lines grouped by enclosing chunk, with their ranking
+//!   features.
 //! - [`bm25`]: chunk ranking for natural-language questions.
 
 pub mod bm25;
 pub mod build;
 pub mod format;
+pub mod groups;
 pub mod index;
 pub mod lz4;
 pub mod ngram;

@@ -114,6 +114,19 @@ def _definition_pattern(target: str) -> re.Pattern[str] | None:
     )
 
 
+def _rust_dialect(definition: re.Pattern[str] | None) -> str | None:
+    """The definition pattern for the `regex` crate, which decides ASCII lines (the others go
+    to `re`): Python's `\\s` also matches `\\x1c`-`\\x1f`; `\\w`, `\\b` agree on ASCII."""
+    if definition is None:
+        return None
+    return definition.pattern.replace(r"\s", r"[\s\x1c-\x1f]")
+
+
+_WORD_BYTES = bytes(
+    1 if (chr(b).isalnum() or chr(b) == "_") else 0 for b in range(256)
+)  # what `_any_whole_word` sees glued to a match: a byte decoded as latin-1
+
+
 def _any_whole_word(text: str, columns: list[tuple[int, int]]) -> bool:
     """True when one of the byte ranges `columns` of the line is not glued to a word
     character (the line is encoded once for all of them)."""
@@ -192,46 +205,44 @@ class TextSearcher:
 
     def _literal(self, query: RetrieverQuery, k: int) -> list[Hit]:
         target = query.target if query.regex else query.target.strip()
-        files, _, _ = self._raw(
-            target,
-            regex=query.regex,
-            case=query.case,
-            whole_word=query.whole_word,
-            path_glob=query.path_glob,
-            max_lines=MAX_FILES_RANKED * MAX_LINES_PER_FILE,
-            max_files=MAX_FILES_RANKED,
-            max_lines_per_file=MAX_LINES_PER_FILE,
-            count_all=False,
-        )
         definition = None if query.regex else _definition_pattern(target)
-        # Rank on plain tuples; build `Hit`s for the best k only (a literal found on a few
-        # hundred lines made building every hit most of the query's time).
-        ranked: list[
-            tuple[tuple[Any, ...], str, tuple[int, int, str | None], list[Any], bool, bool]
-        ] = []
+        case = query.case
+        if case not in CASES:
+            raise BadQueryError(f"case must be one of {', '.join(CASES)}, got {case!r}")
+        try:
+            # Each file's lines come grouped by enclosing chunk, with the features ranked
+            # on (a common literal matches tens of thousands of lines: one tuple per chunk
+            # crosses the binding, not one per line).
+            files, _, _ = self._index.literal_groups(
+                target, definition=_rust_dialect(definition), word=_WORD_BYTES,
+                regex=query.regex, case=case, whole_word=query.whole_word,
+                path_glob=query.path_glob, max_lines=MAX_FILES_RANKED * MAX_LINES_PER_FILE,
+                max_files=MAX_FILES_RANKED, max_lines_per_file=MAX_LINES_PER_FILE,
+                count_all=False,
+            )  # fmt: skip
+        except BadQueryError:
+            raise
+        except ValueError as exc:
+            raise BadQueryError(str(exc)) from exc
+        # Rank on plain tuples; build `Hit`s for the best k only.
+        ranked: list[tuple[tuple[Any, ...], str, tuple[Any, ...], list[int], bool, bool]] = []
         file_lines: dict[str, list[int]] = {}
-        for path, _n_matches, _n_lines, lines in files:
-            file_lines[path] = [line for line, _, _ in lines]
-            groups: dict[Any, list[tuple[int, str, list[tuple[int, int]]]]] = {}
-            spans: dict[Any, tuple[int, int, str | None]] = {}
-            enclosing = self._index.enclosing(path, [line for line, _, _ in lines])
-            for (line, text, cols), chunk in zip(lines, enclosing, strict=True):
-                key = chunk[2] if chunk else ("line", line)
-                spans[key] = chunk if chunk else (line, line, None)
-                groups.setdefault(key, []).append((line, text, cols))
+        for path, lines, groups in files:
+            file_lines[path] = lines
             demoted = _is_demoted(path)
-            for key, group in groups.items():
-                span = spans[key]
-                start, end = span[0], span[1]
-                is_def = definition is not None and any(definition.search(t) for _, t, _ in group)
-                whole = any(_any_whole_word(t, cols) for _, t, cols in group)
-                n = sum(len(cols) for _, _, cols in group)
-                density = n / max(1, end - start + 1)
+            for group in groups:
+                start, end, _chunk_id, _snippet, group_lines, columns, whole, is_def, texts = group
+                if definition is None:
+                    is_def = False
+                elif is_def is None:  # a line that is not ASCII: Python's `re` decides
+                    is_def = any(definition.search(text) for text in texts)
+                density = len(columns) / max(1, end - start + 1)
                 sort_key = (not is_def, demoted, not whole, -density, len(path), path, start)
-                ranked.append((sort_key, path, span, group, is_def, whole))
+                ranked.append((sort_key, path, group, group_lines, is_def, whole))
         ranked.sort(key=lambda entry: entry[0])
         hits = []
-        for sort_key, path, (start, end, chunk_id), group, is_def, whole in ranked[:k]:
+        for sort_key, path, group, group_lines, is_def, whole in ranked[:k]:
+            start, end, chunk_id, snippet, _, columns = group[:6]
             score = 2.0 * is_def + 1.0 * whole + min(-sort_key[3], 1.0)
             hits.append(
                 Hit(
@@ -240,10 +251,10 @@ class TextSearcher:
                     end_line=end,
                     key=chunk_id,
                     score=round(score, 4),
-                    snippet=group[0][1],
-                    lines=[line for line, _, _ in group],
+                    snippet=snippet,
+                    lines=group_lines,
                     extra={
-                        "columns": [[line, s, e] for line, _, cols in group for s, e in cols],
+                        "columns": columns,
                         "definition": is_def,
                         "whole_word": whole,
                         # every matching line of the file, also those of chunks ranked below

@@ -1,0 +1,210 @@
+//! A literal search's matching lines grouped by their enclosing chunk, with what the text
+//! modality ranks each group by (definition line, whole-word match, match count), so that a
+//! common literal (tens of thousands of lines) crosses into Python as one tuple per chunk,
+//! not one per line (issue 21). The rules are those of `TextSearcher._literal`
+//! (`python/maguyva/modalities/text/modality.py`), which `tests/test_text_groups.py` checks
+//! against the Python transcription kept there.
+
+use regex::Regex;
+
+use super::search::FileHits;
+
+/// The lines of one file that share an enclosing chunk (or one line outside every chunk).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub start: u32,
+    pub end: u32,
+    pub chunk_id: Option<String>,
+    /// The first line's text.
+    pub snippet: String,
+    pub lines: Vec<u32>,
+    /// `[line, start, end]` of every match.
+    pub columns: Vec<[u32; 3]>,
+    /// A match not glued to a word character (as `_any_whole_word` decides).
+    pub whole: bool,
+    /// Some line is a definition of the target; `None` when a line is not ASCII (Python's
+    /// `re` decides those: Unicode classes differ between the two engines).
+    pub is_def: Option<bool>,
+    /// The lines' texts, only when `is_def` is undecided.
+    pub texts: Option<Vec<String>>,
+}
+
+/// What `_any_whole_word` asks of a byte next to a match: `word[b]` is true when
+/// `bytes([b]).decode("latin-1")` is alphanumeric or `_` (given by the caller, from Python).
+pub struct WordBytes(pub [bool; 256]);
+
+impl WordBytes {
+    fn glued(&self, raw: &[u8], at: Option<usize>) -> bool {
+        at.and_then(|i| raw.get(i))
+            .is_some_and(|&b| self.0[b as usize])
+    }
+}
+
+/// For each of `lines` (ascending), the smallest of `spans` holding it (ties: the earlier
+/// start, then the smaller id), as the chunk store's `enclosing` chooses.
+pub fn enclosing<'a>(
+    spans: &[(u32, u32, &'a str)],
+    lines: &[u32],
+) -> Vec<Option<(u32, u32, &'a str)>> {
+    let key = |s: &(u32, u32, &'a str)| (s.1 - s.0, s.0, s.2);
+    let (Some(&lo), Some(&hi)) = (lines.iter().min(), lines.iter().max()) else {
+        return Vec::new();
+    };
+    if hi - lo > 1 << 20 {
+        // Far-apart lines (not a file's): one scan of the spans per line.
+        return lines
+            .iter()
+            .map(|&l| {
+                spans
+                    .iter()
+                    .filter(|s| s.0 <= l && l <= s.1)
+                    .min_by_key(|s| key(s))
+                    .copied()
+            })
+            .collect();
+    }
+    // One pass over the spans, clipped to the lines asked about.
+    let mut best: Vec<Option<usize>> = vec![None; (hi - lo) as usize + 1];
+    for (i, span) in spans.iter().enumerate() {
+        let (from, to) = (span.0.max(lo), span.1.min(hi));
+        if span.1 < span.0 || from > to {
+            continue;
+        }
+        for slot in &mut best[(from - lo) as usize..=(to - lo) as usize] {
+            if slot.is_none_or(|j| key(span) < key(&spans[j])) {
+                *slot = Some(i);
+            }
+        }
+    }
+    lines
+        .iter()
+        .map(|&l| best[(l - lo) as usize].map(|i| spans[i]))
+        .collect()
+}
+
+/// Group one file's hits; `spans` are its chunks, `definition` the target's definition
+/// pattern (already in the `regex` crate's dialect).
+pub fn group_file(
+    hits: &FileHits,
+    spans: &[(u32, u32, &str)],
+    definition: Option<&Regex>,
+    word: &WordBytes,
+) -> Vec<Group> {
+    let numbers: Vec<u32> = hits.lines.iter().map(|l| l.line).collect();
+    let chunks = enclosing(spans, &numbers);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_id: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
+    for (hit, chunk) in hits.lines.iter().zip(chunks) {
+        let at = match chunk {
+            Some((_, _, id)) => *by_id.entry(id).or_insert(groups.len()),
+            None => groups.len(),
+        };
+        if at == groups.len() {
+            groups.push(Group {
+                start: hit.line,
+                end: hit.line,
+                chunk_id: None,
+                snippet: hit.text.clone(),
+                lines: Vec::new(),
+                columns: Vec::new(),
+                whole: false,
+                is_def: Some(false),
+                texts: None,
+            });
+        }
+        let g = &mut groups[at];
+        if let Some((s, e, id)) = chunk {
+            // The span of the group's last line's chunk (equal ids, equal content).
+            (g.start, g.end, g.chunk_id) = (s, e, Some(id.to_string()));
+        }
+        g.lines.push(hit.line);
+        let raw = hit.text.as_bytes();
+        for &(s, e) in &hit.columns {
+            g.columns.push([hit.line, s, e]);
+            let (s, e) = (s as usize, e as usize);
+            if !word.glued(raw, s.checked_sub(1)) && !word.glued(raw, Some(e)) {
+                g.whole = true;
+            }
+        }
+        if let Some(re) = definition {
+            if !hit.text.is_ascii() {
+                g.is_def = None;
+            } else if g.is_def == Some(false) && re.is_match(&hit.text) {
+                g.is_def = Some(true);
+            }
+        }
+    }
+    if definition.is_some() {
+        for g in groups.iter_mut().filter(|g| g.is_def.is_none()) {
+            g.texts = Some(
+                hits.lines
+                    .iter()
+                    .filter(|h| g.lines.binary_search(&h.line).is_ok())
+                    .map(|h| h.text.clone())
+                    .collect(),
+            );
+        }
+    } else {
+        for g in &mut groups {
+            g.is_def = Some(false);
+        }
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trigram::search::LineHit;
+
+    fn word() -> WordBytes {
+        let mut w = [false; 256];
+        for b in 0..=255u8 {
+            w[b as usize] = b.is_ascii_alphanumeric() || b == b'_';
+        }
+        WordBytes(w)
+    }
+
+    #[test]
+    fn smallest_enclosing_span_wins() {
+        let spans = [(1, 10, "m"), (2, 5, "b"), (2, 5, "a"), (7, 8, "c")];
+        let got = enclosing(&spans, &[1, 3, 7, 9, 11]);
+        assert_eq!(
+            got,
+            vec![
+                Some((1, 10, "m")),
+                Some((2, 5, "a")),
+                Some((7, 8, "c")),
+                Some((1, 10, "m")),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn groups_by_chunk_and_flags() {
+        let line = |n: u32, text: &str, cols: Vec<(u32, u32)>| LineHit {
+            line: n,
+            text: text.into(),
+            columns: cols,
+        };
+        let hits = FileHits {
+            doc: 0,
+            lines: vec![
+                line(2, "def self_x(): pass", vec![(4, 8)]),
+                line(3, "  x = self", vec![(6, 10)]),
+                line(20, "myself", vec![(2, 6)]),
+            ],
+            n_matches: 3,
+            n_lines: 3,
+        };
+        let re = Regex::new(r"^\s*def\b[^\n]*?\bself\b").unwrap();
+        let groups = group_file(&hits, &[(1, 5, "f")], Some(&re), &word());
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].lines, vec![2, 3]);
+        assert_eq!((groups[0].whole, groups[0].is_def), (true, Some(false)));
+        assert_eq!(groups[1].chunk_id, None);
+        assert_eq!((groups[1].start, groups[1].end), (20, 20));
+        assert!(!groups[1].whole);
+    }
+}
