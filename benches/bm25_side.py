@@ -1,0 +1,78 @@
+"""The text modality's Rust BM25 beside `bm25s` on the same chunks, per query, in one run
+(issue 21).
+
+    .venv/bin/python benches/bm25_side.py ROOT [--runs 20]
+
+ROOT is indexed beforehand. For each question: its terms as the text modality splits them
+(`split_terms`), then CPU and wall time per query of `TextIndex.bm25(terms, k)` (what
+`TextSearcher._bm25` calls; k = 50, the engine's depth for 10 results) and of
+`bm25s.BM25.retrieve` over the same chunks (path, header and text, as the `maguyva eval`
+baseline indexes them), p50 over the runs. The two do not score alike (ours: substring
+term frequencies per chunk from the stored content; bm25s: whole tokens), so this is a
+speed comparison, not a score test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+QUESTIONS = [
+    "how does the lru cache evict entries",
+    "where are cookies merged into a request",
+    "how is a connection pool closed",
+    "how does the json decoder handle escapes",
+    "parse command line arguments into a namespace",
+    "how are temporary files deleted",
+]
+
+
+def main() -> None:
+    import bm25s
+
+    import maguyva
+    from maguyva.eval.baselines import tokenize
+    from maguyva.modalities.text.modality import split_terms
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", type=Path)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("-k", type=int, default=50)
+    args = ap.parse_args()
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    engine = maguyva.Index.open(args.root).engine()
+    text = engine.searcher("text")._index
+    chunks = [c for path in engine.chunks.paths() for c in engine.chunks.by_path(path)]
+    model = bm25s.BM25()
+    model.index([tokenize(f"{c.path} {c.header} {c.text}") or ["_empty_"] for c in chunks],
+                show_progress=False)  # fmt: skip
+    print(f"{len(chunks)} chunks")
+    print(f"{'question':46} {'rust cpu':>9} {'rust wall':>9} {'bm25s cpu':>9} {'bm25s wall':>10}")
+    totals: dict[str, list[float]] = {"rc": [], "rw": [], "bc": [], "bw": []}
+    for q in QUESTIONS:
+        terms, tokens = split_terms([q]), tokenize(q)
+        samples: dict[str, list[float]] = {"rc": [], "rw": [], "bc": [], "bw": []}
+        for _ in range(args.runs):
+            c, w = time.process_time(), time.perf_counter()
+            text.bm25(terms, args.k)
+            samples["rc"].append(time.process_time() - c)
+            samples["rw"].append(time.perf_counter() - w)
+            c, w = time.process_time(), time.perf_counter()
+            model.retrieve([tokens], k=args.k, show_progress=False)
+            samples["bc"].append(time.process_time() - c)
+            samples["bw"].append(time.perf_counter() - w)
+        med = {k: statistics.median(v) * 1e3 for k, v in samples.items()}
+        for k, v in med.items():
+            totals[k].append(v)
+        print(f"{q[:46]:46} {med['rc']:9.2f} {med['rw']:9.2f} {med['bc']:9.2f} {med['bw']:10.2f}")
+    med = {k: statistics.median(v) for k, v in totals.items()}
+    print(f"{'median of the questions (ms)':46} {med['rc']:9.2f} {med['rw']:9.2f} "
+          f"{med['bc']:9.2f} {med['bw']:10.2f}")  # fmt: skip
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+
+
+if __name__ == "__main__":
+    main()
