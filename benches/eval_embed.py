@@ -18,92 +18,51 @@ wall seconds. Run:
 from __future__ import annotations
 
 import argparse
-import ast
-import inspect
 import json
 import random
-import re
-import sysconfig
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from docstring_task import STDLIB, STDLIB_SKIP, document, function_pairs, mrr, unique
 
 from maguyva import _core
 from maguyva.modalities.semantic.embed import MiniLMProvider
-from maguyva.modalities.semantic.modality import head_text
+from maguyva.modalities.semantic.embed.hardware import encoder_macs_per_token, read_cpu
+from maguyva.modalities.semantic.embed.local import DIM, FFN, LAYERS
+from maguyva.modalities.semantic.texts import head_text
 from maguyva.model import Chunk
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
-SKIP = {"test", "tests", "idlelib", "lib2to3", "site-packages", "ensurepip", "turtledemo"}
+
+def pairs(n: int) -> list[tuple[str, Chunk]]:
+    """`n` pairs of the standard-library task, drawn with `random.Random(0)`."""
+    return random.Random(0).sample(unique(function_pairs(STDLIB, STDLIB_SKIP)), n)
 
 
-@dataclass
-class Pair:
-    query: str
-    chunk: Chunk
+def floor(tokens: int, texts: int) -> dict[str, Any]:
+    """The compute floor of embedding `texts` texts of `tokens` tokens in all: the encoder's
+    int8 multiply-accumulates over the machine's peak int8 rate per core (`/proc/cpuinfo`)."""
+    cpu = read_cpu()
+    seq = tokens / max(texts, 1)
+    macs = tokens * encoder_macs_per_token(LAYERS, DIM, FFN, seq)
+    out: dict[str, Any] = {"cpu": cpu.model, "mhz": cpu.mhz, "int8": list(cpu.int8),
+                           "gmacs": round(macs / 1e9, 1)}  # fmt: skip
+    for isa in cpu.int8:
+        out[f"floor_chunks_per_cpu_s_{isa}"] = round(texts / (macs / cpu.peak_macs(isa)), 1)
+    return out
 
 
-def first_sentence(doc: str) -> str:
-    para = inspect.cleandoc(doc).split("\n\n")[0].replace("\n", " ").strip()
-    m = re.search(r"(?<=[.!?])\s", para)
-    return para[: m.start()] if m else para
-
-
-def pairs(n: int) -> list[Pair]:
-    pool: list[Pair] = []
-    for path in sorted(STDLIB.rglob("*.py")):
-        rel = path.relative_to(STDLIB)
-        if SKIP & set(rel.parts):
-            continue
-        try:
-            source = path.read_text(encoding="utf-8")
-            tree = ast.parse(source)
-        except (SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        lines = source.splitlines()
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            doc = ast.get_docstring(node)
-            if not doc or not isinstance(node.body[0], ast.Expr):
-                continue
-            query = first_sentence(doc)
-            if len(query.split()) < 4 or ">>>" in query:
-                continue
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            d0, d1 = node.body[0].lineno, node.body[0].end_lineno or node.body[0].lineno
-            body = lines[start - 1 : d0 - 1] + lines[d1 : node.end_lineno]
-            if sum(1 for x in body if x.strip()) < 3:
-                continue
-            sig = lines[node.lineno - 1].strip()
-            header = f"{rel}: function {node.name}\n{sig}"
-            chunk = Chunk(id=f"{rel}:{node.lineno}", path=str(rel), start_line=start,
-                          end_line=node.end_lineno or start, kind="function", name=node.name,
-                          header=header, text="\n".join(body))  # fmt: skip
-            pool.append(Pair(query, chunk))
-    counts: dict[str, int] = {}
-    for p in pool:
-        counts[p.query] = counts.get(p.query, 0) + 1
-    pool = [p for p in pool if counts[p.query] == 1]
-    return random.Random(0).sample(pool, n)
-
-
-def mrr(ranked: list[list[int]]) -> float:
-    total = 0.0
-    for i, row in enumerate(ranked):
-        if i in row[:10]:
-            total += 1.0 / (row.index(i) + 1)
-    return total / len(ranked)
+def _cpu_s() -> float:
+    """CPU seconds of this process and its threads (onnxruntime's and the tokenizer's)."""
+    return time.process_time()
 
 
 def evaluate(docs: list[str], queries: list[str], provider: MiniLMProvider) -> dict[str, Any]:
     provider.embed(["warm up"], "document")
-    c0, w0 = time.process_time(), time.perf_counter()
+    c0, w0 = _cpu_s(), time.perf_counter()
     d = provider.embed(docs, "document")
-    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    cpu, wall = _cpu_s() - c0, time.perf_counter() - w0
     q = provider.embed(queries, "query")
     assert d.floats is not None and q.floats is not None
     sims = q.floats @ d.floats.T
@@ -120,6 +79,7 @@ def evaluate(docs: list[str], queries: list[str], provider: MiniLMProvider) -> d
         "wall_s": round(wall, 2),
         "chunks_per_cpu_s": round(len(docs) / cpu, 1),
         "chunks_per_s": round(len(docs) / wall, 1),
+        **floor(d.tokens, len(docs)),
     }
 
 
@@ -127,13 +87,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--speed", action="store_true", help="also compare session options")
+    ap.add_argument("--only", help="run only the configurations whose name contains this")
     ap.add_argument("--json")
     args = ap.parse_args()
     data = pairs(args.n)
-    queries = [p.query for p in data]
-    full = [f"{p.chunk.header}\n{p.chunk.text}" for p in data]
-    plain = [p.chunk.text for p in data]
-    heads = [head_text(p.chunk) for p in data]
+    queries = [q for q, _ in data]
+    full = [document(c) for _, c in data]
+    plain = [c.text for _, c in data]
+    heads = [head_text(c) for _, c in data]
     configs: list[tuple[str, list[str], dict[str, Any]]] = [
         ("plain source, 256", plain, {"max_length": 256}),
         ("chunk, 256", full, {"max_length": 256}),
@@ -141,15 +102,22 @@ def main() -> None:
         ("head only (header + first lines)", heads, {"max_length": 128}),
     ]
     if args.speed:
+        no_spin = {"session.intra_op.allow_spinning": "0"}
         configs += [
-            ("chunk, 256, 2 threads", full, {"max_length": 256, "threads": 2}),
-            ("chunk, 256, batch 4", full, {"max_length": 256, "batch_size": 4}),
-            ("chunk, 256, batch 64", full, {"max_length": 256, "batch_size": 64}),
-            ("chunk, 256, no mem arena", full,
-             {"max_length": 256, "session_options": {"enable_cpu_mem_arena": False}}),
+            ("speed: chunk, 128, 1 thread", full, {"threads": 1}),
+            ("speed: chunk, 128, 2 threads", full, {"threads": 2}),
+            ("speed: chunk, 128, 2 threads, no spinning", full,
+             {"threads": 2, "session_options": no_spin}),
+            ("speed: chunk, 128, 1 thread, batch 4", full, {"threads": 1, "batch_size": 4}),
+            ("speed: chunk, 128, 1 thread, 8192 tokens per run", full,
+             {"threads": 1, "batch_tokens": 8192, "batch_size": 256}),
+            ("speed: chunk, 128, 1 thread, no mem arena", full,
+             {"threads": 1, "session_options": {"enable_cpu_mem_arena": False}}),
         ]  # fmt: skip
     results = []
     for name, docs, opts in configs:
+        if args.only and args.only not in name:
+            continue
         res = evaluate(docs, queries, MiniLMProvider(**opts))
         res["config"] = name
         results.append(res)

@@ -133,7 +133,7 @@ def embed_sample(index: Index, sample: int, total_chunks: int) -> dict[str, Any]
     """Embed `sample` real chunks (full text, then heads) with the local provider on one
     thread and extrapolate to the whole corpus."""
     from maguyva.modalities.semantic.embed import MiniLMProvider
-    from maguyva.modalities.semantic.modality import embed_text, head_text
+    from maguyva.modalities.semantic.texts import embed_text, head_text
     from maguyva.model import Chunk
     from maguyva.support import sealed
 

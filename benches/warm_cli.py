@@ -104,7 +104,7 @@ def in_process(root: Path, runs: int) -> dict:
     the query-embedding cache is emptied before each question (each is new to it), and a
     separate row gives a natural-language question asked again (served by that cache)."""
     from maguyva.api import Index
-    from maguyva.modalities.semantic import modality as semantic
+    from maguyva.modalities.semantic import search as semantic_search
 
     index = Index.open(root)
     index.warm()
@@ -115,7 +115,7 @@ def in_process(root: Path, runs: int) -> dict:
     took: dict[str, list[float]] = {name: [] for name in MIXED}
     for _ in range(runs):
         for name, q in order:
-            semantic._QUERY_CACHE.clear()
+            semantic_search._QUERY_CACHE.clear()
             started = time.perf_counter()
             index.search(q)
             took[name].append(time.perf_counter() - started)

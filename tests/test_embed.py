@@ -155,7 +155,7 @@ def test_bulk_threads_follow_the_setting() -> None:
 def test_a_repeated_query_is_embedded_once(minilm: MiniLMProvider, monkeypatch) -> None:
     """Query vectors are remembered by (provider identity, text): an agent's repeated
     question skips the model (~14 ms CPU)."""
-    from maguyva.modalities.semantic import modality
+    from maguyva.modalities.semantic import search
 
     calls: list[list[str]] = []
     real = minilm.embed
@@ -165,13 +165,13 @@ def test_a_repeated_query_is_embedded_once(minilm: MiniLMProvider, monkeypatch) 
         return real(texts, input_type)
 
     monkeypatch.setattr(minilm, "embed", counting)
-    monkeypatch.setattr(modality, "_QUERY_CACHE", type(modality._QUERY_CACHE)())
-    first = modality.query_embedding(minilm, "how are redirects followed")
-    again = modality.query_embedding(minilm, "how are redirects followed")
-    other = modality.query_embedding(minilm, "where is the session closed")
+    monkeypatch.setattr(search, "_QUERY_CACHE", type(search._QUERY_CACHE)())
+    first = search.query_embedding(minilm, "how are redirects followed")
+    again = search.query_embedding(minilm, "how are redirects followed")
+    other = search.query_embedding(minilm, "where is the session closed")
     assert calls == [["how are redirects followed"], ["where is the session closed"]]
     assert again is first and not first.codes.flags.writeable
     assert not np.array_equal(first.codes, other.codes)
-    monkeypatch.setattr(modality, "QUERY_CACHE_SIZE", 1)
-    modality.query_embedding(minilm, "a third question")
-    assert len(modality._QUERY_CACHE) == 1
+    monkeypatch.setattr(search, "QUERY_CACHE_SIZE", 1)
+    search.query_embedding(minilm, "a third question")
+    assert len(search._QUERY_CACHE) == 1

@@ -276,8 +276,8 @@ def test_implementation_is_embedded_before_tests_vendored_and_generated_code(
     """With a cap, the chunks embedded are the implementation's, although a vendored copy of
     the same code (same lengths, a path that sorts first) would otherwise go first."""
     from maguyva.build.indexer import Indexer
-    from maguyva.modalities.semantic.modality import read_rows
     from maguyva.modalities.semantic.priority import peripheral
+    from maguyva.modalities.semantic.reader import read_rows
 
     root = make_corpus(tmp_path / "repo", packages=("json",), modules=())
     shutil.copytree(root / "json", root / "_vendor" / "json")
@@ -322,8 +322,8 @@ def test_central_files_are_embedded_before_leaves(tmp_path: Path) -> None:
     """The graph is built before the embedding starts: with a cap, the chunks embedded are in
     files whose centrality is above the median (shortest first would pick leaves too)."""
     from maguyva.build.indexer import Indexer
-    from maguyva.modalities.semantic.modality import read_rows
     from maguyva.modalities.semantic.priority import central_files
+    from maguyva.modalities.semantic.reader import read_rows
 
     root = make_corpus(tmp_path / "repo", packages=("json", "email"), modules=("textwrap",))
     config = {"modalities": ["text", "graph", "semantic"], "semantic_max_chunks": 60,

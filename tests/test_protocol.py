@@ -8,7 +8,7 @@ import pytest
 
 from maguyva.modalities import protocol
 from maguyva.modalities.graph.searcher import GraphSearcher
-from maguyva.modalities.semantic.modality import SemanticSearcher
+from maguyva.modalities.semantic.search import SemanticSearcher
 from maguyva.modalities.structural.symbol_search import StructuralSearcher
 from maguyva.modalities.text.modality import TextSearcher
 

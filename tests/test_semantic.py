@@ -18,13 +18,9 @@ from maguyva.extract.chunks import chunk_id
 from maguyva.modalities.protocol import BuildContext, RetrieverQuery
 from maguyva.modalities.semantic.embed import MiniLMProvider, ProviderIdentity
 from maguyva.modalities.semantic.embed.base import EmbeddingProvider, Embeddings
-from maguyva.modalities.semantic.modality import (
-    MODALITY,
-    SemanticModality,
-    SemanticSearcher,
-    embed_text,
-    head_text,
-)
+from maguyva.modalities.semantic.modality import MODALITY, SemanticModality
+from maguyva.modalities.semantic.search import SemanticSearcher
+from maguyva.modalities.semantic.texts import embed_text, head_text
 from maguyva.model import Chunk
 from maguyva.store.chunks import write_chunks
 

@@ -18,7 +18,10 @@ import pytest
 from maguyva.build.fsck import fsck
 from maguyva.build.indexer import Indexer, build_index
 from maguyva.modalities.protocol import RetrieverQuery
-from maguyva.modalities.semantic import modality as semantic
+from maguyva.modalities.semantic import layout
+from maguyva.modalities.semantic.modality import MODALITY
+from maguyva.modalities.semantic.reader import pending_of
+from maguyva.modalities.semantic.segments import FORMAT_VERSION
 from maguyva.query.engine import Engine
 from maguyva.store.generations import IndexDir
 
@@ -84,8 +87,8 @@ def test_search_after_updates_equals_from_scratch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     # small thresholds: a dozen steps go through deltas, a compaction and folds
-    monkeypatch.setattr(semantic, "MAX_DELTAS", 2)
-    monkeypatch.setattr(semantic, "FOLD_MIN_ROWS", 60)
+    monkeypatch.setattr(layout, "MAX_DELTAS", 2)
+    monkeypatch.setattr(layout, "FOLD_MIN_ROWS", 60)
     a, b = tmp_path / "a", tmp_path / "b"
     _seed(a)
     # one generation per update (no never-gate slices): the layout of a single build
@@ -147,11 +150,11 @@ def test_delta_writes_only_the_changed_file(tmp_path: Path) -> None:
     assert meta["embedded"] == meta0["embedded"] + 1
     codes = np.load(after / f"{delta['name']}.codes.npy")
     assert codes.shape == (delta["rows"], 48)
-    assert semantic.MODALITY.verify(after) == []
+    assert MODALITY.verify(after) == []
     # a damaged tombstone list is named by fsck (through the modality's verify)
     bad = dict(meta, segments=[dict(base, deleted=[base["rows"] + 5]), delta])
     (after / "meta.json").write_text(json.dumps(bad))
-    problems = semantic.MODALITY.verify(after)
+    problems = MODALITY.verify(after)
     assert any("tombstones" in p for p in problems), problems
 
 
@@ -169,14 +172,14 @@ def test_format_1_is_read_and_newer_refused(tmp_path: Path) -> None:
     old = {k: v for k, v in meta.items() if k not in ("segments", "next")}
     (d / "meta.json").write_text(json.dumps(dict(old, format=1)))
     (d / "paths.json").unlink()
-    searcher = semantic.MODALITY.open(gen, {})
+    searcher = MODALITY.open(gen, {})
     assert len(searcher.segments) == 1
     assert _answers(tmp_path, [(q, None) for q in QUERIES], searcher) == want
-    (d / "meta.json").write_text(json.dumps(dict(meta, format=semantic.FORMAT_VERSION + 1)))
+    (d / "meta.json").write_text(json.dumps(dict(meta, format=FORMAT_VERSION + 1)))
     from maguyva.errors import IndexVersionError
 
     with pytest.raises(IndexVersionError, match="newer Maguyva"):
-        semantic.MODALITY.open(gen, {})
+        MODALITY.open(gen, {})
 
 
 def test_update_embeds_the_changed_file_first(tmp_path: Path) -> None:
@@ -195,7 +198,7 @@ def test_update_embeds_the_changed_file_first(tmp_path: Path) -> None:
     report = writer.update(hints=["json/tool.py"]).modalities["semantic"]["report"]
     assert report["new"] == 1 and report["pending"] > 10
     gen = IndexDir(tmp_path / ".maguyva").current().path
-    pending, _partial = semantic.pending_of(gen / "semantic")
+    pending, _partial = pending_of(gen / "semantic")
     hits = _answers(tmp_path, [("checksum of a ledger of parcels", None)])[0]
     assert hits and hits[0][0] == "json/tool.py" and hits[0][3] not in pending, hits[:2]
 

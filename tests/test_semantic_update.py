@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from maguyva.build.indexer import Indexer
-from maguyva.modalities.semantic import modality as semantic
 from maguyva.modalities.semantic.embed import EmbeddingCache, content_hash
+from maguyva.modalities.semantic.modality import MODALITY
+from maguyva.modalities.semantic.reader import pending_of, read_rows
+from maguyva.modalities.semantic.texts import embed_text
 from maguyva.store.chunks import ChunkStore
 from maguyva.store.generations import IndexDir
 
@@ -24,9 +26,9 @@ def _files(gen: Path) -> dict[str, object]:
     """The generation's rows in logical order (whatever its segments), and what is pending."""
     d = gen / "semantic"
     meta = json.loads((d / "meta.json").read_text())
-    pending, partial = semantic.pending_of(d)
+    pending, partial = pending_of(d)
     return {
-        **semantic.read_rows(d),
+        **read_rows(d),
         "pending_ids": pending,
         "partial_ids": partial,
         "phases": meta["phases"],
@@ -39,12 +41,12 @@ def _cache_from_elsewhere(root: Path, cfg: dict) -> None:
     process would: a full plan uses them, so an update must see them too."""
     index = IndexDir(root / ".maguyva")
     gen = index.current().path
-    chosen = semantic.pending_of(gen / "semantic")[0][:3]
+    chosen = pending_of(gen / "semantic")[0][:3]
     if not chosen:
         return
     store = ChunkStore.open(gen)
-    provider = semantic.MODALITY._provider(cfg)
-    texts = [semantic.embed_text(store.get(i), provider.identity) for i in chosen]
+    provider = MODALITY._provider(cfg)
+    texts = [embed_text(store.get(i), provider.identity) for i in chosen]
     with EmbeddingCache(index.cache_dir / "embeddings", provider.identity) as cache:
         cache.put_many([content_hash(t) for t in texts], provider.embed(texts, "document"))
 
@@ -98,17 +100,14 @@ def test_update_equals_full_plan(tmp_path: Path, config: dict) -> None:
         for n, (root, writer) in enumerate(zip(roots, writers, strict=True)):
             hints = _apply(root, edit) if edit is not None else None
             if n == 1:  # writer a updates from what it wrote; writer b plans every chunk
-                semantic.MODALITY._states.pop(str(root), None)
+                MODALITY._states.pop(str(root), None)
             summary = writer.update(hints=hints) if step else writer.update()
             reports.append(summary.modalities["semantic"]["report"])
         modes.append(reports[0]["mode"])
         assert reports[1]["mode"] == "full"
         a, b = (_files(IndexDir(r / ".maguyva").current().path) for r in roots)
         for root in roots:  # fsck's check of the segments, path tables and counts
-            assert (
-                semantic.MODALITY.verify(IndexDir(root / ".maguyva").current().path / "semantic")
-                == []
-            )
+            assert MODALITY.verify(IndexDir(root / ".maguyva").current().path / "semantic") == []
         assert a == b, f"step {step} ({edit and edit[:2]}): update differs from a full plan"
         assert reports[0]["new"] == reports[1]["new"]
         assert reports[0]["pending"] == reports[1]["pending"]

@@ -23,9 +23,7 @@ Throughput: static `embed` of `--speed N` standard-library chunks, process CPU s
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
-import inspect
 import json
 import random
 import re
@@ -35,77 +33,35 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva import _core
 from maguyva.modalities.semantic.embed import Embeddings, MiniLMProvider, binarize
 from maguyva.modalities.semantic.embed.static import StaticProvider
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from distill import STDLIB, chunks_of, python_files
+from docstring_task import document, float_ranks, function_pairs, hamming_ranks, unique
+from docstring_task import mrr as exact_mrr
 
-SKIP = {"test", "tests", "docs", "doc", "examples", "bench", "benchmarks"}
-
-
-def first_sentence(doc: str) -> str:
-    para = inspect.cleandoc(doc).split("\n\n")[0].replace("\n", " ").strip()
-    m = re.search(r"(?<=[.!?])\s", para)
-    return para[: m.start()] if m else para
+SKIP = frozenset({"test", "tests", "docs", "doc", "examples", "bench", "benchmarks"})
 
 
 def pairs(roots: list[Path]) -> tuple[list[str], list[str]]:
-    """(queries, documents), query i answered by document i."""
-    found: list[tuple[str, str]] = []
-    for root in roots:
-        for path in sorted(root.rglob("*.py")):
-            rel = path.relative_to(root)
-            if SKIP & set(rel.parts):
-                continue
-            try:
-                source = path.read_text(encoding="utf-8")
-                tree = ast.parse(source)
-            except (SyntaxError, UnicodeDecodeError, ValueError):
-                continue
-            lines = source.splitlines()
-            for node in ast.walk(tree):
-                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    continue
-                doc = ast.get_docstring(node)
-                if not doc or not isinstance(node.body[0], ast.Expr):
-                    continue
-                query = first_sentence(doc)
-                if len(query.split()) < 4 or ">>>" in query:
-                    continue
-                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                d0, d1 = node.body[0].lineno, node.body[0].end_lineno or node.body[0].lineno
-                body = lines[start - 1 : d0 - 1] + lines[d1 : node.end_lineno]
-                if sum(1 for x in body if x.strip()) < 3:
-                    continue
-                head = f"{root.name}/{rel.as_posix()}: function {node.name}\n"
-                found.append(
-                    (query, head + lines[node.lineno - 1].strip() + "\n" + "\n".join(body))
-                )
-    counts: dict[str, int] = {}
-    for q, _ in found:
-        counts[q] = counts.get(q, 0) + 1
-    kept = [(q, d) for q, d in found if counts[q] == 1]
-    return [q for q, _ in kept], [d for _, d in kept]
+    """(queries, documents), query i answered by document i (`docstring_task`)."""
+    found = [p for root in roots for p in function_pairs(root, SKIP, f"{root.name}/")]
+    kept = unique(found)
+    return [q for q, _ in kept], [document(c) for _, c in kept]
 
 
 def mrr(ranked: list[list[int]]) -> float:
-    total = 0.0
-    for i, row in enumerate(ranked):
-        row = [int(x) for x in row[:10]]
-        if i in row:
-            total += 1.0 / (row.index(i) + 1)
-    return round(total / len(ranked), 3)
+    return round(exact_mrr(ranked), 3)
 
 
 def by_float(q: np.ndarray, d: np.ndarray) -> float:
-    return mrr([list(np.argsort(-s, kind="stable")[:10]) for s in q @ d.T])
+    return mrr(float_ranks(q, d))
 
 
 def by_hamming(q: np.ndarray, d: np.ndarray) -> float:
-    ids, _ = _core.hamming_topk(np.ascontiguousarray(q), np.ascontiguousarray(d), 10)
-    return mrr([list(r) for r in ids])
+    return mrr(hamming_ranks(q, d))
 
 
 SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -130,11 +86,6 @@ def bm25(queries: list[str], docs: list[str]) -> list[list[int]]:
         scores = retriever.get_scores(words) if words else np.zeros(len(docs))
         ranked.append([int(i) for i in np.argsort(-scores, kind="stable")[:100]])
     return ranked
-
-
-def hamming_ranks(q: np.ndarray, d: np.ndarray) -> list[list[int]]:
-    ids, _ = _core.hamming_topk(np.ascontiguousarray(q), np.ascontiguousarray(d), 100)
-    return [[int(x) for x in r] for r in ids]
 
 
 def rrf(
@@ -200,16 +151,16 @@ def main() -> None:
     rows["BM25"] = (mrr(lexical), None)
     rows["BM25 + static binary (RRF)"] = (
         None,
-        mrr(rrf(lexical, hamming_ranks(sq.codes, sd.codes))),
+        mrr(rrf(lexical, hamming_ranks(sq.codes, sd.codes, 100))),
     )
     rows["BM25 + static binary at weight 0.5 (RRF)"] = (
-        None, mrr(rrf(lexical, hamming_ranks(sq.codes, sd.codes), weights=(1.0, 0.5))))  # fmt: skip
+        None, mrr(rrf(lexical, hamming_ranks(sq.codes, sd.codes, 100), weights=(1.0, 0.5))))  # fmt: skip
     rows["BM25 + MiniLM binary (RRF)"] = (
         None,
-        mrr(rrf(lexical, hamming_ranks(mq.codes, md.codes))),
+        mrr(rrf(lexical, hamming_ranks(mq.codes, md.codes, 100))),
     )
     rows["BM25 + mixed 70% binary, MiniLM query (RRF)"] = (
-        None, mrr(rrf(lexical, hamming_ranks(mq.codes, xc))))  # fmt: skip
+        None, mrr(rrf(lexical, hamming_ranks(mq.codes, xc, 100))))  # fmt: skip
     print("| candidate | MRR@10 float | MRR@10 binary |\n|---|---|---|")
     for name, (f, b) in rows.items():
         print(

@@ -97,7 +97,7 @@ def _embed_into(segment: Segment, results: list[FileResult], config: dict[str, A
     """Embed the full text of every chunk, exactly as the semantic modality would (same text,
     same content hash), so the semantic build finds all of them cached."""
     from maguyva.modalities.semantic.embed import content_hash
-    from maguyva.modalities.semantic.modality import embed_text
+    from maguyva.modalities.semantic.texts import embed_text
 
     provider = _provider(config)
     identity = provider.identity

@@ -121,7 +121,8 @@ def _semantic_estimate(
     """Ask the semantic modality what it would embed for the sampled chunks (its own dry run:
     cache hits, secret exclusions, heads-first phases, local tokens), then scale it up."""
     from maguyva.modalities.protocol import BuildContext
-    from maguyva.modalities.semantic.modality import MODALITY, head_text
+    from maguyva.modalities.semantic.modality import MODALITY
+    from maguyva.modalities.semantic.texts import head_text
 
     out: dict[str, Any] = {"scale": round(scale, 3)}
     index_dir = index_dir_for(root, config)

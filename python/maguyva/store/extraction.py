@@ -109,7 +109,7 @@ def builder_sources() -> list[Path]:
         modalities / "text" / "modality.py",
         modalities / "structural" / "symbols.py",
         modalities / "structural" / "symbol_build.py",
-        modalities / "semantic" / "modality.py",
+        *sorted((modalities / "semantic").glob("*.py")),
         *sorted((modalities / "graph").glob("*.py")),
     ]
 

@@ -30,9 +30,13 @@ from maguyva.modalities.semantic.embed.base import (
     ProviderIdentity,
     binarize,
 )
+from maguyva.modalities.semantic.embed.hardware import execution_providers
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 DIM = 384
+LAYERS, FFN = 6, 1536
+"""The encoder's shape (6 layers, hidden 384, feed-forward 1536): its multiply-accumulates per
+token (`hardware.encoder_macs_per_token`) give the compute floor in docs/semantic.md."""
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER = ("maguyva.data", "all-MiniLM-L6-v2/tokenizer.json")
 MAX_LENGTH = 128
@@ -92,7 +96,8 @@ class MiniLMProvider(EmbeddingProvider):
         # Bulk intra-op threads (None: decided per call by `bulk_threads`); single texts always
         # run on one thread, the fastest for a short query on a shared machine.
         self.threads = threads or None
-        # Extra onnxruntime `SessionOptions` attributes (benchmarks compare them).
+        # Extra onnxruntime `SessionOptions` attributes, and configuration entries for dotted
+        # keys (benchmarks compare them).
         self.session_options = dict(session_options or {})
         self._sessions: dict[int, Any] = {}
         self._tokenizer: Any = None
@@ -151,9 +156,14 @@ class MiniLMProvider(EmbeddingProvider):
                 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 options.log_severity_level = 3
                 for key, value in self.session_options.items():
-                    setattr(options, key, value)
+                    if "." in key:  # a session configuration entry ("session.x.y": "0")
+                        options.add_session_config_entry(key, str(value))
+                    else:
+                        setattr(options, key, value)
+                # a GPU when this onnxruntime build has one (CUDA), else the CPU: no setting
+                providers = execution_providers(list(ort.get_available_providers()))
                 self._sessions[threads] = ort.InferenceSession(
-                    str(path), options, providers=["CPUExecutionProvider"]
+                    str(path), options, providers=providers
                 )
                 self.load_count += 1
                 MiniLMProvider.total_loads += 1

@@ -1,0 +1,123 @@
+"""Planning a build: which chunks are eligible (secrets excluded for remote providers), their
+texts and hashes, the central files embedded first, and the dry run's forecast."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from maguyva.errors import CorruptIndexError, MaguyvaError
+from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.semantic.embed import (
+    EmbeddingCache,
+    EmbeddingProvider,
+    ProviderIdentity,
+    file_secret_reason,
+    secret_reason,
+)
+from maguyva.modalities.semantic.priority import central_files
+from maguyva.modalities.semantic.queue import ID, PATH, Entry, entry_of, phases_of
+from maguyva.modalities.semantic.texts import Planned, embed_text, plan_chunk
+
+
+def central(ctx: BuildContext) -> frozenset[str] | None:
+    """The central files by the graph of the generation being replaced (committed, so never
+    being written by a build running beside this one), else, in a first build, by the graph
+    this generation built before semantic (`BUILD_ORDER`)."""
+    for base in (ctx.previous_dir, None if ctx.previous_dir else ctx.out_dir):
+        if base is not None:
+            found = central_files(Path(base) / "graph")
+            if found is not None:
+                return found
+    return None
+
+
+def text_of(
+    ctx: BuildContext, texts: dict[str, Planned], item: tuple[str, Entry, bool],
+    identity: ProviderIdentity,
+) -> str:  # fmt: skip
+    """The text to embed for a queued chunk: planned in this build, or (a pending chunk of an
+    unchanged file, in an update) read back from the generation's chunks."""
+    h, e, head = item
+    p = texts.get(e[ID])
+    if p is None:
+        for chunk in ctx.chunks.of_paths([e[PATH]]):  # type: ignore[attr-defined]
+            texts.setdefault(chunk.id, plan_chunk(chunk, identity))
+        p = texts.get(e[ID])
+    if p is None or (p.head_hash if head else p.hash) != h:
+        raise CorruptIndexError(f"semantic: chunk {e[ID]} of {e[PATH]} is not what was planned")
+    return p.head if head else p.text
+
+
+def file_text(ctx: BuildContext, path: str) -> str | None:
+    """The whole file a chunk came from, for the per-file secret decision (None: unreadable
+    now, so the name and the chunks decide)."""
+    try:
+        return ctx.read_text(path)
+    except (OSError, MaguyvaError):
+        return None
+
+
+def plan(
+    ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None,
+    central: frozenset[str] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Which chunks are eligible (with their full and head texts and hashes), which are
+    excluded as secrets (remote providers only). `chunks` (default: every chunk of the
+    build) narrows it, e.g. to the changed files' chunks of an update."""
+    identity = provider.identity
+    # in the views' order (one segment of chunks at a time), then sorted by position
+    keyed: list[tuple[tuple[str, int, int, str], Planned, Entry]] = []
+    # per file, not per chunk: a file with a secret anywhere sends none of its chunks
+    secret_files: dict[str, str | None] = {}
+    for chunk in ctx.chunks if chunks is None else chunks:
+        if provider.remote:
+            if chunk.path not in secret_files:
+                secret_files[chunk.path] = file_secret_reason(
+                    chunk.path, file_text(ctx, chunk.path)
+                )
+            if secret_files[chunk.path] is None:  # the file changed since: its chunks too
+                secret_files[chunk.path] = secret_reason(embed_text(chunk, identity))
+        p = plan_chunk(chunk, identity)
+        keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), p,
+                      entry_of(chunk, p, central)))  # fmt: skip
+    excluded: dict[str, int] = {}
+    for (path, *_), _p, _e in keyed:
+        if reason := secret_files.get(path):
+            excluded[reason] = excluded.get(reason, 0) + 1
+    keyed = [k for k in keyed if not secret_files.get(k[0][0])]
+    keyed.sort(key=lambda e: e[0])
+    eligible = [p for _, p, _ in keyed]
+    files = {path: reason for path, reason in sorted(secret_files.items()) if reason}
+    return {"eligible": eligible, "entries": [e for _, _, e in keyed], "excluded": excluded,
+            "excluded_files": files}  # fmt: skip
+
+
+def dry_run(ctx: BuildContext, provider: EmbeddingProvider) -> dict[str, Any]:
+    """What a build would send: chunk and token counts, cache hits, secret exclusions.
+    Loads no model for a remote provider (tokens are estimated)."""
+    planned = plan(ctx, provider)
+    eligible: list[Planned] = planned["eligible"]
+    with EmbeddingCache(ctx.cache_dir / "embeddings", provider.identity) as cache:
+        wanted = {p.hash for p in eligible} | {p.head_hash for p in eligible}
+        cached = cache.get_many(sorted(wanted))
+    todo = {p.hash: p.text for p in eligible if p.hash not in cached}
+    phases = phases_of(ctx.config, len(todo))
+    heads = {p.head_hash: p.head for p in eligible
+             if p.hash not in cached and p.head_hash not in cached and p.head_hash != p.hash}  # fmt: skip
+    texts = list(todo.values()) if phases != "heads" else []
+    if phases != "full":
+        texts += list(heads.values())
+    return {
+        "provider": provider.identity.to_dict(),
+        "remote": provider.remote,
+        "chunks": len(ctx.chunks),
+        "eligible": len(eligible),
+        "cached": len(eligible) - sum(1 for p in eligible if p.hash in todo),
+        "to_embed": len(todo),
+        "phases": phases,
+        "heads_to_embed": len(heads) if phases != "full" else 0,
+        "tokens_to_send": provider.count_tokens(texts) if texts else 0,
+        "excluded": planned["excluded"],
+        "excluded_files": planned["excluded_files"],
+    }
