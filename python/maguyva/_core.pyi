@@ -1,12 +1,17 @@
 """Type stubs of Maguyva's native module (`maguyva._core`). Users import from `maguyva`;
 this module is private. Every function here releases the GIL while it computes."""
 
+from array import array as _array
 from typing import Self, final
+
+from typing_extensions import Buffer as _Buffer
 
 __all__ = [
     "DEFAULT_MAX_TRIGRAMS",
     "DEMOTION_FACTOR",
+    "FusedIds",
     "HammingIndex",
+    "NumberedEntries",
     "TextIndex",
     "__version__",
     "build_text_index",
@@ -16,6 +21,7 @@ __all__ = [
     "crc32_file",
     "csr_by_rank",
     "fuse",
+    "fuse_ids",
     "hamming_distances",
     "hamming_kernels",
     "hamming_topk",
@@ -23,6 +29,7 @@ __all__ = [
     "name_hash",
     "name_lookup",
     "non_ascii_strings",
+    "number_entries",
     "print_lines",
     "static_pool",
     "walk_files",
@@ -49,6 +56,83 @@ def fuse(
     tuples `(key, path, score, boost, demoted, [(list, rank, contribution)], folded_keys)`,
     best first, ties broken by path then key. Raises ValueError if `k` is negative or not finite.
     """
+
+def fuse_ids(
+    items: _Buffer,
+    paths: _Buffer,
+    lengths: _Buffer,
+    weights: _Buffer,
+    keys: list[str],
+    path_names: list[str],
+    k: float,
+    limit: int,
+    *,
+    key_centrality: _Buffer | None = None,
+    path_centrality: _Buffer | None = None,
+    demote: _Buffer | None = None,
+) -> FusedIds:
+    """Weighted Reciprocal Rank Fusion over numbered items (see `maguyva.query.fusion`).
+
+    The ranked lists arrive concatenated as int64 buffers (numpy or `array.array("q")`):
+    entry `j` is item `items[j]` (a number into `keys`) of file `paths[j]` (a number into
+    `path_names`); list `i` holds `lengths[i]` consecutive entries, best first, weighted by
+    `weights[i]` (float64). Same formula, ties, demotion and best chunk per file as `fuse`;
+    centrality is `key_centrality[item]`, else (NaN) `path_centrality[file]`, else 0; files
+    with a non-zero `demote[file]` (uint8) are demoted too. Raises ValueError for a number out
+    of range, lengths that do not add up, a table of the wrong length or a bad `k`. Releases
+    the GIL while it fuses."""
+
+@final
+class FusedIds:
+    """`fuse_ids`' results as columns: result `i` is item `items[i]` of file `paths[i]`; its
+    contributions, folded items and member entries (`(list, rank)` of every entry in the
+    file) are the ranges `*_offsets[i] .. *_offsets[i + 1]` of the flat columns."""
+
+    @property
+    def items(self) -> list[int]: ...
+    @property
+    def paths(self) -> list[int]: ...
+    @property
+    def scores(self) -> list[float]: ...
+    @property
+    def boosts(self) -> list[float]: ...
+    @property
+    def demoted(self) -> list[bool]: ...
+    @property
+    def contribution_offsets(self) -> list[int]: ...
+    @property
+    def contribution_lists(self) -> list[int]: ...
+    @property
+    def contribution_ranks(self) -> list[int]: ...
+    @property
+    def contributions(self) -> list[float]: ...
+    @property
+    def folded_offsets(self) -> list[int]: ...
+    @property
+    def folded_items(self) -> list[int]: ...
+    @property
+    def member_offsets(self) -> list[int]: ...
+    @property
+    def member_lists(self) -> list[int]: ...
+    @property
+    def member_ranks(self) -> list[int]: ...
+
+def number_entries(keys: list[str], paths: list[str]) -> NumberedEntries:
+    """Number parallel lists of chunk keys and paths by first appearance (in Rust)."""
+
+@final
+class NumberedEntries:
+    """Entry `j` is `keys[items[j]]` of `paths[files[j]]`; `items`, `files` are
+    `array.array("q")`, `keys`, `paths` each distinct string once, by first appearance."""
+
+    @property
+    def items(self) -> _array[int]: ...
+    @property
+    def files(self) -> _array[int]: ...
+    @property
+    def keys(self) -> list[str]: ...
+    @property
+    def paths(self) -> list[str]: ...
 
 def centrality_boost(c: float) -> float:
     """`min(1 + 0.3 * ln(1 + c), 1.5)`; negative or NaN centrality counts as 0."""
