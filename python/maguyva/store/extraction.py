@@ -110,7 +110,7 @@ def builder_sources() -> list[Path]:
         modalities / "structural" / "symbols.py",
         modalities / "structural" / "symbol_build.py",
         modalities / "semantic" / "modality.py",
-        *sorted((modalities / "graph").glob("*.py")),
+        *sorted((modalities / "graph").rglob("*.py")),  # with graph/resolve/
     ]
 
 

@@ -16,7 +16,8 @@ from maguyva.modalities.graph.follows import _close_names, _file_follows, _follo
 from maguyva.modalities.graph.inheritance import _duck_typing, _inheritance, _open_here
 from maguyva.modalities.graph.memo import _drop_memo, _index_memo, _keep_sub_memo
 from maguyva.modalities.graph.memory import _DTYPES, _RANK, Memory
-from maguyva.modalities.graph.resolve import Body, GraphBuilder, Node
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
+from maguyva.modalities.graph.resolve.rows import Body, Node
 from maguyva.modalities.graph.schema import NodeKind
 
 
