@@ -50,7 +50,7 @@ def _redeclare(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int
         if imp.name == "*" and not imp.alias:
             stars.append((b.index.resolve(fid, imp.module, imp.level)[0], imp.line))
             continue
-        local = imp.alias or imp.name or b._default_binding(scope.family, imp.module)
+        local = b._local_name(scope.family, imp)
         if local:
             imports.setdefault(local, []).append((imp.line, imp))
     scope.imports = {k: sorted(v, key=lambda x: x[0]) for k, v in imports.items()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 
-from maguyva.extract.types import Definition, FileExtraction
+from maguyva.extract.types import Definition, FileExtraction, Import
 from maguyva.modalities.graph.resolve.names import (
     CLASS_KINDS,
     _decorated,
@@ -146,7 +146,7 @@ class Declarations(BuilderState):
             if imp.name == "*" and not imp.alias:
                 stars.append((fid, imp.module, imp.level, imp.line))  # resolved in `declare`
                 continue
-            local = imp.alias or imp.name or self._default_binding(scope.family, imp.module)
+            local = self._local_name(scope.family, imp)
             if local:
                 scope.imports.setdefault(local, []).append((imp.line, imp))
         scope.imports = {k: sorted(v, key=lambda x: x[0]) for k, v in scope.imports.items()}
@@ -164,6 +164,14 @@ class Declarations(BuilderState):
         if d.kind == "method":
             return True
         return parent is not None and self.nodes[parent].def_kind in CLASS_KINDS
+
+    @classmethod
+    def _local_name(cls, family: str, imp: Import) -> str:
+        """The name an import binds: its alias, the imported name, or the module's own name
+        (a whole-module import; Rust `use super::hs::{self}` binds `hs`)."""
+        if family == "rs" and imp.name == "self" and not imp.alias:
+            return cls._default_binding(family, imp.module)
+        return imp.alias or imp.name or cls._default_binding(family, imp.module)
 
     @staticmethod
     def _default_binding(family: str, module: str) -> str:

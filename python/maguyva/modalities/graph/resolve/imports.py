@@ -54,6 +54,12 @@ class Imports(BuilderState):
     def _resolve_import(self, fid: int, imp, local: str) -> Binding | None:
         family = self.scopes[fid].family
         module = imp.module
+        if family == "rs" and imp.name == "self":
+            # `use super::hs::{self, X};` binds the module `hs` itself
+            unit, rest = self.index.resolve(fid, module)
+            if unit is None:
+                return ("ext", module.replace("::", "."))
+            return self._walk(("unit", unit), rest)[0] if rest else ("unit", unit)
         if family == "rs" and imp.name not in (None, "*", "self"):
             # `use crate::client::tls13;` binds the module `tls13` when that is a file's module
             whole, more = self.index.resolve(fid, f"{module}::{imp.name}")

@@ -12,6 +12,7 @@ from maguyva.modalities.graph.resolve.names import (
     SELF_NAMES,
     _looks_like_class,
     _split_cached,
+    rust_relative,
 )
 from maguyva.modalities.graph.resolve.rows import _MISSING, Binding, FileScope
 from maguyva.modalities.graph.resolve.state import BuilderState
@@ -183,6 +184,9 @@ class Lookups(BuilderState):
             made = self._constructed(fid, caller, parts)
             if made is not None:
                 return made, True
+        if written.startswith(("self::", "super::")) and attrs and self._family(fid) == "rs":
+            # `self::f()` / `super::f()`: relative to the inline `mod` blocks around the caller
+            return self._rust_path(fid, rust_relative(self._inline_mods(fid, caller), parts))
         if head in SELF_NAMES or head == "super()":
             cls = self._class_of(fid, caller)
             if cls is not None and len(attrs) == 1:
@@ -198,11 +202,9 @@ class Lookups(BuilderState):
             return self._candidates(fid, caller, parts, ref, typed, cls) if attrs else None
         if "(" in head or "[" in head:
             return self._candidates(fid, caller, parts, ref, False) if attrs else None
-        if head in ("crate", "super") and attrs and self.scopes[fid].family == "rs":
-            # a path from the crate root or a parent module: `crate::x509::wrap_in_sequence`
-            unit, rest = self.index.resolve(fid, "::".join(parts))
-            walked, wconf = self._walk(("unit", unit), rest) if unit else (None, 0.0)
-            return ([(walked, min(CONF_IMPORT, wconf))], True) if walked else None
+        if head == "crate" and attrs and self.scopes[fid].family == "rs":
+            # a path from the crate root: `crate::x509::wrap_in_sequence`
+            return self._rust_path(fid, list(parts))
         found = self.scope_lookup(fid, caller, head)
         if "::" in written and self.scopes[fid].family == "rs" and self._declared_mod(found):
             # a module this file declares (`mod x509;` in lib.rs, then `x509::f()`) is its
@@ -228,6 +230,30 @@ class Lookups(BuilderState):
         if walked is None:
             return self._candidates(fid, caller, parts, ref, typed) if attrs else None
         return [(walked, min(conf, wconf))], True
+
+    def _family(self, fid: int) -> str:
+        return self.scopes[fid].family
+
+    def _rust_path(
+        self, fid: int, path: list[str]
+    ) -> tuple[list[tuple[Binding, float]], bool] | None:
+        """A Rust path from the crate root or the file's module (`crate::`, `self::`,
+        `super::`): the longest module with a file, then its items, inline `mod`s and members."""
+        unit, rest = self.index.resolve(fid, "::".join(path))
+        walked, wconf = self._walk(("unit", unit), rest) if unit else (None, 0.0)
+        return ([(walked, min(CONF_IMPORT, wconf))], True) if walked else None
+
+    def _inline_mods(self, fid: int, caller: str | None) -> list[str]:
+        """The inline `mod` blocks enclosing `caller` in its file, outermost first (a `mod`
+        that encloses code has a body: it is inline, not a `mod x;` naming a file)."""
+        scope = self.scopes[fid]
+        mods: list[str] = []
+        while caller:
+            node = scope.defs.get(caller)
+            if node is not None and self.nodes[node].def_kind == "module":
+                mods.append(self.nodes[node].name)
+            caller = caller.rpartition(".")[0]
+        return mods[::-1]
 
     def _declared_mod(self, found: tuple[Binding, float] | None) -> bool:
         """True for nothing found, or for a `mod x;` declaration (a module definition)."""

@@ -166,3 +166,17 @@ def _is_property(decorators: frozenset[str], name: str) -> bool:
 
 def family_for(language: str | None) -> str:
     return family_of(language)
+
+
+def rust_relative(mods: list[str], parts: tuple[str, ...] | list[str]) -> list[str]:
+    """A `self::`/`super::` path written inside the inline modules `mods` (outermost first)
+    as a path from the file's module: in `mod a { mod b { .. } }`, `self::f` -> `self::a::b::f`,
+    `super::f` -> `self::a::f`, `super::super::super::f` -> `super::f`."""
+    segs = list(parts)
+    if segs[:1] == ["self"]:
+        return ["self", *mods, *segs[1:]]
+    k = 0
+    while k < len(segs) and segs[k] == "super":
+        k += 1
+    m = len(mods)
+    return ["self", *mods[: m - k], *segs[k:]] if k <= m else ["super"] * (k - m) + segs[k:]
