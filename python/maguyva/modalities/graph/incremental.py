@@ -36,7 +36,7 @@ from maguyva.modalities.graph.resolve.rows import STAT_KEYS, Body, Reuse
 from maguyva.model import SourceFile
 
 LOG_FILE = "edgelog.bin"
-LOG_FORMAT = 5  # bump when resolution rules change: an old log must not be replayed
+LOG_FORMAT = 6  # bump when resolution rules change: an old log must not be replayed
 
 
 def _digest(value: str) -> bytes:
