@@ -102,3 +102,17 @@ def test_relative_paths_inside_inline_modules_are_call_edges(tmp_path: Path):
                            ("max_fragment_len", "emit_ticket_count")):  # fmt: skip
         sites, _ = graph.walk_dependents(graph.find(target), 1, frozenset({EdgeKind.CALLS}))
         assert caller in {graph.names[n] for n in sites}, (target, caller)
+
+
+def test_use_inside_an_inline_module_counts_from_the_module(tmp_path: Path):
+    """`mod tests { use super::*; use super::spki_of; }` in crypto/signer.rs names signer's
+    own items: the call is an edge to signer's `spki_of`, and the file imports nothing from
+    its parent module `crypto` (the glob was read from the file: `crypto`)."""
+    repo = {p.relative_to(FIXTURE).as_posix(): p.read_text()
+            for p in FIXTURE.rglob("*") if p.is_file()}  # fmt: skip
+    graph = GraphSearcher.open(build_graph(tmp_path / "r", repo, tmp_path / "gen")).graph
+    sites, _ = graph.walk_dependents(graph.find("spki_of"), 1, frozenset({EdgeKind.CALLS}))
+    assert "spki_of_wraps" in {graph.names[n] for n in sites}
+    crypto = [n for n in range(len(graph.names)) if graph.qnames[n] == "src::crypto"]
+    importers = graph.walk_dependents(crypto, 1, frozenset({EdgeKind.IMPORTS}))[0] if crypto else []
+    assert "signer.rs" not in {graph.names[n] for n in importers}

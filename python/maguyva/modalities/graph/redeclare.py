@@ -48,7 +48,7 @@ def _redeclare(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int
     stars = []
     for imp in ex.imports:
         if imp.name == "*" and not imp.alias:
-            stars.append((b.index.resolve(fid, imp.module, imp.level)[0], imp.line))
+            stars.append((b.star_unit(fid, imp.module, imp.level, imp.line), imp.line))
             continue
         local = b._local_name(scope.family, imp)
         if local:
@@ -231,7 +231,7 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
     b.edges = edges
     scope = b.scopes[fid]
     for _, module, level, line in stars:
-        scope.stars.append((b.index.resolve(fid, module, level)[0], line))
+        scope.stars.append((b.star_unit(fid, module, level, line), line))
     b.bodies[fid] = Body.of(ex)
     if not _names_changed(b, fid, old_ids, ids, old_views, old_lists, old_imports, old_stars,
                           names):  # fmt: skip

@@ -46,8 +46,7 @@ class Declarations(BuilderState):
                 on_file(fid, ex)
         self.index.finish()
         for fid, module, level, line in stars:
-            unit_key, _ = self.index.resolve(fid, module, level)
-            self.scopes[fid].stars.append((unit_key, line))
+            self.scopes[fid].stars.append((self.star_unit(fid, module, level, line), line))
 
     def _declare_file(
         self,

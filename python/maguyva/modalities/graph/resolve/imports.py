@@ -3,6 +3,7 @@ classes), memoised per (unit, name) and per (file, local name)."""
 
 from __future__ import annotations
 
+from maguyva.modalities.graph.resolve.names import rust_relative
 from maguyva.modalities.graph.resolve.rows import _MISSING, Binding
 from maguyva.modalities.graph.resolve.state import BuilderState
 
@@ -51,9 +52,34 @@ class Imports(BuilderState):
         imp = self.scopes[fid].imports[local][-1][1]
         return self._memoized(key, lambda: self._resolve_import(fid, imp, local))
 
+    def star_unit(self, fid: int, module: str, level: int, line: int) -> str | None:
+        """The module a glob import (`import *`, `use x::*`) at `line` of file `fid` names;
+        None when it is not in the repository, or (Rust) when it is the file's own module,
+        whose names are in scope already (`mod tests { use super::*; }`)."""
+        if self.scopes[fid].family == "rs":
+            module = self._rust_spec_at(fid, module, line)
+        unit, rest = self.index.resolve(fid, module, level)
+        if self.scopes[fid].family == "rs" and unit == self.scopes[fid].unit and not rest:
+            return None
+        return unit
+
+    def _rust_spec_at(self, fid: int, module: str, line: int) -> str:
+        """A `use self::..`/`use super::..` path at `line` as a path from the file's module:
+        inside inline `mod` blocks it counts from the innermost block around the line."""
+        segs = module.split("::")
+        if segs[0] not in ("self", "super"):
+            return module
+        nodes = self.nodes
+        around = sorted(
+            (n for n in self.scopes[fid].defs.values()
+             if nodes[n].def_kind == "module" and nodes[n].start < line <= nodes[n].end),
+            key=lambda n: nodes[n].start,
+        )  # fmt: skip
+        return "::".join(rust_relative([nodes[n].name for n in around], segs)) if around else module
+
     def _resolve_import(self, fid: int, imp, local: str) -> Binding | None:
         family = self.scopes[fid].family
-        module = imp.module
+        module = self._rust_spec_at(fid, imp.module, imp.line) if family == "rs" else imp.module
         if family == "rs" and imp.name == "self":
             # `use super::hs::{self, X};` binds the module `hs` itself
             unit, rest = self.index.resolve(fid, module)
