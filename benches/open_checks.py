@@ -23,7 +23,8 @@ from pathlib import Path
 from maguyva.build.fsck import modality_damage, modality_verifier
 from maguyva.modalities.graph import store
 from maguyva.modalities.text.modality import open_index
-from maguyva.store.generations import IndexDir, verify_generation
+from maguyva.store.checksums import verify_generation
+from maguyva.store.generations import IndexDir
 
 gen = IndexDir(Path(sys.argv[1]) / ".maguyva").current()
 out = {}

@@ -103,6 +103,7 @@ def test_fsck_runs_the_modality_verifier_beyond_checksums(pristine, tmp_path, ca
     path that belongs to another segment; CHECKSUMS rewritten) is found by the structural
     verifier, which fsck runs; modalities without a verifier are named as checksum-only."""
     from maguyva.modalities.structural import symbols as symbol_index
+    from maguyva.store import checksums
     from maguyva.store import generations as store
 
     root, gen, _files = _copy(pristine, tmp_path)
@@ -117,7 +118,7 @@ def test_fsck_runs_the_modality_verifier_beyond_checksums(pristine, tmp_path, ca
                                if symbol_index.segment_of(p) != m)  # fmt: skip
     store.write_sealed(directory / symbol_index.segment_name(m), "symbols",
                        sealed.dumps_json(payload), symbol_index.FORMAT_VERSION)  # fmt: skip
-    table = store.checksum_table(gen.path)
+    table = checksums.checksum_table(gen.path)
     store.write_sealed(gen.path / CHECKSUMS, "checksums", sealed.dumps_json(table))
     report = fsck(root / ".maguyva")
     assert [e for e in report.errors if e.startswith("structural: ")], report.errors

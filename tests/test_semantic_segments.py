@@ -210,7 +210,7 @@ def test_native_file_crc_equals_zlib(tmp_path: Path) -> None:
     import zlib
 
     from maguyva import _core
-    from maguyva.store import generations as store
+    from maguyva.store import checksums
 
     rng = np.random.default_rng(5)
     for size in (0, 1, 4095, (1 << 20) + 17, 3 << 20):
@@ -218,6 +218,6 @@ def test_native_file_crc_equals_zlib(tmp_path: Path) -> None:
         path = tmp_path / f"f{size}"
         path.write_bytes(data)
         assert _core.crc32_file(str(path)) == (size, zlib.crc32(data))
-        assert store.checksum_table_one(path) == zlib.crc32(data)
+        assert checksums.checksum_table_one(path) == zlib.crc32(data)
     with pytest.raises(FileNotFoundError, match="missing"):
         _core.crc32_file(str(tmp_path / "missing"))

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maguyva.errors import CorruptIndexError, IndexBusyError, IndexVersionError
-from maguyva.store.generations import MANIFEST, IndexDir, verify_generation
+from maguyva.store.checksums import verify_generation
+from maguyva.store.generations import MANIFEST, IndexDir
 from maguyva.support import sealed
 
 
@@ -127,6 +128,7 @@ def test_leased_generation_survives_commits_and_is_collected_after(tmp_path):
 
 
 def test_commit_fsyncs_new_files_only_and_reuses_checksums_of_linked_ones(tmp_path, monkeypatch):
+    from maguyva.store import checksums
     from maguyva.store import generations as store
 
     index = IndexDir(tmp_path / ".maguyva")
@@ -144,14 +146,14 @@ def test_commit_fsyncs_new_files_only_and_reuses_checksums_of_linked_ones(tmp_pa
             synced.append(Path(path).name)
             super().fsync_file(path)
 
-    real_crc = store.checksum_table_one
+    real_crc = checksums.checksum_table_one
 
     def crc(path: Path) -> int:
         read.append(Path(path).name)
         return real_crc(path)
 
     monkeypatch.setattr(store, "FILES", Recording())
-    monkeypatch.setattr(store, "checksum_table_one", crc)
+    monkeypatch.setattr(checksums, "checksum_table_one", crc)
     with index.writer_lock():
         number, tmp = index.begin()
         os.link(first.path / "kept.bin", tmp / "kept.bin")
@@ -227,8 +229,8 @@ def test_checksum_table_takes_a_written_files_crc_only_while_it_is_that_file(
     import numpy as np
 
     from maguyva.modalities.graph import store as graph_store
-    from maguyva.store import generations as store
-    from maguyva.store.generations import checksum_table
+    from maguyva.store import checksums
+    from maguyva.store.checksums import checksum_table
 
     d = tmp_path / "gen"
     graph_store.write(d, {"a": np.arange(100_000, dtype=np.int64)}, {"s": ["x", "y"]}, {})
@@ -238,7 +240,7 @@ def test_checksum_table_takes_a_written_files_crc_only_while_it_is_that_file(
         def no_read_back(path: Path) -> int:
             raise AssertionError(f"{path} read back")
 
-        m.setattr(store, "checksum_table_one", no_read_back)
+        m.setattr(checksums, "checksum_table_one", no_read_back)
         assert checksum_table(d)["graph.bin"] == [len(data), zlib.crc32(data)]
     graph_store.write(d, {"a": np.arange(100_000, dtype=np.int64)}, {"s": ["x", "z"]}, {})
     damaged = bytearray((d / "graph.bin").read_bytes())

@@ -22,8 +22,9 @@ from typing import Any
 from maguyva.errors import MaguyvaError
 from maguyva.modalities.protocol import VerifiableModality
 from maguyva.modalities.registry import MODALITY_MODULES
+from maguyva.store.checksums import verify_generation
 from maguyva.store.chunks import ChunkStore
-from maguyva.store.generations import MANIFEST, IndexDir, verify_generation
+from maguyva.store.generations import MANIFEST, IndexDir
 from maguyva.support import sealed
 
 log = logging.getLogger("maguyva.build.fsck")

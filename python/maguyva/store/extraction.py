@@ -110,7 +110,7 @@ def builder_sources() -> list[Path]:
         modalities / "structural" / "symbols.py",
         modalities / "structural" / "symbol_build.py",
         *sorted((modalities / "semantic").glob("*.py")),
-        *sorted((modalities / "graph").glob("*.py")),
+        *sorted((modalities / "graph").rglob("*.py")),  # with graph/resolve/
     ]
 
 

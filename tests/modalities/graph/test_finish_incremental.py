@@ -20,7 +20,7 @@ from maguyva.modalities.graph import adjacency, build
 from maguyva.modalities.graph.adjacency import merge_edges, merge_rows
 from maguyva.modalities.graph.build import Spans
 from maguyva.modalities.graph.modality import GraphModality
-from maguyva.modalities.graph.resolve import Columns
+from maguyva.modalities.graph.resolve.rows import Columns
 from maguyva.store.chunks import segment_of
 from maguyva.store.generations import IndexDir
 

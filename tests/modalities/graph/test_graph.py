@@ -18,7 +18,7 @@ from maguyva.modalities.graph import store as gstore
 from maguyva.modalities.graph.build import build_graph
 from maguyva.modalities.graph.centrality import C_MAX, boost, percentile_scale
 from maguyva.modalities.graph.query import GraphIndex
-from maguyva.modalities.graph.resolve import split_chain
+from maguyva.modalities.graph.resolve.names import split_chain
 from maguyva.modalities.graph.schema import is_test_path
 from maguyva.modalities.protocol import BuildContext
 

@@ -16,13 +16,13 @@ from graph_support import build_graph
 from maguyva.extract import grammars
 from maguyva.extract.extractor import extract
 from maguyva.modalities.graph import GraphSearcher
-from maguyva.modalities.graph.resolve import REFERENCE_FACTOR
 from maguyva.modalities.graph.schema import (
     CONF_CANDIDATE,
     CONF_CANDIDATE_WEAK,
     CONF_NAMED,
     CONF_QUALIFIED,
     CONF_TYPED,
+    REFERENCE_FACTOR,
 )
 
 REPO = {

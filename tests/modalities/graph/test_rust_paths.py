@@ -83,3 +83,36 @@ def test_module_path_calls_are_calls_edges(tmp_path: Path):
                            ("wrap_in_sequence", "spki_of")):  # fmt: skip
         sites, _ = graph.walk_dependents(graph.find(target), 1, frozenset({EdgeKind.CALLS}))
         assert caller in {graph.names[n] for n in sites}, (target, caller)
+
+
+def test_relative_paths_inside_inline_modules_are_call_edges(tmp_path: Path):
+    """Inside `mod client_hello { .. }` of server/tls13.rs (rustls's shape), `self::` is the
+    inline module, `super::` the file's module, `super::super::` from a nested inline module
+    the file's module too; `crate::` paths and `Self::` reach into inline modules."""
+    repo = {p.relative_to(FIXTURE).as_posix(): p.read_text()
+            for p in FIXTURE.rglob("*") if p.is_file()}  # fmt: skip
+    graph = GraphSearcher.open(build_graph(tmp_path / "r", repo, tmp_path / "gen")).graph
+    for target, caller in (("decide_early_data", "handle"),  # self::
+                           ("emit_ticket", "handle"),  # super:: from an inline module
+                           ("emit_ticket_count", "inner_helper"),  # super::super::
+                           ("emit_ticket_count", "bench_emit_ticket_count"),  # #[cfg(test)] mod
+                           ("max_early_data_size", "handle"),  # Self:: in an inline mod's impl
+                           ("check_aligned_handshake", "decide_early_data"),  # `use ..::{self}`
+                           ("inner_helper", "emit_ticket"),  # crate:: into inline modules
+                           ("max_fragment_len", "emit_ticket_count")):  # fmt: skip
+        sites, _ = graph.walk_dependents(graph.find(target), 1, frozenset({EdgeKind.CALLS}))
+        assert caller in {graph.names[n] for n in sites}, (target, caller)
+
+
+def test_use_inside_an_inline_module_counts_from_the_module(tmp_path: Path):
+    """`mod tests { use super::*; use super::spki_of; }` in crypto/signer.rs names signer's
+    own items: the call is an edge to signer's `spki_of`, and the file imports nothing from
+    its parent module `crypto` (the glob was read from the file: `crypto`)."""
+    repo = {p.relative_to(FIXTURE).as_posix(): p.read_text()
+            for p in FIXTURE.rglob("*") if p.is_file()}  # fmt: skip
+    graph = GraphSearcher.open(build_graph(tmp_path / "r", repo, tmp_path / "gen")).graph
+    sites, _ = graph.walk_dependents(graph.find("spki_of"), 1, frozenset({EdgeKind.CALLS}))
+    assert "spki_of_wraps" in {graph.names[n] for n in sites}
+    crypto = [n for n in range(len(graph.names)) if graph.qnames[n] == "src::crypto"]
+    importers = graph.walk_dependents(crypto, 1, frozenset({EdgeKind.IMPORTS}))[0] if crypto else []
+    assert "signer.rs" not in {graph.names[n] for n in importers}

@@ -22,7 +22,8 @@ from maguyva.extract import types as extract_types
 from maguyva.extract.types import FileExtraction
 from maguyva.modalities.graph.adjacency import merge_edges
 from maguyva.modalities.graph.build import build_with_log
-from maguyva.modalities.graph.resolve import Columns, GraphBuilder, iter_edges
+from maguyva.modalities.graph.resolve.builder import GraphBuilder, iter_edges
+from maguyva.modalities.graph.resolve.rows import Columns
 from maguyva.modalities.graph.store import pack_strings
 from maguyva.modalities.structural.modality import extract_repository
 from maguyva.repo.walk import walk_repository

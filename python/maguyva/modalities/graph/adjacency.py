@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from maguyva import _core
-from maguyva.modalities.graph.resolve import Columns
+from maguyva.modalities.graph.resolve.rows import Columns
 
 
 def _csr(n: int, keys: np.ndarray, conf: np.ndarray, near: np.ndarray | None = None,

@@ -10,7 +10,8 @@ import numpy as np
 from maguyva.modalities.graph import store
 from maguyva.modalities.graph.columns import node_columns
 from maguyva.modalities.graph.memory import _DTYPES, Memory
-from maguyva.modalities.graph.resolve import CALLS, CONTAINS, STAT_KEYS, GraphBuilder, Node
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
+from maguyva.modalities.graph.resolve.rows import CALLS, CONTAINS, STAT_KEYS, Node
 from maguyva.modalities.graph.schema import NodeKind
 
 

@@ -17,7 +17,8 @@ from maguyva.modalities.graph import centrality, incremental, store
 from maguyva.modalities.graph.adjacency import _conf_rank, _csr, merge_rows
 from maguyva.modalities.graph.columns import _DEF_KINDS, node_columns
 from maguyva.modalities.graph.modules import family_of
-from maguyva.modalities.graph.resolve import Columns, GraphBuilder
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
+from maguyva.modalities.graph.resolve.rows import Columns
 from maguyva.modalities.graph.schema import (
     CONF_FLOOR,
     DEPENDENCY_KINDS,

@@ -4,7 +4,7 @@ instance): a declaration patch widens its changed names through them."""
 from __future__ import annotations
 
 from maguyva.modalities.graph.memory import _WORD, Memory
-from maguyva.modalities.graph.resolve import GraphBuilder
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
 
 
 def _file_follows(b: GraphBuilder, memory: Memory, fid: int) -> list[tuple[str, str]]:

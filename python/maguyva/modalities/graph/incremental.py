@@ -30,19 +30,13 @@ from maguyva.modalities.graph.follows import _close_names
 from maguyva.modalities.graph.memo import _index_memo
 from maguyva.modalities.graph.memory import _DTYPES, MAX_DECLARED, Memory, file_tokens
 from maguyva.modalities.graph.redeclare import _declaration_patch, _direct_subclasses, _redeclare
-from maguyva.modalities.graph.resolve import (
-    STAT_KEYS,
-    Body,
-    GraphBuilder,
-    Reuse,
-    _decorated,
-    alias_of,
-    instance_of,
-)
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
+from maguyva.modalities.graph.resolve.names import _decorated, alias_of, instance_of
+from maguyva.modalities.graph.resolve.rows import STAT_KEYS, Body, Reuse
 from maguyva.model import SourceFile
 
 LOG_FILE = "edgelog.bin"
-LOG_FORMAT = 5  # bump when resolution rules change: an old log must not be replayed
+LOG_FORMAT = 6  # bump when resolution rules change: an old log must not be replayed
 
 
 def _digest(value: str) -> bytes:

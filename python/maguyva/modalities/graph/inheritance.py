@@ -4,7 +4,8 @@ differently, and classes that open or close for duck typing."""
 from __future__ import annotations
 
 from maguyva.modalities.graph.memory import Memory
-from maguyva.modalities.graph.resolve import CLOSED_BASES, GraphBuilder, _class_words
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
+from maguyva.modalities.graph.resolve.names import CLOSED_BASES, _class_words
 
 
 def _subclasses_then_and_now(b: GraphBuilder, before: dict[int, list[int]]):

@@ -7,7 +7,7 @@ from itertools import islice
 from typing import Any
 
 from maguyva.modalities.graph.memory import Memory
-from maguyva.modalities.graph.resolve import GraphBuilder
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
 
 
 def _keep_sub_memo(b: GraphBuilder, sub: dict, names: set[str], classes: set[int]) -> None:

@@ -13,8 +13,8 @@ from maguyva.extract.types import FileExtraction
 from maguyva.modalities.graph import store
 from maguyva.modalities.graph.columns import node_columns
 from maguyva.modalities.graph.receivers import scan
-from maguyva.modalities.graph.resolve import (
-    GraphBuilder,
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
+from maguyva.modalities.graph.resolve.names import (
     _receiver_word,
     _split_cached,
     alias_of,

@@ -14,7 +14,7 @@ import numpy as np
 from maguyva.errors import CorruptIndexError
 from maguyva.modalities.graph import store
 from maguyva.modalities.graph.build import FLAG_CYCLE, FLAG_TEST
-from maguyva.modalities.graph.resolve import split_chain
+from maguyva.modalities.graph.resolve.names import split_chain
 from maguyva.modalities.graph.schema import DEPENDENCY_KINDS, EdgeKind, NodeKind
 from maguyva.support.gcpause import paused_gc
 

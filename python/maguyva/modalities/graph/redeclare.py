@@ -16,7 +16,8 @@ from maguyva.modalities.graph.follows import _close_names, _file_follows, _follo
 from maguyva.modalities.graph.inheritance import _duck_typing, _inheritance, _open_here
 from maguyva.modalities.graph.memo import _drop_memo, _index_memo, _keep_sub_memo
 from maguyva.modalities.graph.memory import _DTYPES, _RANK, Memory
-from maguyva.modalities.graph.resolve import Body, GraphBuilder, Node
+from maguyva.modalities.graph.resolve.builder import GraphBuilder
+from maguyva.modalities.graph.resolve.rows import Body, Node
 from maguyva.modalities.graph.schema import NodeKind
 
 
@@ -47,9 +48,9 @@ def _redeclare(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid: int
     stars = []
     for imp in ex.imports:
         if imp.name == "*" and not imp.alias:
-            stars.append((b.index.resolve(fid, imp.module, imp.level)[0], imp.line))
+            stars.append((b.star_unit(fid, imp.module, imp.level, imp.line), imp.line))
             continue
-        local = imp.alias or imp.name or b._default_binding(scope.family, imp.module)
+        local = b._local_name(scope.family, imp)
         if local:
             imports.setdefault(local, []).append((imp.line, imp))
     scope.imports = {k: sorted(v, key=lambda x: x[0]) for k, v in imports.items()}
@@ -230,7 +231,7 @@ def _declare_again(b: GraphBuilder, memory: Memory, decl: list[np.ndarray], fid:
     b.edges = edges
     scope = b.scopes[fid]
     for _, module, level, line in stars:
-        scope.stars.append((b.index.resolve(fid, module, level)[0], line))
+        scope.stars.append((b.star_unit(fid, module, level, line), line))
     b.bodies[fid] = Body.of(ex)
     if not _names_changed(b, fid, old_ids, ids, old_views, old_lists, old_imports, old_stars,
                           names):  # fmt: skip

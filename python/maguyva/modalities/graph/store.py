@@ -61,7 +61,7 @@ import numpy as np
 from maguyva import _core
 from maguyva.errors import CorruptIndexError, IndexVersionError, ModalityUnavailable
 from maguyva.modalities.graph.schema import NodeKind
-from maguyva.store.generations import remember_crc
+from maguyva.store.checksums import remember_crc
 
 MAGIC = b"MGVGRAPH"
 VERSION = 3
