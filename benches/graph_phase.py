@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva.build.indexer import SegmentChunks, SegmentExtraction, read_file_index
 from maguyva.build.memory import RssSampler
 from maguyva.modalities.graph import MODALITY
 from maguyva.modalities.graph import store as gstore
@@ -36,7 +35,9 @@ from maguyva.modalities.graph.incremental import LOG_FILE
 from maguyva.modalities.protocol import BuildContext
 from maguyva.repo.changes import RepoState
 from maguyva.store.chunks import SEGMENTS, segment_of
+from maguyva.store.fileindex import read_file_index
 from maguyva.store.generations import IndexDir
+from maguyva.store.views import SegmentChunks, SegmentExtraction
 
 MIB = 1 << 20
 
