@@ -30,7 +30,12 @@ from maguyva.interfaces.mcp_models import (
     SearchOutput,
     SymbolHit,
 )
-from maguyva.interfaces.shaping import lines_in_span, lists_every_match, provenance
+from maguyva.interfaces.shaping import (
+    lines_in_span,
+    lists_every_match,
+    provenance,
+    response_fields,
+)
 from maguyva.modalities.protocol import ReportsBehind
 from maguyva.model import Hit, Response, Result
 
@@ -213,14 +218,9 @@ def _search_output(index: Index, response: Response, page: list[Result]) -> Sear
         )
         for r in page
     ]
-    return SearchOutput(
-        query=response.query, intent=response.intent, confidence=response.confidence,
-        target=response.target, fusion_strategy=response.fusion_strategy,
-        preset=response.preset, modalities=response.modalities, weights=response.weights,
-        k=response.k, generation=response.generation, timings_ms=response.timings_ms,
-        total_ms=response.total_ms, unavailable=response.unavailable, notes=response.notes,
-        results=hits, truncated=False, next_cursor=None, degraded=response.damaged,
-    )  # fmt: skip
+    shared = {k: v for k, v in response_fields(response).items() if k in SearchOutput.model_fields}
+    return SearchOutput(**shared, results=hits, truncated=False, next_cursor=None,
+                        degraded=response.damaged)  # fmt: skip
 
 
 def _jsonable(value: Any) -> Any:

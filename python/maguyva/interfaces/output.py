@@ -20,7 +20,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,6 +29,7 @@ from maguyva.interfaces.shaping import (
     heading,
     lists_every_match,
     provenance_line,
+    response_fields,
     result_fields,
 )
 from maguyva.model import Response, Result
@@ -254,8 +255,7 @@ class Renderer:
                            sum(len(x.raw) + 1 for x in lines), n_match, file_matches)  # fmt: skip
             yield _dump({"type": "end", "data": {"path": path, "binary_offset": None,
                                                  "stats": stats}})  # fmt: skip
-        summary = asdict(response)
-        summary.pop("results")
+        summary = response_fields(response)
         total = _stats(elapsed_s, len(response.results), len(response.results), 0,
                        matched_lines, matches)  # fmt: skip
         yield _dump({"type": "summary", "data": {"elapsed_total": _elapsed(elapsed_s),

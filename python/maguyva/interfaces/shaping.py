@@ -9,6 +9,7 @@ own business (the CLI reads the disk, MCP the indexed chunks).
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from typing import Any
 
 from maguyva.model import Response, Result
@@ -58,6 +59,15 @@ def result_fields(result: Result) -> dict[str, Any]:
     fields = result.to_dict()
     fields.pop("path")
     fields.pop("snippet")
+    return fields
+
+
+def response_fields(response: Response) -> dict[str, Any]:
+    """Everything the response says about itself (intent, routing, weights, timings, notes,
+    unavailable and damaged modalities...) but its results, as JSON-ready values: the CLI's
+    JSON Lines summary, and the fields MCP's `SearchOutput` shares with it."""
+    fields = asdict(replace(response, results=[]))
+    fields.pop("results")
     return fields
 
 
