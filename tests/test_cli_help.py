@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ from maguyva.interfaces.cli.main import build_parser, main
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "cli"
 UPDATE = os.environ.get("MAGUYVA_UPDATE_SNAPSHOTS") == "1"
 WIDTH = "100"  # argparse wraps to the terminal: the snapshots are taken at a fixed width
+SNAPSHOT_PYTHON = (3, 11)
+"""The Python whose argparse wrote the snapshots: 3.13 formats help differently (a metavar
+once per option), so other versions compare nothing."""
 
 
 def _subcommands() -> list[str]:
@@ -37,6 +41,7 @@ def test_every_subcommand_is_snapshotted() -> None:
     assert have == want
 
 
+@pytest.mark.skipif(sys.version_info[:2] != SNAPSHOT_PYTHON, reason="argparse formats differ")
 @pytest.mark.parametrize("command", ["", *COMMANDS], ids=["maguyva", *COMMANDS])
 def test_help_is_unchanged(
     command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
