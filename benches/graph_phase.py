@@ -13,7 +13,7 @@ generation is given, so nothing is reused: it is a full graph build of the index
 and `edgelog.bin` byte for byte (the report's timings excepted), then the answers of
 `callers`, `callees`, `references` and `impact` for a few hundred names drawn from the graph
 (seeded). Exit code 1 on any difference. Used to check that a change of the builder's data
-layout does not change what it builds (docs/scale.md, "The graph phase").
+layout does not change what it builds (docs/changelog.md, "The graph phase: one pass over the extraction").
 """
 
 from __future__ import annotations
