@@ -266,6 +266,11 @@ class Engine:
         graph = self.searcher("graph") if "graph" in lists else None
         if isinstance(graph, ReportsBehind) and (note := graph.behind_note()):
             notes.append(note)
+        statuses = self.generation.manifest.get("modalities", {})
+        for name in sorted(unavailable):  # a staged first build adds it later (build.staged)
+            if statuses.get(name, {}).get("pending"):
+                notes.append(f"{name} pending: the first build adds it in a later generation; "
+                             "answered without it")  # fmt: skip
         coverage: dict[str, Any] = {}
         semantic = self.searcher("semantic") if "semantic" in lists else None
         if isinstance(semantic, ReportsCoverage):

@@ -460,6 +460,8 @@ def cmd_status(args: argparse.Namespace) -> int:
           f"stale: {status['stale_files']}")  # fmt: skip
     for name, state in status["modalities"].items():
         shown = "built" if state["built"] else f"unavailable: {state['reason']}"
+        if state.get("pending"):  # maguyva.build.staged: a later generation adds it
+            shown = state["reason"] or "pending"
         if state.get("damaged"):
             shown = f"DAMAGED: {state['damaged']}"
         if state.get("behind"):  # maguyva.build.follow: the next generation brings it up to date
