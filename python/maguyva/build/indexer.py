@@ -34,7 +34,13 @@ from typing import Any
 from maguyva.build import follow, staged
 from maguyva.build.extract_step import Extract, extract_changed, line_windows
 from maguyva.build.followups import embed_slices, follow_up, graph_follows, semantic_follows
-from maguyva.build.layout import META_JSON, Layout, close_views, new_generation, write_layout
+from maguyva.build.layout import (
+    Layout,
+    close_views,
+    commit_generation,
+    new_generation,
+    write_layout,
+)
 from maguyva.build.modality_builds import build_modalities, context_overrides, modality_context
 from maguyva.build.phases import Phases, Progress
 from maguyva.build.previous import (
@@ -63,10 +69,8 @@ from maguyva.store.generations import (
     Generation,
     IndexDir,
     default_index_dir,
-    write_sealed,
 )
 from maguyva.store.views import SegmentChunks, SegmentExtraction
-from maguyva.support import sealed
 
 log = logging.getLogger("maguyva.index")
 
@@ -300,20 +304,16 @@ class Indexer:
             manifest = generation_manifest(self.root, self.config, self.built_for(wanted), state,
                                            files, len(ctx.chunks), extract_report, changes,
                                            modalities, timings, layout)  # fmt: skip
-            if later:
-                manifest[staged.PENDING] = [m for m in BUILD_ORDER if m in later]
-            generation = self._commit(number, tmp, manifest, current, timings, phases)
+            manifest.update(staged.pending_entry(later))
+            generation = commit_generation(self.index, number, tmp, manifest, current, timings,
+                                           phases)  # fmt: skip
         (self.index.path / SCAN_STATE).unlink(missing_ok=True)
         if redo:  # the generation now holds what the cache kept for an interrupt
             self._extract_cache().clear()
         self.remember(generation, state, digests, layout)
-        if later:
-            generation = self._complete(generation, state, digests, files, layout, changes,
-                                        timings, phases)  # fmt: skip
-            modalities = generation.manifest.get("modalities", modalities)
-        elif defer or slices:
-            generation = self._follow(generation, state, digests, files, layout, changes,
-                                      timings, phases, defer, modalities)  # fmt: skip
+        if later or defer or slices:
+            args = (generation, state, digests, files, layout, changes, timings, phases)
+            generation = self._complete(*args) if later else self._follow(*args, defer, modalities)
             modalities = generation.manifest.get("modalities", modalities)
         return self._summary(generation, state, changes, timings, modalities=modalities)
 
@@ -362,7 +362,8 @@ class Indexer:
                                            timings, layout)  # fmt: skip
             manifest["built_for"] = {**manifest["built_for"], "extractor": staged.TEXT_STAGE}
             manifest[staged.PENDING] = later
-            generation = self._commit(number, tmp, manifest, None, timings, phases)
+            generation = commit_generation(self.index, number, tmp, manifest, None, timings,
+                                           phases)  # fmt: skip
         for key in ("extract", "write", "text", "commit"):  # the next stage has its own
             timings[f"text_stage_{key}"] = timings.pop(key, 0.0)
         timings["searchable"] = time.perf_counter() - self._update_started
@@ -445,25 +446,6 @@ class Indexer:
         timings["write"] = time.perf_counter() - started
         phases.end("write")
         return layout, extract_report
-
-    def _commit(
-        self,
-        number: int,
-        tmp: Path,
-        manifest: dict[str, Any],
-        current: Generation | None,
-        timings: dict[str, float],
-        phases: Phases,
-    ) -> Generation:
-        write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
-        started = time.perf_counter()
-        phases.start("commit", 1)
-        generation = self.index.commit(
-            number, tmp, manifest, previous=current.path if current is not None else None
-        )
-        timings["commit"] = time.perf_counter() - started
-        phases.end("commit")
-        return generation
 
     def _follow(
         self,

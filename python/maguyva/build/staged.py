@@ -55,3 +55,8 @@ def pending_status(name: str) -> dict[str, Any]:
 def text_stage(manifest: dict[str, Any]) -> bool:
     """Is this generation step 1 (line-window chunks, text only)?"""
     return manifest.get("built_for", {}).get("extractor") == TEXT_STAGE
+
+
+def pending_entry(later: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The manifest's `pending` entry for the modalities `later` adds (none: no entry)."""
+    return {PENDING: [m for m in BUILD_ORDER if m in later]} if later else {}
