@@ -16,6 +16,7 @@ from durability_support import CONFIG, answers, write_repo
 
 from maguyva.api import Index
 from maguyva.build.indexer import build_index
+from maguyva.interfaces.mcp_models import StatusOutput
 from maguyva.query.engine import Engine
 from maguyva.store.fileindex import stored_rows
 from maguyva.store.generations import IndexDir
@@ -52,6 +53,9 @@ def test_a_reader_between_the_commits_gets_text_answers_and_the_pending_note(tmp
     assert status["modalities"]["structural"]["pending"] is True
     assert status["modalities"]["graph"]["pending"] is True
     assert status["modalities"]["text"]["built"] is True
+    mcp = StatusOutput(indexed=True, **{k: v for k, v in status.items()
+                                        if k in StatusOutput.model_fields})  # fmt: skip
+    assert mcp.modalities["structural"].pending is True  # what MCP `index_status` returns
 
     structural_gen, definition, callers, status = seen["graph"]
     assert structural_gen > text_gen
