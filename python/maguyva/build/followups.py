@@ -63,13 +63,16 @@ def semantic_follows(
     writer: Writer, current: Generation | None, changes: ChangeSet, wanted: list[str]
 ) -> bool:
     """Does this update commit before its embedding (`follow`, never gate)? A first
-    build, a rebuild or a large update; or a one-shot writer's small update that finds
-    the current generation's embedding unfinished; not another small update, whose few
+    build, a rebuild or a large update; a small update after a staged first build that
+    stopped before its semantic plan; or a one-shot writer's small update that finds the
+    current generation's embedding unfinished; not another small update, whose few
     chunks embed in the time a second commit would take."""
     if "semantic" not in wanted or writer.config.get("semantic_follows") is False:
         return False
     if not small_update(changes):
         return True  # a long-running writer's first build too: it answers, then embeds
+    if current is not None and "semantic" in staged.pending(current.manifest):
+        return True  # a staged first build stopped before its semantic plan: all of it
     if follow.wanted(writer.config, writer.follows_by_default):
         return False  # its small updates: `graph_follows` slices the backlog per edit
     return current is not None and follow.semantic_left(current.manifest) > 0
