@@ -344,7 +344,10 @@ from maguyva.build.indexer import build_index
 from maguyva.build.memory import RssSampler, run_within_budget
 
 limit = int(sys.argv[3])
-config = {"index_dir": sys.argv[2], "jobs": 2, "modalities": ["text", "structural", "graph"]}
+# one generation: a staged first build (tests/test_staged.py) would commit its text stage
+# before the extraction reaches the budget, and "commits nothing" would not hold
+config = {"index_dir": sys.argv[2], "jobs": 2, "modalities": ["text", "structural", "graph"],
+          "first_build_stages": False}
 peak = RssSampler(interval_s=0.05)
 try:
     with peak:

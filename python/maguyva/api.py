@@ -446,6 +446,7 @@ class Index:
                 "built": bool(s.get("built")),
                 "reason": s.get("reason"),
                 **({"behind": s["behind"]} if s.get("behind") else {}),
+                **({"pending": True} if s.get("pending") else {}),
             }
             for name, s in manifest.get("modalities", {}).items()
         }

@@ -8,7 +8,7 @@ import dataclasses
 import time
 from typing import Any, Protocol
 
-from maguyva.build import follow
+from maguyva.build import follow, staged
 from maguyva.build.layout import COMMIT_KEYS, META_JSON, Layout, close_views, new_generation
 from maguyva.build.modality_builds import BuildTarget, build_one, modality_context, small_update
 from maguyva.build.phases import Phases, Slices
@@ -29,6 +29,18 @@ class Writer(BuildTarget, Protocol):
     def remember(
         self, generation: Generation, state: RepoState, digests: dict[str, str], layout: Layout
     ) -> None: ...
+
+    def _follow_up(
+        self,
+        generation: Generation,
+        name: str,
+        changes: ChangeSet,
+        files: list[SourceFile],
+        layout: Layout,
+        timings: dict[str, float],
+        phases: Phases,
+        config: dict[str, Any] | None = None,
+    ) -> Generation: ...
 
 
 def graph_follows(writer: Writer, current: Generation | None, changes: ChangeSet) -> bool:
@@ -51,13 +63,16 @@ def semantic_follows(
     writer: Writer, current: Generation | None, changes: ChangeSet, wanted: list[str]
 ) -> bool:
     """Does this update commit before its embedding (`follow`, never gate)? A first
-    build, a rebuild or a large update; or a one-shot writer's small update that finds
-    the current generation's embedding unfinished; not another small update, whose few
+    build, a rebuild or a large update; a small update after a staged first build that
+    stopped before its semantic plan; or a one-shot writer's small update that finds the
+    current generation's embedding unfinished; not another small update, whose few
     chunks embed in the time a second commit would take."""
     if "semantic" not in wanted or writer.config.get("semantic_follows") is False:
         return False
     if not small_update(changes):
         return True  # a long-running writer's first build too: it answers, then embeds
+    if current is not None and "semantic" in staged.pending(current.manifest):
+        return True  # a staged first build stopped before its semantic plan: all of it
     if follow.wanted(writer.config, writer.follows_by_default):
         return False  # its small updates: `graph_follows` slices the backlog per edit
     return current is not None and follow.semantic_left(current.manifest) > 0
@@ -89,7 +104,7 @@ def embed_slices(
         config = follow.slice_config(writer.config, spent_s, embedded)
         if config is None:
             break
-        generation = follow_up(writer, generation, "semantic", ChangeSet(), files, layout,
+        generation = writer._follow_up(generation, "semantic", ChangeSet(), files, layout,
                                      timings, sliced, config)  # fmt: skip
         writer.remember(generation, state, digests, layout)
         sliced.next_slice()
@@ -141,6 +156,8 @@ def follow_up(
         close_views(views)
         manifest = {k: v for k, v in generation.manifest.items() if k not in COMMIT_KEYS}
         manifest["modalities"] = {**manifest["modalities"], name: status}
+        if staged.PENDING in manifest:  # a staged first build: one fewer to add
+            manifest[staged.PENDING] = [m for m in manifest[staged.PENDING] if m != name]
         manifest[f"{key}_of"] = generation.number
         manifest["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
         write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))

@@ -31,11 +31,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from maguyva.build import follow
-from maguyva.build.extract_step import Extract, extract_changed
+from maguyva.build import follow, staged
+from maguyva.build.extract_step import Extract, extract_changed, line_windows
 from maguyva.build.followups import embed_slices, follow_up, graph_follows, semantic_follows
-from maguyva.build.layout import META_JSON, Layout, close_views, new_generation, write_layout
-from maguyva.build.modality_builds import build_modalities, modality_context, small_update
+from maguyva.build.layout import (
+    Layout,
+    close_views,
+    commit_generation,
+    new_generation,
+    write_layout,
+)
+from maguyva.build.modality_builds import build_modalities, context_overrides, modality_context
 from maguyva.build.phases import Phases, Progress
 from maguyva.build.previous import (
     SCAN_STATE,
@@ -46,8 +52,8 @@ from maguyva.build.previous import (
 )
 from maguyva.build.progress import ProgressFile
 from maguyva.build.spill import SPILL_DIR, Spill
-from maguyva.build.summary import BuildSummary, summarize
-from maguyva.config import SCHEMA, effective_config
+from maguyva.build.summary import BuildSummary, generation_manifest, summarize
+from maguyva.config import effective_config
 from maguyva.errors import MaguyvaError
 from maguyva.extract import grammars
 from maguyva.extract.cache import ExtractCache
@@ -55,9 +61,7 @@ from maguyva.modalities.protocol import BuildContext
 from maguyva.modalities.registry import BUILD_ORDER, load_modality
 from maguyva.modalities.semantic.coverage import coverage
 from maguyva.model import SourceFile
-from maguyva.repo import large as large_files
 from maguyva.repo.changes import ChangeSet, RepoState, scan
-from maguyva.repo.git import git_commit
 from maguyva.store.chunks import SEGMENTS
 from maguyva.store.extraction import builders_fingerprint, extractor_fingerprint
 from maguyva.store.generations import (
@@ -65,10 +69,8 @@ from maguyva.store.generations import (
     Generation,
     IndexDir,
     default_index_dir,
-    write_sealed,
 )
 from maguyva.store.views import SegmentChunks, SegmentExtraction
-from maguyva.support import sealed
 
 log = logging.getLogger("maguyva.index")
 
@@ -178,8 +180,8 @@ class Indexer:
         phases("scan", len(state.files), len(state.files))
         wanted = list(self.config.get("modalities") or BUILD_ORDER)
         noop = current is not None and changes.empty and follow.behind(
-            current.manifest) is None and current.manifest.get("built_for") == (
-            self.built_for(wanted))  # fmt: skip
+            current.manifest) is None and not staged.pending(current.manifest) and (
+            current.manifest.get("built_for") == self.built_for(wanted))  # fmt: skip
         if noop:
             assert current is not None
             save_scan_state(self.index.path, current, previous, state)
@@ -189,10 +191,17 @@ class Indexer:
                 return resumed
             if not prepare:
                 return self._summary(current, state, changes, timings, noop=True)
+        if current is not None and changes.empty and staged.pending(current.manifest):
+            resumed = self._complete_pending(current, state, timings, phases)
+            if resumed is not None:  # a staged first build stopped before its last commit
+                return resumed
         # only a build with nothing to do is a warm one: a modality built for the first
         # time (another configuration, a new model) still embeds everything
         warm = prepare and noop
-        summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)
+        if self._stages(current, rebuild, state, wanted):
+            summary = self._staged(state, changes, timings, wanted, phases)
+        else:
+            summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)
         graph = summary.modalities.get("graph", {}).get("report", {})
         if warm and graph and graph.get("mode") != "patch":
             # once more, now as a patch: it leaves the merge order the next patch starts
@@ -216,12 +225,6 @@ class Indexer:
         summary.timings_s["total"] = time.perf_counter() - self._update_started
         return summary
 
-    def _settings(self) -> dict[str, Any]:
-        """The configuration keys this build ran with that differ from their defaults (flags,
-        environment, files alike: what the index was built with)."""
-        return {key: self.config.get(key) for key, setting in SCHEMA.items()
-                if key in self.config and self.config.get(key) != setting.default}  # fmt: skip
-
     def _keep_modalities(self, current: Generation | None) -> None:
         """Unless the configuration names its modalities, build those the index was built
         with: a plain `maguyva index` after `--modalities text,structural,graph` must not
@@ -244,7 +247,10 @@ class Indexer:
         wanted: list[str],
         phases: Phases,
         warm: bool = False,
+        later: frozenset[str] = frozenset(),
     ) -> BuildSummary:
+        """Build and commit the next generation; `later`: modalities a staged first build
+        leaves pending (`build.staged`), each added by a follow-up generation after it."""
         started = time.perf_counter()
         prev = self._reusable(current) if current is not None else None
         timings["load_previous"] = time.perf_counter() - started
@@ -277,30 +283,132 @@ class Indexer:
                 return dataclasses.replace(ctx, chunks=mine)
 
             graph_behind = current is not None and follow.behind(current.manifest) is not None
-            defer = not graph_behind and graph_follows(self, current, changes)
-            slices = not defer and not warm and semantic_follows(self, current, changes, wanted)
-            overrides = self._overrides(changes, graph_behind, defer, slices, warm)
+            defer = not later and not graph_behind and graph_follows(self, current, changes)
+            slices = not later and not defer and not warm and semantic_follows(
+                self, current, changes, wanted)  # fmt: skip
+            overrides = context_overrides(
+                self.config, changes, text_stage=current is not None and staged.text_stage(
+                    current.manifest), graph_behind=graph_behind, defer=defer, slices=slices,
+                warm=warm,
+            )  # fmt: skip
             modalities = build_modalities(ctx, self.config, timings, phases, fork=own_views,
-                                          skip={"graph"} if defer else set(),
+                                          skip=({"graph"} if defer else set()) | later,
                                           overrides=overrides)  # fmt: skip
+            modalities.update({m: staged.pending_status(m) for m in later})
             if defer:
                 assert current is not None
                 modalities["graph"] = follow.link_behind(
                     current.path, current.manifest, tmp, changes
                 )
             close_views(views)
-            manifest = self._manifest(state, files, len(ctx.chunks), extract_report, changes,
-                                      modalities, wanted, timings, layout)  # fmt: skip
-            generation = self._commit(number, tmp, manifest, current, timings, phases)
+            manifest = generation_manifest(self.root, self.config, self.built_for(wanted), state,
+                                           files, len(ctx.chunks), extract_report, changes,
+                                           modalities, timings, layout)  # fmt: skip
+            manifest.update(staged.pending_entry(later))
+            generation = commit_generation(self.index, number, tmp, manifest, current, timings,
+                                           phases)  # fmt: skip
         (self.index.path / SCAN_STATE).unlink(missing_ok=True)
         if redo:  # the generation now holds what the cache kept for an interrupt
             self._extract_cache().clear()
         self.remember(generation, state, digests, layout)
-        if defer or slices:
-            generation = self._follow(generation, state, digests, files, layout, changes,
-                                      timings, phases, defer, modalities)  # fmt: skip
+        if later or defer or slices:
+            args = (generation, state, digests, files, layout, changes, timings, phases)
+            generation = self._complete(*args) if later else self._follow(*args, defer, modalities)
             modalities = generation.manifest.get("modalities", modalities)
         return self._summary(generation, state, changes, timings, modalities=modalities)
+
+    def _stages(
+        self, current: Generation | None, rebuild: bool, state: RepoState, wanted: list[str]
+    ) -> bool:
+        """Is this a first build that commits in stages (`build.staged`)? Not a rebuild over
+        an index that serves (its answers must not drop to text only), not an `extract` hook."""
+        if current is not None or self.extract is not None:
+            return False
+        return (not rebuild or self._current() is None) and staged.wanted(
+            self.config, len(state.files), wanted)  # fmt: skip
+
+    def _staged(
+        self, state: RepoState, changes: ChangeSet, timings: dict[str, float],
+        wanted: list[str], phases: Phases,
+    ) -> BuildSummary:  # fmt: skip
+        """A staged first build: text over line windows, committed; then text and structural
+        over the extraction, committed; then the rest as follow-ups (`build.staged`)."""
+        first = self._text_stage(state, changes, timings, wanted, phases)
+        later = frozenset(m for m in wanted if m in staged.FOLLOW_UPS)
+        return self._build(first, state, changes, timings, wanted, phases, later=later)
+
+    def _text_stage(
+        self, state: RepoState, changes: ChangeSet, timings: dict[str, float],
+        wanted: list[str], phases: Phases,
+    ) -> Generation:  # fmt: skip
+        """Commit the text index over every file's line windows, the rest pending."""
+        files = self._source_files(state)
+        digests = {p: r[2] for p, r in state.files.items()}
+        later = [m for m in wanted if m != "text"]
+        views: list[Any] = []
+
+        def failed(step: str, why: str) -> str:
+            return f"could not {step} the first index generation ({why}); no index was written"
+
+        with new_generation(self.index, views, failed) as (number, tmp):
+            layout, report = self._extract_and_write(tmp, number, state, files, digests, files,
+                                                     None, timings, phases, line_windows)  # fmt: skip
+            ctx = modality_context(self, tmp, layout, files, phases, views, None, changes)
+            modalities = build_modalities(ctx, self.config, timings, phases, skip=set(later))
+            modalities.update({m: staged.pending_status(m) for m in later})
+            close_views(views)
+            manifest = generation_manifest(self.root, self.config, self.built_for(wanted), state,
+                                           files, len(ctx.chunks), report, changes, modalities,
+                                           timings, layout)  # fmt: skip
+            manifest["built_for"] = {**manifest["built_for"], "extractor": staged.TEXT_STAGE}
+            manifest[staged.PENDING] = later
+            generation = commit_generation(self.index, number, tmp, manifest, None, timings,
+                                           phases)  # fmt: skip
+        for key in ("extract", "write", "text", "commit"):  # the next stage has its own
+            timings[f"text_stage_{key}"] = timings.pop(key, 0.0)
+        timings["searchable"] = time.perf_counter() - self._update_started
+        self.remember(generation, state, digests, layout)
+        return generation
+
+    def _complete(
+        self, generation: Generation, state: RepoState, digests: dict[str, str],
+        files: list[SourceFile], layout: Layout, changes: ChangeSet, timings: dict[str, float],
+        phases: Phases,
+    ) -> Generation:  # fmt: skip
+        """The modalities `generation` left pending, a follow-up generation each (the graph,
+        then the semantic plan), then the embedding in slices (never gate)."""
+        gate = self.config.get("semantic_follows") is False  # one generation, embedded
+        for name in staged.pending(generation.manifest):
+            plan = follow.first_config(self.config) if name == "semantic" and not gate else None
+            generation = self._follow_up(generation, name, changes, files, layout, timings,
+                                   phases, plan)  # fmt: skip
+            self.remember(generation, state, digests, layout)
+        semantic = generation.manifest.get("modalities", {}).get("semantic", {})
+        if not gate and semantic.get("built") and follow.semantic_left(generation.manifest):
+            generation = embed_slices(self, generation, state, digests, files, layout, timings,
+                                      phases, semantic.get("report") or {})  # fmt: skip
+        return generation
+
+    def _complete_pending(
+        self, current: Generation, state: RepoState, timings: dict[str, float], phases: Phases
+    ) -> BuildSummary | None:
+        """Nothing changed, but a staged first build stopped (killed) before its last commit:
+        build what it left pending from the current generation's files. None when it cannot
+        (the text stage's line windows are not extracted: a full build then)."""
+        if not set(staged.pending(current.manifest)) <= set(staged.FOLLOW_UPS):
+            return None
+        prev = self._reusable(current)
+        if prev is None:
+            return None
+        files = self._source_files(state)
+        digests = {p: r[2] for p, r in state.files.items()}
+        timings["searchable"] = time.perf_counter() - self._update_started
+        changes = ChangeSet(reason="staged first build resumed")
+        generation = self._complete(current, state, digests, files, Layout.linked(prev),
+                                    changes, timings, phases)  # fmt: skip
+        summary = self._summary(generation, state, changes, timings)
+        summary.timings_s["total"] = time.perf_counter() - self._update_started
+        return summary
 
     def _extract_and_write(
         self,
@@ -313,6 +421,7 @@ class Indexer:
         prev: Previous | None,
         timings: dict[str, float],
         phases: Phases,
+        hook: Extract | None = None,
     ) -> tuple[Layout, dict[str, Any]]:
         """Extract the changed files `redo` into a spill, then write the generation's
         segments (or delta) from it and `prev`; returns the layout and the extraction report."""
@@ -321,8 +430,8 @@ class Indexer:
         try:
             phases.start("extract", len(redo))
             extract_report = extract_changed(
-                self.root, redo, digests, spill, config=self.config, progress=self.progress,
-                hook=self.extract, cache=self._extract_cache,
+                self.root, redo, digests, spill, config=self.config, progress=phases,
+                hook=hook or self.extract, cache=self._extract_cache,
             )  # fmt: skip
             phases.end("extract")
         finally:
@@ -337,73 +446,6 @@ class Indexer:
         timings["write"] = time.perf_counter() - started
         phases.end("write")
         return layout, extract_report
-
-    def _overrides(
-        self, changes: ChangeSet, graph_behind: bool, defer: bool, slices: bool, warm: bool
-    ) -> dict[str, dict[str, Any]]:
-        """The context fields a modality gets of its own in this build (`build_modalities`)."""
-        overrides: dict[str, dict[str, Any]] = {}
-        if graph_behind:  # built in full: the rows a patch would need are not those behind
-            reason = dataclasses.replace(changes, reason="the graph was behind")
-            overrides["graph"] = {"changes": reason}
-        if defer:  # the edit's own chunks, for a moment: the rest follows (`follow`)
-            overrides["semantic"] = {"config": follow.urgent_config(self.config)}
-        elif warm or (slices and small_update(changes)):
-            # warm: nothing to embed, a backlog would only delay the start; a small update
-            # with a backlog: the edit's chunks now, the backlog in the slices after
-            overrides["semantic"] = {"config": {**self.config, follow.BACKLOG: False}}
-        elif slices:  # never gate: searchable now, embedded in the generations after
-            overrides["semantic"] = {"config": follow.first_config(self.config)}
-        return overrides
-
-    def _manifest(
-        self,
-        state: RepoState,
-        files: list[SourceFile],
-        chunks: int,
-        extract_report: dict[str, Any],
-        changes: ChangeSet,
-        modalities: dict[str, dict[str, Any]],
-        wanted: list[str],
-        timings: dict[str, float],
-        layout: Layout,
-    ) -> dict[str, Any]:
-        """The new generation's `meta.json` (the commit adds its number, directory, time)."""
-        return {
-            "root": str(self.root),
-            "commit": git_commit(self.root),
-            "files": len(files),
-            "chunks": chunks,
-            "skipped": state.skip_counts(),
-            "large": large_files.report(self.root, state.files, self.config),
-            "extract": extract_report,
-            "changes": changes.summary(),
-            "modalities": modalities,
-            "built_for": self.built_for(wanted),
-            "settings": self._settings(),
-            "timings_s": {k: round(v, 4) for k, v in timings.items()},
-            "layout": layout.report(),
-            "embedding": modalities.get("semantic", {}).get("report", {}).get("provider"),
-        }
-
-    def _commit(
-        self,
-        number: int,
-        tmp: Path,
-        manifest: dict[str, Any],
-        current: Generation | None,
-        timings: dict[str, float],
-        phases: Phases,
-    ) -> Generation:
-        write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
-        started = time.perf_counter()
-        phases.start("commit", 1)
-        generation = self.index.commit(
-            number, tmp, manifest, previous=current.path if current is not None else None
-        )
-        timings["commit"] = time.perf_counter() - started
-        phases.end("commit")
-        return generation
 
     def _follow(
         self,
@@ -427,17 +469,26 @@ class Indexer:
             first = modalities.get("semantic", {}).get("report") or {}
             return embed_slices(self, generation, state, digests, files, layout, timings,
                                 phases, first)  # fmt: skip
-        generation = follow_up(self, generation, "graph", changes, files, layout, timings,
+        generation = self._follow_up(generation, "graph", changes, files, layout, timings,
                                phases)  # fmt: skip
         self.remember(generation, state, digests, layout)
         if follow.backlog(generation.manifest):
             # the same change set: the edited files' chunks still without a vector go
             # first; for a slice, so that the watcher stays responsive
             sliced = follow.backlog_config(self.config)
-            generation = follow_up(self, generation, "semantic", changes, files, layout,
+            generation = self._follow_up(generation, "semantic", changes, files, layout,
                                    timings, phases, sliced)  # fmt: skip
             self.remember(generation, state, digests, layout)
         return generation
+
+    def _follow_up(
+        self, generation: Generation, name: str, changes: ChangeSet, files: list[SourceFile],
+        layout: Layout, timings: dict[str, float], phases: Phases,
+        config: dict[str, Any] | None = None,
+    ) -> Generation:  # fmt: skip
+        """Every follow-up generation goes through here (`followups.follow_up`): one place
+        to observe or interrupt them between the commits."""
+        return follow_up(self, generation, name, changes, files, layout, timings, phases, config)
 
     def remember(self, generation: Generation, state: RepoState, digests: dict[str, str],
                  layout: Layout) -> None:  # fmt: skip

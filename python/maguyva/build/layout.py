@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from maguyva.store.chunks import (
     state_delta,
 )
 from maguyva.store.fileindex import SEGMENT_INDEX_VERSION, chunk_counts
-from maguyva.store.generations import IndexDir, IndexWriteError, write_sealed
+from maguyva.store.generations import Generation, IndexDir, IndexWriteError, write_sealed
 from maguyva.store.rows import write_rows, write_segment
 from maguyva.store.views import EXTRACT_DIR, RowFiles, segment_name
 from maguyva.support import sealed
@@ -308,3 +309,24 @@ def close_views(views: list[Any]) -> None:
     for view in views:
         with contextlib.suppress(Exception):
             view.close()
+
+
+def commit_generation(
+    index: IndexDir,
+    number: int,
+    tmp: Path,
+    manifest: dict[str, Any],
+    current: Generation | None,
+    timings: dict[str, float],
+    phases: Phases,
+) -> Generation:
+    """Write the generation's `meta.json` and commit it (the `commit` phase)."""
+    write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))
+    started = time.perf_counter()
+    phases.start("commit", 1)
+    generation = index.commit(
+        number, tmp, manifest, previous=current.path if current is not None else None
+    )
+    timings["commit"] = time.perf_counter() - started
+    phases.end("commit")
+    return generation

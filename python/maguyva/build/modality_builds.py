@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from maguyva.build import follow
 from maguyva.build.layout import Layout
 from maguyva.build.phases import Phases
 from maguyva.errors import MaguyvaError, ModalityUnavailable
@@ -172,3 +173,31 @@ def modality_context(
         config=writer.config, cache_dir=writer.index.cache_dir, progress=phases,
         previous_dir=previous, changes=changes,
     )  # fmt: skip
+
+
+def context_overrides(
+    config: dict[str, Any],
+    changes: ChangeSet,
+    *,
+    text_stage: bool,
+    graph_behind: bool,
+    defer: bool,
+    slices: bool,
+    warm: bool,
+) -> dict[str, dict[str, Any]]:
+    """The context fields a modality gets of its own in a build (`build_modalities`)."""
+    overrides: dict[str, dict[str, Any]] = {}
+    if text_stage:  # the previous text index holds line windows (`build.staged`): from scratch
+        overrides["text"] = {"previous_dir": None}
+    if graph_behind:  # built in full: the rows a patch would need are not those behind
+        reason = dataclasses.replace(changes, reason="the graph was behind")
+        overrides["graph"] = {"changes": reason}
+    if defer:  # the edit's own chunks, for a moment: the rest follows (`follow`)
+        overrides["semantic"] = {"config": follow.urgent_config(config)}
+    elif warm or (slices and small_update(changes)):
+        # warm: nothing to embed, a backlog would only delay the start; a small update
+        # with a backlog: the edit's chunks now, the backlog in the slices after
+        overrides["semantic"] = {"config": {**config, follow.BACKLOG: False}}
+    elif slices:  # never gate: searchable now, embedded in the generations after
+        overrides["semantic"] = {"config": follow.first_config(config)}
+    return overrides

@@ -72,5 +72,10 @@ def response_fields(response: Response) -> dict[str, Any]:
 
 
 def modality_state(status: dict[str, Any]) -> str:
-    """`built`, or `unavailable: REASON`, for one modality of a build summary or a status."""
-    return "built" if status.get("built") else f"unavailable: {status.get('reason')}"
+    """`built`, `unavailable: REASON`, or (a staged first build's later stage,
+    `maguyva.build.staged`) its pending reason, for one modality of a build summary or a status."""
+    if status.get("built"):
+        return "built"
+    if status.get("pending"):
+        return status.get("reason") or "pending"
+    return f"unavailable: {status.get('reason')}"

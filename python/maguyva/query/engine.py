@@ -266,6 +266,7 @@ class Engine:
         graph = self.searcher("graph") if "graph" in lists else None
         if isinstance(graph, ReportsBehind) and (note := graph.behind_note()):
             notes.append(note)
+        notes += self._pending_notes(unavailable)
         coverage: dict[str, Any] = {}
         semantic = self.searcher("semantic") if "semantic" in lists else None
         if isinstance(semantic, ReportsCoverage):
@@ -430,6 +431,14 @@ class Engine:
                 trusted = isinstance(searcher, KeysByChunk) and searcher.chunk_keys is True
                 lists[name] = hits if trusted else [self._keyed(hit) for hit in hits]
         return lists
+
+    def _pending_notes(self, unavailable: dict[str, str]) -> list[str]:
+        """A note for each unavailable modality that a staged first build adds in a later
+        generation (`maguyva.build.staged`): the answer came without it, for now."""
+        statuses = self.generation.manifest.get("modalities", {})
+        return [f"{name} pending: the first build adds it in a later generation; answered "
+                "without it" for name in sorted(unavailable)
+                if statuses.get(name, {}).get("pending")]  # fmt: skip
 
     def keyed(self, hit: Hit) -> Hit:
         """Public form of `_keyed` (used by the tuner to replay cached lists)."""
