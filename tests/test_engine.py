@@ -112,6 +112,24 @@ def test_present_literal_takes_the_direct_path_to_text(engine: Engine, corpus: P
     assert expected and {r.path for r in response.results} == expected
 
 
+def test_a_common_literal_trusts_the_text_index_chunk_ids(corpus: Path):
+    """The text index's chunk ids are the generation's: a literal found in every file is
+    answered without decoding any file's chunk rows (only each result's own record), and each
+    result is its chunk as the chunk store holds it."""
+    from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
+
+    engine = Engine.open(corpus)
+    response = engine.search('"self"', limit=100)
+    assert isinstance(engine.chunks, SegmentedChunkStore) and not engine.chunks._rows
+    assert len(response.results) >= 4
+    full = ChunkStore.open(engine.generation.path)
+    for result in response.results:
+        owner = [c for c in full.by_path(result.path)
+                 if (c.start_line, c.end_line) == (result.start_line, result.end_line)]  # fmt: skip
+        assert owner and (result.symbol, result.kind) == (owner[0].qualified_name, owner[0].kind)
+        assert any(result.start_line <= n <= result.end_line for n in result.lines)
+
+
 def test_a_damaged_modality_is_unavailable_not_fatal(corpus: Path, tmp_path: Path):
     index_dir = tmp_path / "idx"
     build_index(corpus, config={**NO_SEMANTIC, "index_dir": str(index_dir)})

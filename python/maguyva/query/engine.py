@@ -60,6 +60,11 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 1000
 SNIPPET_LINES = 12
 
+CHUNK_KEYED = frozenset({"text"})
+"""Modalities whose hits carry this generation's chunk ids (or no key): the text index stores
+each document's chunk spans and ids from the chunk store it was built with (a segment of an
+update from that update's chunks; ids are content-addressed, so an unchanged file's agree)."""
+
 _QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {"text", "intent", "target", "terms"}
 
 
@@ -425,11 +430,21 @@ class Engine:
         for name, hits, elapsed in outcomes:
             timings[name] = round(elapsed, 4)
             if hits is not None:
-                # a searcher whose keys are this generation's chunk ids (semantic) needs no look-up
-                searcher = self._searchers.get(name)
-                trusted = isinstance(searcher, KeysByChunk) and searcher.chunk_keys is True
-                lists[name] = hits if trusted else [self._keyed(hit) for hit in hits]
+                lists[name] = self._keyed_list(name, hits)
         return lists
+
+    def _keyed_list(self, name: str, hits: list[Hit]) -> list[Hit]:
+        """`hits` with the keys of their enclosing chunks. A searcher whose keys are this
+        generation's chunk ids (semantic; text, whose index keeps the chunk spans it was built
+        from) needs no look-up, but for a hit outside every chunk (no key): checking 5,000
+        hits of a common literal against the chunk store decoded every row of their files."""
+        searcher = self._searchers.get(name)
+        trusted = name in CHUNK_KEYED or (
+            isinstance(searcher, KeysByChunk) and searcher.chunk_keys is True
+        )
+        if not trusted:
+            return [self._keyed(hit) for hit in hits]
+        return [hit if hit.key else self._keyed(hit) for hit in hits]
 
     def keyed(self, hit: Hit) -> Hit:
         """Public form of `_keyed` (used by the tuner to replay cached lists)."""
@@ -470,11 +485,16 @@ class Engine:
             )[:limit]  # fmt: skip
         hits_by_key: dict[tuple[str, str], Hit] = {}
         lines_by_path: dict[str, set[int]] = {}
+        seen_file_lines: set[int] = set()  # text hits of one file share one `file_lines` list
         for m in order:
             for h in lists[m]:
                 hits_by_key.setdefault((m, h.key or ""), h)
-                lines_by_path.setdefault(h.path, set()).update(h.lines)
-                lines_by_path[h.path].update(h.extra.get("file_lines", ()))
+                lines = lines_by_path.setdefault(h.path, set())
+                lines.update(h.lines)
+                file_lines = h.extra.get("file_lines")
+                if file_lines is not None and id(file_lines) not in seen_file_lines:
+                    seen_file_lines.add(id(file_lines))
+                    lines.update(file_lines)
         results = []
         for key, path, score, boost, demoted, contributions, _folded in fused:
             provenance = []
@@ -514,7 +534,7 @@ class Engine:
         hit: Hit | None,
         lines: list[int],
     ) -> Result:
-        chunk = self.chunks.get(key, path)
+        chunk = self.chunks.record(key, path)
         if chunk is not None:
             start, end = chunk.start_line, chunk.end_line
             # from the first matching line of the chunk: a module chunk's head is its license
