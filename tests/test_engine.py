@@ -130,6 +130,19 @@ def test_a_common_literal_trusts_the_text_index_chunk_ids(corpus: Path):
         assert any(result.start_line <= n <= result.end_line for n in result.lines)
 
 
+def test_a_named_place_comes_first_and_the_rest_keeps_the_fused_order(engine: Engine):
+    """Files in the place a question names are shown first; the reorder is applied to the
+    fused entries before the results are made, so a shorter answer is the longer's head."""
+    question = "how are strings split into words in the json package"
+    few, more = engine.search(question, limit=3), engine.search(question, limit=9)
+    assert any(note.startswith("preferred files matching") for note in few.notes)
+    inside = [r.path.startswith("json/") for r in more.results]
+    assert inside[0] and not inside[-1] and inside == sorted(inside, reverse=True)
+    assert [r.to_dict() for r in few.results] == [r.to_dict() for r in more.results[:3]]
+    unplaced = engine.search("how are strings split into words", limit=9)
+    assert [r.path for r in unplaced.results] != [r.path for r in more.results]
+
+
 def test_a_damaged_modality_is_unavailable_not_fatal(corpus: Path, tmp_path: Path):
     index_dir = tmp_path / "idx"
     build_index(corpus, config={**NO_SEMANTIC, "index_dir": str(index_dir)})

@@ -32,7 +32,7 @@ from maguyva.modalities.protocol import (
 from maguyva.modalities.registry import load_modality
 from maguyva.model import Hit, Response, Result
 from maguyva.query.fingerprint import near_copies_first
-from maguyva.query.fusion import fuse_hits
+from maguyva.query.fusion import FusedEntry, fuse_hits
 from maguyva.query.intent import (
     EXACT_MATCH,
     FIND_DEFINITION,
@@ -102,6 +102,7 @@ class Engine:
         self._damaged: dict[str, str] = {}  # modality -> why its files failed their checks
         self._lock = threading.Lock()
         self._files_meta: dict[str, list[int]] | None = None
+        self._capabilities: dict[tuple[str, type], bool] = {}
 
     @classmethod
     def open(cls, root: Path, index_dir: Path | None = None) -> Engine:
@@ -138,6 +139,17 @@ class Engine:
                 raise ModalityUnavailable(reason) from exc
             self._searchers[modality] = searcher
             return searcher
+
+    def _offering(self, modality: str, capability: type) -> Any:
+        """The opened searcher of `modality` when it offers `capability` (an optional
+        protocol of modalities/protocol.py), else None. Decided once per searcher: an
+        `isinstance` against a runtime-checkable protocol costs tens of microseconds."""
+        searcher = self.searcher(modality)
+        key = (modality, capability)
+        offers = self._capabilities.get(key)
+        if offers is None:
+            offers = self._capabilities[key] = isinstance(searcher, capability)
+        return searcher if offers else None
 
     def warm(self) -> dict[str, float]:
         """Open every built modality and index the chunk store's segments now, so that the
@@ -321,12 +333,14 @@ class Engine:
     def _weigh(self, found: Retrieved) -> dict[str, Any]:
         """Notes of a graph behind its files and of a partial embedding, whose weight in a
         fused answer shrinks to what it covers; returns the coverage the answer carries."""
-        graph = self.searcher("graph") if "graph" in found.lists else None
-        if isinstance(graph, ReportsBehind) and (note := graph.behind_note()):
+        graph = self._offering("graph", ReportsBehind) if "graph" in found.lists else None
+        if graph is not None and (note := graph.behind_note()):
             found.notes.append(note)
         coverage: dict[str, Any] = {}
-        semantic = self.searcher("semantic") if "semantic" in found.lists else None
-        if isinstance(semantic, ReportsCoverage):
+        semantic = (
+            self._offering("semantic", ReportsCoverage) if "semantic" in found.lists else None
+        )
+        if semantic is not None:
             # semantic follows a large build (`maguyva.build.follow`): say what it covered
             cov = coverage["semantic"] = semantic.coverage()
             note = semantic.coverage_note()
@@ -359,10 +373,11 @@ class Engine:
         demote = verdict.intent == "understand_code" and demotes_tests(query)
         wider = min(MAX_LIMIT, max(limit * 3, 30))
         if place is not None or demote:
-            results = prefer_place(self._fuse(used, lists, wider), place, demote)[:limit]
+            # reordered before the results are made: only `limit` of them are built
+            entries = prefer_place(self._fused(used, lists, wider), place, demote)[:limit]
             if place is not None:
                 found.notes.append(f"preferred files matching {', '.join(place.words)!r}")
-            return results
+            return self._results(entries, used, lists)
         if verdict.intent == FIND_SIMILAR and verdict.snippet:
             # renamed copies of the snippet first, by their fingerprint (query/fingerprint.py)
             keys_by_path: dict[str, set[str]] = {}
@@ -515,10 +530,8 @@ class Engine:
         generation's chunk ids (semantic; text, whose index keeps the chunk spans it was built
         from) needs no look-up, but for a hit outside every chunk (no key): checking 5,000
         hits of a common literal against the chunk store decoded every row of their files."""
-        searcher = self._searchers.get(name)
-        trusted = name in CHUNK_KEYED or (
-            isinstance(searcher, KeysByChunk) and searcher.chunk_keys is True
-        )
+        keyed = None if name in CHUNK_KEYED else self._offering(name, KeysByChunk)
+        trusted = name in CHUNK_KEYED or (keyed is not None and keyed.chunk_keys is True)
         if not trusted:
             return [self._keyed(hit) for hit in hits]
         return [hit if hit.key else self._keyed(hit) for hit in hits]
@@ -540,15 +553,24 @@ class Engine:
         return hit
 
     def _fuse(self, plan: Plan, lists: dict[str, list[Hit]], limit: int) -> list[Result]:
-        """The top `limit` files of `lists` fused by `plan`, as results (`present`)."""
+        """The top `limit` files of `lists` fused by `plan`, as results."""
+        return self._results(self._fused(plan, lists, limit), plan, lists)
+
+    def _fused(self, plan: Plan, lists: dict[str, list[Hit]], limit: int) -> list[FusedEntry]:
+        """The top `limit` files of `lists` fused by `plan` (weighted RRF, `fuse_hits`)."""
         order = [m for m in plan.modalities if m in lists]
         centrality = self._centrality(lists) if plan.strategy == "rrf" else {}
         # Files over the size cap recognised as generated by content (repo/large.py) are
         # demoted like generated paths.
         generated = set((self.generation.manifest.get("large") or {}).get("generated_paths", ()))
         ranked = [(plan.weights.get(m, 0.0), lists[m]) for m in order]
-        fused = fuse_hits(ranked, centrality, float(plan.k), limit, generated)
-        return present(fused, order, lists, self.chunks, self.is_stale)
+        return fuse_hits(ranked, centrality, float(plan.k), limit, generated)
+
+    def _results(
+        self, entries: list[FusedEntry], plan: Plan, lists: dict[str, list[Hit]]
+    ) -> list[Result]:
+        order = [m for m in plan.modalities if m in lists]
+        return present(entries, order, lists, self.chunks, self.is_stale)
 
     def _centrality(self, lists: dict[str, list[Hit]]) -> dict[str, float]:
         try:

@@ -6,6 +6,7 @@ after the implementation)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from maguyva.model import Hit, ModalityContribution, Result
 from maguyva.query.fusion import FusedEntry
@@ -15,15 +16,24 @@ from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
 SNIPPET_LINES = 12
 
 
-def prefer_place(results: list[Result], place: Place | None, demote_tests: bool) -> list[Result]:
-    """Stable reorder: results in the named place first, then (with `demote_tests`) test
-    files after the others."""
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str: ...
 
-    def group(result: Result) -> tuple[bool, bool]:
-        outside = place is not None and not place.matches(result.path)
-        return outside, demote_tests and is_test_path(result.path)
 
-    return sorted(results, key=group)
+_Item = TypeVar("_Item", bound=_HasPath)
+
+
+def prefer_place(items: list[_Item], place: Place | None, demote_tests: bool) -> list[_Item]:
+    """Stable reorder of results (or the fused entries they are made from: only the path
+    counts): those in the named place first, then (with `demote_tests`) test files after
+    the others."""
+
+    def group(item: _Item) -> tuple[bool, bool]:
+        outside = place is not None and not place.matches(item.path)
+        return outside, demote_tests and is_test_path(item.path)
+
+    return sorted(items, key=group)
 
 
 def present(

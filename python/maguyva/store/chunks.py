@@ -461,8 +461,8 @@ class SegmentedChunkStore:
         yet: a literal found in 400 files shows each file's best chunk, and decoding all of
         their 16,000 rows (one `json.loads` each) was most of the answer (issue 21)."""
         with self._lock:
-            cached = self._rows.get(path, False)
-        if cached is not False:
+            decoded, cached = path in self._rows, self._rows.get(path)
+        if decoded:
             return cached.record(chunk_id, path) if cached is not None else None
         if path in self._overrides:
             entry = self._overrides[path]
