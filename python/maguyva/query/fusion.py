@@ -66,7 +66,7 @@ class FusedEntry(NamedTuple):
 
 def fuse_hits(
     lists: Sequence[tuple[float, Sequence[Hit]]],
-    centrality: Mapping[str, float],
+    centrality: dict[str, float],
     k: float,
     limit: int,
     generated: Collection[str] = (),
@@ -76,9 +76,7 @@ def fuse_hits(
     like a generated path: a few more are fused, their scores halved and re-ranked."""
     ranked = [(weight, [(h.key or "", h.path) for h in hits]) for weight, hits in lists]
     extra = len(set(generated) & {h.path for _, hits in lists for h in hits}) if generated else 0
-    fused = list(
-        map(FusedEntry._make, _core.fuse(ranked, dict(centrality), float(k), limit + extra))
-    )
+    fused = list(map(FusedEntry._make, _core.fuse(ranked, centrality, float(k), limit + extra)))
     if not extra:
         return fused
     demoted = [
