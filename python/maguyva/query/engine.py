@@ -143,7 +143,7 @@ class Engine:
     def _offering(self, modality: str, capability: type) -> Any:
         """The opened searcher of `modality` when it offers `capability` (an optional
         protocol of modalities/protocol.py), else None. Decided once per searcher: an
-        `isinstance` against a runtime-checkable protocol costs tens of microseconds."""
+        `isinstance` against a runtime-checkable protocol inspects its members every time."""
         searcher = self.searcher(modality)
         key = (modality, capability)
         offers = self._capabilities.get(key)
