@@ -324,11 +324,12 @@ class _SegmentRows:
 
 def _record_line(rows: bytes, chunk_id: str) -> bytes | None:
     """The JSON line of the record with id `chunk_id` among one file's `rows` (records are
-    `asdict` dumps: `id` first), or None."""
+    `asdict` dumps: `id` first), or None; were an id written twice, the last, as
+    `ChunkStore.get` keeps it."""
     needle = b'{"id": ' + json.dumps(chunk_id, ensure_ascii=False).encode() + b","
-    at = rows.find(needle)
+    at = rows.rfind(needle)
     while at > 0 and rows[at - 1 : at] != b"\n":  # only at a record's start
-        at = rows.find(needle, at + 1)
+        at = rows.rfind(needle, 0, at)
     if at < 0:
         return None
     end = rows.find(b"\n", at)
