@@ -198,9 +198,6 @@ MODULE_LINES, FUNCTION_LINES = 600, 80
 LONG_BECAUSE = "Long because:"
 """A function may pass FUNCTION_LINES when a line of its docstring starts with this and says
 why (a table, a dispatch that reads best whole)."""
-BEING_SPLIT = {  # being split (issue 19): the lead removes these at merge
-    "query/engine.py::Engine.search",
-}
 
 
 def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
@@ -240,8 +237,7 @@ def test_modules_and_functions_stay_short():
     """A module a newcomer reads whole (~600 lines), a function read at a glance (~80 lines);
     a longer function says why in its docstring, on a line starting "Long because:"."""
     found = {entry for path in sorted(PACKAGE.rglob("*.py")) for entry in too_long(path)}
-    assert found - BEING_SPLIT == set(), "too long (split it, or say why in its docstring)"
-    assert BEING_SPLIT - found == set(), "split already: remove it from BEING_SPLIT"
+    assert found == set(), "too long (split it, or say why in its docstring)"
 
 
 def test_the_length_check_finds_what_is_too_long(tmp_path: Path):

@@ -482,7 +482,7 @@ class Index:
         """Built modalities that fail their checks (files against CHECKSUMS, the modality's
         verifier, its loader), each with the reason and the fix."""
         from maguyva.build.fsck import modality_damage
-        from maguyva.query.engine import FIX
+        from maguyva.query.notes import FIX
 
         generation = engine.generation
         found = {n: f"{r} ({FIX})" for n, r in
