@@ -1332,11 +1332,10 @@ class Indexer:
                                    budget_s=budget, progress=self.progress)  # fmt: skip
             with contextlib.closing(stream):
                 for result in stream:
-                    ex = result.extraction
-                    if ex.path in seen or ex.path not in digests:
+                    if result.path in seen or result.path not in digests:
                         continue
-                    seen.add(ex.path)
-                    put(ex.path, ex, result.chunks)
+                    seen.add(result.path)
+                    _spill_encoded(spill, digests, result)
                     tally.add(result)
         for f in files:  # a file the extractor did not report: indexed without chunks
             if f.path not in seen:
@@ -1556,6 +1555,14 @@ def _spill_file(
         ex = FileExtraction(path, languages.get(path))
     fragment = _dumps([digests[path], encode_extraction(ex)])
     spill.add(path, encode_chunks(chunks), fragment)
+
+
+def _spill_encoded(spill: _Spill, digests: dict[str, str], result: Any) -> None:
+    """`_spill_file` for an `extract.driver.FileResult`, from the bytes its worker encoded
+    (the same bytes `_spill_file` makes from the objects, without decoding them here)."""
+    chunk_bytes, extraction, _order = result.encoded
+    fragment = b"[" + _dumps(digests[result.path]) + b"," + extraction + b"]"
+    spill.add(result.path, chunk_bytes, fragment)
 
 
 def build_index(
