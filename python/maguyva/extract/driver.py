@@ -51,7 +51,7 @@ class FileResult:
         "size",
         "stats",
         "status",
-    )  # fmt: skip
+    )
 
     def __init__(
         self,
