@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from maguyva.build.phases import Progress
-from maguyva.build.spill import Spill, spill_file
+from maguyva.build.spill import Spill, spill_encoded, spill_file
 from maguyva.extract.cache import ExtractCache
 from maguyva.extract.chunks import line_window_chunks
 from maguyva.extract.types import FileExtraction
@@ -77,11 +77,10 @@ def extract_changed(
         )
         with contextlib.closing(stream):
             for result in stream:
-                ex = result.extraction
-                if ex.path in seen or ex.path not in digests:
+                if result.path in seen or result.path not in digests:
                     continue
-                seen.add(ex.path)
-                put(ex.path, ex, result.chunks)
+                seen.add(result.path)
+                spill_encoded(spill, digests, result)
                 tally.add(result)
     for f in files:  # a file the extractor did not report: indexed without chunks
         if f.path not in seen:

@@ -84,3 +84,11 @@ def spill_file(
         ex = FileExtraction(path, languages.get(path))
     fragment = canonical_json([digests[path], encode_extraction(ex)])
     spill.add(path, encode_chunks(chunks), fragment)
+
+
+def spill_encoded(spill: Spill, digests: dict[str, str], result: Any) -> None:
+    """`spill_file` for an `extract.driver.FileResult`, from the bytes its worker encoded
+    (the same bytes `spill_file` makes from the objects, without decoding them here)."""
+    chunk_bytes, extraction, _order = result.encoded
+    fragment = b"[" + canonical_json(digests[result.path]) + b"," + extraction + b"]"
+    spill.add(result.path, chunk_bytes, fragment)
