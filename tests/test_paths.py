@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from interfaces_corpus import COMPONENTS, escape_matrix, make_corpus, oracle_inside
 
 from maguyva.errors import BadQueryError, PathEscapeError
-from maguyva.repo.paths import confine, relative, under
+from maguyva.repo.paths import confine, contained, contained_paths, relative, under
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,19 @@ def test_confine_matches_the_oracle(tmp_path_factory, parts: list[str], absolute
     assert resolved.is_relative_to(root)
     with pytest.raises(PathEscapeError) if absolute else _nothing():
         confine(root, path)  # without allow_absolute, any absolute path is refused
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths=st.lists(st.lists(st.sampled_from(COMPONENTS), min_size=1, max_size=6), max_size=8))
+def test_contained_paths_agrees_with_contained(tmp_path_factory, paths: list[list[str]]):
+    """The batch check of one answer's paths (root resolved once, string comparison of real
+    paths) says what the one-path check says, for escapes, links and absolute paths alike."""
+    root = _ROOT.get("root") or _ROOT.setdefault(
+        "root", make_corpus(tmp_path_factory.mktemp("prop"))
+    )
+    rels = ["/".join(parts) for parts in paths] + [str(root / "textwrap.py"), "a\x00b"]
+    rels += [str(p) for p in escape_matrix(root)]
+    assert contained_paths(root, rels) == {rel: contained(root, rel) for rel in rels}
 
 
 _ROOT: dict[str, Path] = {}

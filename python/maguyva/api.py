@@ -45,7 +45,7 @@ from maguyva.model import Hit, Response, Result
 from maguyva.query.pasted import parse_pasted
 from maguyva.query.syntax import ParsedQuery, parse, path_matches
 from maguyva.repo.languages import detect_language
-from maguyva.repo.paths import confine, contained, relative, resolve_root, under
+from maguyva.repo.paths import confine, contained_paths, relative, resolve_root, under
 from maguyva.repo.reader import read_bytes
 from maguyva.store.generations import MANIFEST, IndexDir
 
@@ -309,15 +309,9 @@ class Index:
         """Every answer's path passes the one confinement check (`paths.contained`) on its
         real path before it is returned: a file swapped for a link out of the root after it
         was indexed is not answered from."""
-        verdict: dict[str, bool] = {}
-        out = []
-        for item in items:
-            path = getattr(item, "path", None)
-            if path and path not in verdict:
-                verdict[path] = contained(self.root, path)
-            if not path or verdict[path]:
-                out.append(item)
-        return out
+        paths = [getattr(item, "path", None) for item in items]
+        verdict = contained_paths(self.root, (p for p in paths if p))
+        return [item for item, path in zip(items, paths, strict=True) if not path or verdict[path]]
 
     def _filters(
         self,
