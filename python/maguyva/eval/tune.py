@@ -110,7 +110,7 @@ def collect(engine: Engine, query: Query, modalities: Sequence[str]) -> CachedQu
             hits = engine.searcher(name).search(request, DEPTH)
         except ModalityUnavailable:
             continue
-        lists[name] = [engine._keyed(hit) for hit in hits]
+        lists[name] = engine.keyed_list(name, hits)
     spans: dict[str, tuple[int, int]] = {}
     for hits in lists.values():
         for hit in hits:

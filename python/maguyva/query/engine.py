@@ -529,9 +529,9 @@ class Engine:
             return [self._keyed(hit) for hit in hits]
         return [hit if hit.key else self._keyed(hit) for hit in hits]
 
-    def keyed(self, hit: Hit) -> Hit:
-        """Public form of `_keyed` (used by the tuner to replay cached lists)."""
-        return self._keyed(hit)
+    def keyed_list(self, name: str, hits: list[Hit]) -> list[Hit]:
+        """Public form of `_keyed_list` (the tuner replays cached lists as the engine keys them)."""
+        return self._keyed_list(name, hits)
 
     def centrality_of(self, lists: dict[str, list[Hit]]) -> dict[str, float]:
         """Scaled centrality for every hit of `lists` (empty when the graph is not built)."""
