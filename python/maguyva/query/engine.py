@@ -33,10 +33,12 @@ from maguyva.modalities.protocol import (
 from maguyva.modalities.registry import load_modality
 from maguyva.model import Hit, ModalityContribution, Response, Result
 from maguyva.query.fingerprint import near_copies_first
+from maguyva.query.impact_tail import target_name, with_text_tail
 from maguyva.query.intent import (
     EXACT_MATCH,
     FIND_DEFINITION,
     FIND_SIMILAR,
+    IMPACT_ANALYSIS,
     Classification,
     classify,
     salient_terms,
@@ -261,6 +263,8 @@ class Engine:
             missing = [m for m in fallback.modalities if m not in lists]
             lists.update(self._run(missing, request, depth, timings, unavailable))
             used = fallback
+        if verdict.intent == IMPACT_ANALYSIS and absent is None and lists.get("graph"):
+            lists["graph"] = self._impact_tail(lists["graph"], request, depth)
         if pasted is not None and pasted.exc_type and absent is None and any(lists.values()):
             used = self._with_type_definition(pasted.exc_type, used, lists, depth, timings)
         graph = self.searcher("graph") if "graph" in lists else None
@@ -368,6 +372,19 @@ class Engine:
         weights = {**{m: plan.weights.get(m, 1.0) for m in lists if m != "structural"},
                    "structural": 0.1}  # fmt: skip
         return Plan(plan.preset, tuple(weights), weights, plan.k or 60, "rrf")
+
+    def _impact_tail(self, graph: list[Hit], request: RetrieverQuery, depth: int) -> list[Hit]:
+        """The graph's impact list with the files the text index finds naming the target in
+        code, after the graph's uses (query/impact_tail.py)."""
+        name = target_name(request.target)
+        try:
+            text = self.searcher("text") if name else None
+            if text is None or name is None:
+                return graph
+            words = replace(request, target=name, whole_word=True, case="sensitive", regex=False)
+            return with_text_tail(graph, text.search(words, depth * 4), self.chunks, name)
+        except (ModalityUnavailable, CorruptIndexError):
+            return graph  # the graph's answer stands; the text's state is reported elsewhere
 
     def _absent(self, verdict: Classification, request: RetrieverQuery) -> str | None:
         """The name or literal the question is about when it occurs in no indexed file (None

@@ -108,7 +108,9 @@ def literal_names(code: str) -> frozenset[str]:
     `generate_key_pair(...)`), attributes read (`.alg`) and string literals. They tell a
     renamed snippet's original from a near-copy of the same shape in a sibling module
     (`crypto/ring/tls13.rs` and `crypto/aws_lc_rs/tls13.rs` differ in `RingHkdfExpander`)."""
-    toks = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(code) if m.lastgroup not in "cd"]
+    toks = [
+        (m.lastgroup, m.group()) for m in _TOKEN.finditer(code) if m.lastgroup not in ("c", "d")
+    ]
     names: set[str] = set()
     for n, (kind, text) in enumerate(toks):
         before = toks[n - 1][1] if n else ""

@@ -1,0 +1,68 @@
+"""An impact answer's tail: the files that name the target in code but have no graph edge.
+
+The graph answers only the files it has an edge for. A file that names the target only in a
+type position (`impl server::ResolvesServerCert for X`, `-> Box<dyn ResolvesServerCert>`) or
+through a module path the resolver does not follow is affected by a change all the same; the
+text index's whole-word matches find it. Those files come after every graph hit that has a
+real use, and before the graph's import- or re-export-only files (a `pub use` block in
+`lib.rs` says where the name is exported, not where it is used). A match in a comment, an
+import statement or the definition's own line is not a use.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from maguyva.modalities.graph.uselines import file_lines, named_lines
+from maguyva.model import Hit
+
+MAX_TAIL_FILES = 50
+DEFINING = "struct|enum|trait|type|fn|union|mod|const|static|class|interface|def|function|func"
+"""Keywords after which the name is being defined, not used."""
+
+
+def target_name(target: str) -> str | None:
+    """The word a text search looks for: the last part of a dotted or `::` path."""
+    name = re.split(r"\.|::|#|->", target.strip().removesuffix("()"))[-1]
+    return name if re.fullmatch(r"[A-Za-z_$][\w$]*", name) else None
+
+
+def with_text_tail(
+    graph_hits: list[Hit], text_hits: list[Hit], chunks: Any, name: str
+) -> list[Hit]:
+    """`graph_hits` (the graph's impact list, best first) with the files only `text_hits` (the
+    text index's whole-word matches of `name`) name the target in, ranked below every graph
+    hit with a use and above the graph's import-only hits; one hit per file."""
+    seen = {h.path for h in graph_hits}
+    order = list(dict.fromkeys(h.path for h in text_hits if h.path and h.path not in seen))
+    used = [h for h in graph_hits if not h.extra.get("import_only")]
+    imports = [h for h in graph_hits if h.extra.get("import_only")]
+    defines = re.compile(rf"\b(?:{DEFINING})\s+{re.escape(name)}(?![\w$])")
+    floor = min((h.score for h in graph_hits if h.score is not None), default=1.0)
+    tail: list[Hit] = []
+    for path in order[:MAX_TAIL_FILES]:
+        text = file_lines(chunks.by_path(path))
+        found = named_lines(chunks.by_path(path), frozenset({name}), set())
+        lines = sorted(
+            n for n in found if not defines.search(text[n]) and not _inside(chunks, path, n, name)
+        )
+        if not lines:
+            continue  # comments, imports or the definition only
+        tail.append(_tail_hit(path, lines, chunks, floor * 0.5 / (1 + len(tail))))
+    return used + tail + imports
+
+
+def _inside(chunks: Any, path: str, line: int, name: str) -> bool:
+    """True when `line` is part of the definition of `name` itself (its docstring, its own
+    methods, a recursive call): the chunk around it is named after it."""
+    chunk = chunks.enclosing(path, line)
+    qualified = (chunk.qualified_name or "") if chunk is not None else ""
+    return name in re.split(r"\.|::", qualified)
+
+
+def _tail_hit(path: str, lines: list[int], chunks: Any, score: float) -> Hit:
+    chunk = chunks.enclosing(path, lines[0])
+    start, end = (chunk.start_line, chunk.end_line) if chunk is not None else (lines[0], lines[-1])
+    return Hit(path=path, start_line=start, end_line=end, key=chunk.id if chunk else None,
+               score=score, lines=lines, extra={"text_uses": True, "text_tail": True})  # fmt: skip
