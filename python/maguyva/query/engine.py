@@ -382,7 +382,7 @@ class Engine:
             if text is None or name is None:
                 return graph
             words = replace(request, target=name, whole_word=True, case="sensitive", regex=False)
-            return with_text_tail(graph, text.search(words, depth * 4), self.chunks, name)
+            return with_text_tail(graph, text.search(words, depth * 4), self.chunks, name, depth)
         except (ModalityUnavailable, CorruptIndexError):
             return graph  # the graph's answer stands; the text's state is reported elsewhere
 

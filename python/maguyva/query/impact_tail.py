@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from maguyva.modalities.graph.uselines import file_lines, named_lines
+from maguyva.modalities.graph.uselines import file_lines, named_lines_in
 from maguyva.model import Hit
 
 MAX_TAIL_FILES = 50
@@ -29,11 +29,12 @@ def target_name(target: str) -> str | None:
 
 
 def with_text_tail(
-    graph_hits: list[Hit], text_hits: list[Hit], chunks: Any, name: str
+    graph_hits: list[Hit], text_hits: list[Hit], chunks: Any, name: str, room: int
 ) -> list[Hit]:
     """`graph_hits` (the graph's impact list, best first) with the files only `text_hits` (the
     text index's whole-word matches of `name`) name the target in, ranked below every graph
-    hit with a use and above the graph's import-only hits; one hit per file."""
+    hit with a use and above the graph's import-only hits; one hit per file, `room` hits in
+    all (no tail is looked for past it)."""
     seen = {h.path for h in graph_hits}
     order = list(dict.fromkeys(h.path for h in text_hits if h.path and h.path not in seen))
     used = [h for h in graph_hits if not h.extra.get("import_only")]
@@ -42,8 +43,10 @@ def with_text_tail(
     floor = min((h.score for h in graph_hits if h.score is not None), default=1.0)
     tail: list[Hit] = []
     for path in order[:MAX_TAIL_FILES]:
+        if len(used) + len(tail) >= room:
+            break
         text = file_lines(chunks.by_path(path))
-        found = named_lines(chunks.by_path(path), frozenset({name}), set())
+        found = named_lines_in(text, frozenset({name}), set())
         lines = sorted(
             n for n in found if not defines.search(text[n]) and not _inside(chunks, path, n, name)
         )

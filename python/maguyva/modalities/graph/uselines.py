@@ -53,35 +53,44 @@ def _child_end(starts: dict[int, int], line: int, limit: int) -> int | None:
     return end if end is not None and end <= limit else None
 
 
-def statement_lines(text: dict[int, str]) -> set[int]:
-    """The lines of comments and of import statements (`use a::{\\n X,\\n};` over lines)."""
-    out: set[int] = set()
-    for n in sorted(text):
-        line = text[n]
-        if _COMMENT.match(line):
-            out.add(n)
-            continue
-        if not _IMPORT.match(line) or n in out:
-            continue
-        m = n
-        while m in text and m - n < 100:  # to the statement's end
-            out.add(m)
-            body = text[m].rstrip()
-            if body.endswith(";") or " from " in body or (m > n and body.endswith(")")):
-                break
-            if m == n and not body.endswith(("{", ",", "(", "::")) and "{" not in body:
-                break  # `import os`, `from x import y`: one line
-            m += 1
-    return out
+def in_statement(text: dict[int, str], line: int) -> bool:
+    """True when `line` is a comment or part of an import statement (`use a::{\n X,\n};`
+    over lines, `from x import (\n y,\n)`)."""
+    if _COMMENT.match(text[line]):
+        return True
+    m = line
+    while m in text and line - m < 100:  # back to the statement's first line
+        body = text[m].rstrip()
+        if _IMPORT.match(body):
+            return _reaches(text, m, line)
+        if m < line and (body.endswith((";", "}", "{")) or not body):
+            return False  # another statement ended or a block began above
+        m -= 1
+    return False
+
+
+def _reaches(text: dict[int, str], first: int, line: int) -> bool:
+    """Whether the import statement starting at `first` goes on to `line`."""
+    for m in range(first, line):
+        body = text.get(m, "").rstrip()
+        if body.endswith(";") or " from " in body or (m > first and body.endswith(")")):
+            return False
+        if m == first and not body.endswith(("{", ",", "(", "::")) and "{" not in body:
+            return False  # `import os`, `from x import y`: one line
+    return True
 
 
 def named_lines(chunks: Iterable[Any], names: frozenset[str], skip: set[int]) -> set[int]:
     """Lines (outside `skip`, comments and import statements) that name one of `names` as a
     word."""
-    if not names:
+    chunks = list(chunks)
+    if not names or not any(name in chunk.text for chunk in chunks for name in names):
         return set()
+    return named_lines_in(file_lines(chunks), names, skip)
+
+
+def named_lines_in(text: dict[int, str], names: frozenset[str], skip: set[int]) -> set[int]:
+    """`named_lines` over a file's lines (`file_lines`)."""
     words = re.compile(r"(?<![\w$])(?:" + "|".join(map(re.escape, sorted(names))) + r")(?![\w$])")
-    text = file_lines(chunks)
-    skip = set(skip)  # the graph's own lines of the file; import statements are found below
-    skip |= statement_lines(text)
-    return {n for n, line in text.items() if n not in skip and words.search(line)}
+    found = (n for n, line in text.items() if n not in skip and words.search(line))
+    return {n for n in found if not in_statement(text, n)}
