@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from maguyva.modalities.graph.uselines import file_lines, named_lines_in
+from maguyva.modalities.graph.uselines import file_lines, in_statement
 from maguyva.model import Hit
 
 MAX_TAIL_FILES = 50
@@ -36,32 +36,43 @@ def with_text_tail(
     hit with a use and above the graph's import-only hits; one hit per file, `room` hits in
     all (no tail is looked for past it)."""
     seen = {h.path for h in graph_hits}
-    order = list(dict.fromkeys(h.path for h in text_hits if h.path and h.path not in seen))
+    matched: dict[str, set[int]] = {}  # path -> every line the text index matched
+    for hit in text_hits:
+        if hit.path and hit.path not in seen:
+            found = matched.setdefault(hit.path, set())
+            found.update(hit.lines, hit.extra.get("file_lines", ()))
     used = [h for h in graph_hits if not h.extra.get("import_only")]
     imports = [h for h in graph_hits if h.extra.get("import_only")]
     defines = re.compile(rf"\b(?:{DEFINING})\s+{re.escape(name)}(?![\w$])")
     floor = min((h.score for h in graph_hits if h.score is not None), default=1.0)
     tail: list[Hit] = []
-    for path in order[:MAX_TAIL_FILES]:
+    for path, found in list(matched.items())[:MAX_TAIL_FILES]:
         if len(used) + len(tail) >= room:
             break
-        text = file_lines(chunks.by_path(path))
-        found = named_lines_in(text, frozenset({name}), set())
-        lines = sorted(
-            n for n in found if not defines.search(text[n]) and not _inside(chunks, path, n, name)
-        )
+        own = chunks.by_path(path)
+        text = file_lines(own)
+        lines = sorted(n for n in found if n in text and _is_use(text, n, own, name, defines))
         if not lines:
             continue  # comments, imports or the definition only
         tail.append(_tail_hit(path, lines, chunks, floor * 0.5 / (1 + len(tail))))
     return used + tail + imports
 
 
-def _inside(chunks: Any, path: str, line: int, name: str) -> bool:
+def _is_use(text: dict[int, str], line: int, own: list[Any], name: str, defines: Any) -> bool:
+    """Whether the matched `line` uses `name`: not a comment, an import, its definition."""
+    if in_statement(text, line) or defines.search(text[line]):
+        return False
+    return not _inside(own, line, name)
+
+
+def _inside(own: list[Any], line: int, name: str) -> bool:
     """True when `line` is part of the definition of `name` itself (its docstring, its own
-    methods, a recursive call): the chunk around it is named after it."""
-    chunk = chunks.enclosing(path, line)
-    qualified = (chunk.qualified_name or "") if chunk is not None else ""
-    return name in re.split(r"\.|::", qualified)
+    methods, a recursive call): the smallest chunk around it is named after it."""
+    around = [c for c in own if c.start_line <= line <= c.end_line]
+    if not around:
+        return False
+    chunk = min(around, key=lambda c: c.end_line - c.start_line)
+    return name in re.split(r"\.|::", chunk.qualified_name or "")
 
 
 def _tail_hit(path: str, lines: list[int], chunks: Any, score: float) -> Hit:
