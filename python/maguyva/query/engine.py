@@ -33,7 +33,7 @@ from maguyva.modalities.protocol import (
 from maguyva.modalities.registry import load_modality
 from maguyva.model import Hit, ModalityContribution, Response, Result
 from maguyva.query.fingerprint import near_copies_first
-from maguyva.query.impact_tail import target_name, with_text_tail
+from maguyva.query.impact_tail import MAX_MATCHED_LINES, target_name, with_text_tail
 from maguyva.query.intent import (
     EXACT_MATCH,
     FIND_DEFINITION,
@@ -379,12 +379,13 @@ class Engine:
         name = target_name(request.target)
         try:
             text = self.searcher("text") if name else None
-            if text is None or name is None:
+            if name is None or not hasattr(text, "grep"):
                 return graph
-            words = replace(request, target=name, whole_word=True, case="sensitive", regex=False)
-            return with_text_tail(graph, text.search(words, depth * 4), self.chunks, name, depth)
+            lines = text.grep(name, whole_word=True, case="sensitive",
+                              max_results=MAX_MATCHED_LINES)  # fmt: skip
         except (ModalityUnavailable, CorruptIndexError):
             return graph  # the graph's answer stands; the text's state is reported elsewhere
+        return with_text_tail(graph, lines, self.chunks, name, depth)
 
     def _absent(self, verdict: Classification, request: RetrieverQuery) -> str | None:
         """The name or literal the question is about when it occurs in no indexed file (None

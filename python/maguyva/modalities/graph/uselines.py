@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
 ELIDED = " …"  # what `extract/chunks.py` writes in place of a nested item's body
 
 _COMMENT = re.compile(r"^\s*(?://|/\*|\*(?:\s|/|$)|#(?!\[|!\[|include\b))")
@@ -91,6 +92,11 @@ def named_lines(chunks: Iterable[Any], names: frozenset[str], skip: set[int]) ->
 
 def named_lines_in(text: dict[int, str], names: frozenset[str], skip: set[int]) -> set[int]:
     """`named_lines` over a file's lines (`file_lines`)."""
-    words = re.compile(r"(?<![\w$])(?:" + "|".join(map(re.escape, sorted(names))) + r")(?![\w$])")
-    found = (n for n, line in text.items() if n not in skip and words.search(line))
+    found = (
+        n
+        for n, line in text.items()
+        if n not in skip
+        and any(name in line for name in names)  # cheap first: most lines name none
+        and not names.isdisjoint(_WORD.findall(line))
+    )
     return {n for n in found if not in_statement(text, n)}
