@@ -59,24 +59,30 @@ def with_text_tail(
         if not lines:
             continue  # comments, imports or the definition only
         tail.append(_tail_hit(path, lines, chunks, floor * 0.5 / (1 + len(tail))))
-    return used + tail + imports
+    # tests after the others, as the graph lists them; within each, the order above
+    return sorted(used + tail + imports, key=lambda h: bool(h.extra.get("is_test")))
 
 
 def _is_use(text: dict[int, str], line: int, own: list[Any], name: str) -> bool:
     """Whether the matched `line` uses `name`: not a comment, an import, its definition."""
     if in_statement(text, line) or name in _DEFINES.findall(text[line]):
         return False
-    return not _inside(own, line, name)
+    return not _inside(own, text, line, name)
 
 
-def _inside(own: list[Any], line: int, name: str) -> bool:
-    """True when `line` is part of the definition of `name` itself (its docstring, its own
-    methods, a recursive call): the smallest chunk around it is named after it."""
+def _inside(own: list[Any], text: dict[int, str], line: int, name: str) -> bool:
+    """True when `line` is in the body of a definition of `name` (its docstring, a recursive
+    call): the smallest chunk around it is named after it and names it in code above `line`.
+    Its head line is not: a method of the same name elsewhere (`async showTopLevel(...)`
+    implementing an interface's member) changes with the target's signature."""
     around = [c for c in own if c.start_line <= line <= c.end_line]
     if not around:
         return False
     chunk = min(around, key=lambda c: c.end_line - c.start_line)
-    return name in re.split(r"\.|::", chunk.qualified_name or "")
+    if name not in re.split(r"\.|::", chunk.qualified_name or ""):
+        return False
+    above = range(chunk.start_line, line)
+    return any(name in text.get(n, "") and not in_statement(text, n) for n in above)
 
 
 def _tail_hit(path: str, lines: list[int], chunks: Any, score: float) -> Hit:
