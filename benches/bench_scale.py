@@ -6,7 +6,8 @@ codes (384 bits, the local MiniLM model).
     .venv/bin/python -m pytest benches/bench_scale.py --benchmark-only \
         --benchmark-columns=min,median,max
 
-Figures, the machine and what they mean for choosing a store: docs/scale.md.
+Figures and the machine: docs/scale-measurements.md; what they mean for choosing a store:
+docs/scale.md.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ parser.add_argument("modalities")
 parser.add_argument("phase", choices=["full", "noop", "edit", "phases", "oneshot", "spread"])
 parser.add_argument("--runs", type=int, default=5)
 parser.add_argument("--target", default="kernel/fork.c")
-parser.add_argument("--delta-max-mb", type=float, help="indexer.DELTA_MAX_BYTES (spread)")
+parser.add_argument("--delta-max-mb", type=float, help="layout.DELTA_MAX_BYTES (spread)")
 parser.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                     help="a configuration value, e.g. semantic_phases='\"heads\"'")  # fmt: skip
 args = parser.parse_args()
@@ -244,9 +244,9 @@ elif args.phase == "spread":
     candidates = sorted(p for p in root.rglob(f"*{suffix}") if ".maguyva" not in p.parts)
     originals: dict[Path, str] = {}
     if args.delta_max_mb:
-        from maguyva.build import indexer
+        from maguyva.build import layout
 
-        indexer.DELTA_MAX_BYTES = int(args.delta_max_mb * (1 << 20))
+        layout.DELTA_MAX_BYTES = int(args.delta_max_mb * (1 << 20))
     ix = Indexer(root, config=cfg)
     ix.update()
     rows = []

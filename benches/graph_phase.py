@@ -13,7 +13,7 @@ generation is given, so nothing is reused: it is a full graph build of the index
 and `edgelog.bin` byte for byte (the report's timings excepted), then the answers of
 `callers`, `callees`, `references` and `impact` for a few hundred names drawn from the graph
 (seeded). Exit code 1 on any difference. Used to check that a change of the builder's data
-layout does not change what it builds (docs/scale.md, "The graph phase").
+layout does not change what it builds (docs/changelog.md, "The graph phase: one pass over the extraction").
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from maguyva.build.indexer import SegmentChunks, SegmentExtraction, read_file_index
 from maguyva.build.memory import RssSampler
 from maguyva.modalities.graph import MODALITY
 from maguyva.modalities.graph import store as gstore
@@ -36,7 +35,9 @@ from maguyva.modalities.graph.incremental import LOG_FILE
 from maguyva.modalities.protocol import BuildContext
 from maguyva.repo.changes import RepoState
 from maguyva.store.chunks import SEGMENTS, segment_of
+from maguyva.store.fileindex import read_file_index
 from maguyva.store.generations import IndexDir
+from maguyva.store.views import SegmentChunks, SegmentExtraction
 
 MIB = 1 << 20
 

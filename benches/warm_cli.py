@@ -1,7 +1,7 @@
 """`maguyva search` as a process, side by side with ripgrep in one run (issue 21).
 
     .venv/bin/python benches/warm_cli.py ROOT [ROOT...] [--runs 30] [--literal TEXT]
-        [--question TEXT] [--json OUT]
+        [--question TEXT] [--json OUT] [--in-process-only] [--profile INTENT]
 
 Run it with the package's bytecode compiled (`python -m compileall python/maguyva`), as an
 installed wheel has it: with PYTHONDONTWRITEBYTECODE set and no `__pycache__`, every client
@@ -20,7 +20,10 @@ round by round so that a change in the machine's load hits every command alike:
 Wall time is from spawn to exit (`subprocess.run`), p50 and p90 over `--runs` rounds; the
 ratio is against rg's p50 of the same rounds. Then, in process and warm (`Index.search`),
 p50/p99 of mixed questions: natural language, definition, references and literal, each
-intent's figures over its own questions cycled `--runs` times.
+intent's figures over its own questions cycled `--runs` times, wall and CPU (every thread of
+the process: on a loaded machine the wall time is mostly waiting for a core).
+`--in-process-only` skips the processes; `--profile INTENT` (e.g. `literal`) then prints
+where that intent's warm questions spend their time (cProfile, by own time).
 Prints `uptime`'s load before and after.
 """
 
@@ -99,7 +102,7 @@ def processes(root: Path, runs: int, literal: str, question: str) -> dict:
     return rows
 
 
-def in_process(root: Path, runs: int) -> dict:
+def in_process(root: Path, runs: int, profile: str | None = None) -> dict:
     """Warm `Index.search` p50/p99 per intent, the intents' questions interleaved (mixed);
     the query-embedding cache is emptied before each question (each is new to it), and a
     separate row gives a natural-language question asked again (served by that cache)."""
@@ -113,20 +116,38 @@ def in_process(root: Path, runs: int) -> dict:
     for _, q in order:  # first answers (lazy segments, tables) are not the warm figure
         index.search(q)
     took: dict[str, list[float]] = {name: [] for name in MIXED}
+    cpu: dict[str, list[float]] = {name: [] for name in MIXED}
     for _ in range(runs):
         for name, q in order:
             semantic_search._QUERY_CACHE.clear()
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             index.search(q)
             took[name].append(time.perf_counter() - started)
-    again = []
+            cpu[name].append(time.process_time() - cpu_started)
+    again, again_cpu = [], []
     for _ in range(runs * 4):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         index.search(MIXED["natural language"][0])
         again.append(time.perf_counter() - started)
+        again_cpu.append(time.process_time() - cpu_started)
     took["natural language, asked again"] = again
+    cpu["natural language, asked again"] = again_cpu
+    if profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(runs):
+            for q in MIXED[profile]:
+                semantic_search._QUERY_CACHE.clear()
+                index.search(q)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(18)
     return {name: {"p50_ms": round(statistics.median(v) * 1e3, 2),
-                   "p99_ms": round(pct(v, 0.99) * 1e3, 2)} for name, v in took.items()}  # fmt: skip
+                   "p99_ms": round(pct(v, 0.99) * 1e3, 2),
+                   "cpu_p50_ms": round(statistics.median(cpu[name]) * 1e3, 2)}
+            for name, v in took.items()}  # fmt: skip
 
 
 def main() -> None:
@@ -138,6 +159,8 @@ def main() -> None:
     parser.add_argument("--question", action="append",
                         help="per ROOT, in order (default: how are redirects followed)")  # fmt: skip
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--in-process-only", action="store_true")
+    parser.add_argument("--profile", choices=sorted(MIXED))
     args = parser.parse_args()
     report = {"load_before": load(), "cpus": os.cpu_count(), "roots": {}}
     print(report["load_before"])
@@ -148,8 +171,8 @@ def main() -> None:
         literal = literals[min(i, len(literals) - 1)]
         question = questions[min(i, len(questions) - 1)]
         report.setdefault("asked", {})[str(root)] = {"literal": literal, "question": question}
-        procs = processes(root, args.runs, literal, question)
-        inproc = in_process(root, args.runs)
+        procs = {} if args.in_process_only else processes(root, args.runs, literal, question)
+        inproc = in_process(root, args.runs, args.profile)
         report["roots"][str(root)] = {"processes": procs, "in_process": inproc}
         print(f"\n{root}: literal {literal!r}, question {question!r}")
         for name, row in procs.items():
@@ -157,7 +180,7 @@ def main() -> None:
             print(f"  {name:<36} p50 {row['p50_ms']:8.1f} ms  p90 {row['p90_ms']:8.1f} ms  {ratio}")
         for name, row in inproc.items():
             print(f"  in process, {name:<30} p50 {row['p50_ms']:8.2f} ms  "
-                  f"p99 {row['p99_ms']:8.2f} ms")  # fmt: skip
+                  f"p99 {row['p99_ms']:8.2f} ms  CPU p50 {row['cpu_p50_ms']:8.2f} ms")  # fmt: skip
     report["load_after"] = load()
     print("\n" + report["load_after"])
     if args.json:

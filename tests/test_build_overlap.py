@@ -1,5 +1,5 @@
 """A small update builds the semantic part in a thread alongside the other modalities
-(`indexer._build_modalities`): its answer is the one the sequential build gives (see
+(`modality_builds.build_modalities`): its answer is the one the sequential build gives (see
 tests/test_semantic_update.py, whose updates take this path), and its failure is the
 update's failure. Real files (the standard library's json package), the local model."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.build import indexer
+from maguyva.build import modality_builds
 from maguyva.build.indexer import Indexer
 from maguyva.modalities.semantic import modality as semantic
 from maguyva.store.generations import IndexDir, IndexWriteError
@@ -49,7 +49,7 @@ def test_semantic_runs_in_a_thread_for_small_updates_only(tmp_path: Path, monkey
     monkeypatch.setattr(semantic.SemanticModality, "build", spy)
     writer.update()  # a first build: in order, in the caller's thread
     writer.update(hints=_edit(root, 1))  # one file: alongside the others
-    monkeypatch.setattr(indexer, "OVERLAP_MAX_CHANGES", 0)
+    monkeypatch.setattr(modality_builds, "OVERLAP_MAX_CHANGES", 0)
     writer.update(hints=_edit(root, 2))  # above the limit: in order again
     main = threading.current_thread().name
     assert threads == [main, "maguyva-build-semantic", main]

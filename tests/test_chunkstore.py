@@ -44,6 +44,24 @@ def test_lazy_view_equals_the_loaded_store(generation: Path) -> None:
     assert lazy.by_path("no/such/file.py") == [] and lazy.enclosing("no/such.py", 1) is None
 
 
+def test_a_record_is_read_alone_and_equals_get(generation: Path) -> None:
+    """`record` answers as `get` with the path, decoding only the record asked for (a file's
+    rows are decoded by `get`, `by_path` and `enclosing`; `record` uses them when they are)."""
+    full = ChunkStore.open(generation)
+    lazy = SegmentedChunkStore(generation, inherit=False)
+    for path in full.paths():
+        for chunk in full.by_path(path):
+            assert lazy.record(chunk.id, path) == chunk == full.record(chunk.id, path)
+    assert not lazy._rows  # no file's rows were decoded
+    some = full.by_path("json/decoder.py")[0]
+    assert lazy.record(some.id, "json/encoder.py") is None
+    assert full.record(some.id, "json/encoder.py") is None
+    assert lazy.record("0" * 20, "json/decoder.py") is None
+    assert lazy.record(some.id, "no/such/file.py") is None
+    lazy.by_path("json/decoder.py")
+    assert lazy.record(some.id, "json/decoder.py") == some
+
+
 def test_lazy_view_decodes_only_what_is_asked(generation: Path) -> None:
     lazy = SegmentedChunkStore(generation)
     assert lazy.enclosing("json/decoder.py", 10) is not None
@@ -105,6 +123,11 @@ def test_a_delta_generation_reads_as_a_from_scratch_one(tmp_path: Path) -> None:
     assert isinstance(lazy, SegmentedChunkStore)
     assert lazy._segment(segment_of(kept)) is reader._segment(segment_of(kept))
     assert _RECENT[gen.parent] is lazy._decoded
+    alone = ChunkStore.lazy(gen)  # one record at a time, from the delta or a segment
+    for path in want.paths():
+        for chunk in want.by_path(path):
+            assert alone.record(chunk.id, path) == chunk
+    assert alone.record(want.by_path("json/scanner.py")[0].id, "json/tool.py") is None
     # damage in a delta file is refused when one of its files is first touched
     copy = tmp_path / "gen-copy"
     shutil.copytree(gen, copy)

@@ -112,6 +112,37 @@ def test_present_literal_takes_the_direct_path_to_text(engine: Engine, corpus: P
     assert expected and {r.path for r in response.results} == expected
 
 
+def test_a_common_literal_trusts_the_text_index_chunk_ids(corpus: Path):
+    """The text index's chunk ids are the generation's: a literal found in every file is
+    answered without decoding any file's chunk rows (only each result's own record), and each
+    result is its chunk as the chunk store holds it."""
+    from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
+
+    engine = Engine.open(corpus)
+    response = engine.search('"self"', limit=100)
+    assert isinstance(engine.chunks, SegmentedChunkStore) and not engine.chunks._rows
+    assert len(response.results) >= 4
+    full = ChunkStore.open(engine.generation.path)
+    for result in response.results:
+        owner = [c for c in full.by_path(result.path)
+                 if (c.start_line, c.end_line) == (result.start_line, result.end_line)]  # fmt: skip
+        assert owner and (result.symbol, result.kind) == (owner[0].qualified_name, owner[0].kind)
+        assert any(result.start_line <= n <= result.end_line for n in result.lines)
+
+
+def test_a_named_place_comes_first_and_the_rest_keeps_the_fused_order(engine: Engine):
+    """Files in the place a question names are shown first; the reorder is applied to the
+    fused entries before the results are made, so a shorter answer is the longer's head."""
+    question = "how are strings split into words in the json package"
+    few, more = engine.search(question, limit=3), engine.search(question, limit=9)
+    assert any(note.startswith("preferred files matching") for note in few.notes)
+    inside = [r.path.startswith("json/") for r in more.results]
+    assert inside[0] and not inside[-1] and inside == sorted(inside, reverse=True)
+    assert [r.to_dict() for r in few.results] == [r.to_dict() for r in more.results[:3]]
+    unplaced = engine.search("how are strings split into words", limit=9)
+    assert [r.path for r in unplaced.results] != [r.path for r in more.results]
+
+
 def test_a_damaged_modality_is_unavailable_not_fatal(corpus: Path, tmp_path: Path):
     index_dir = tmp_path / "idx"
     build_index(corpus, config={**NO_SEMANTIC, "index_dir": str(index_dir)})

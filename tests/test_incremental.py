@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from maguyva import _core
 from maguyva.build.fsck import fsck
-from maguyva.build.indexer import build_index, stored_rows
+from maguyva.build.indexer import build_index
 from maguyva.repo.changes import (
     blob_digest,
     classify,
@@ -25,6 +25,7 @@ from maguyva.repo.changes import (
     git_digests,
     scan,
 )
+from maguyva.store.fileindex import stored_rows
 from maguyva.store.generations import IndexDir
 
 
@@ -310,8 +311,9 @@ def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
     into the segments. After every step, a long-running writer, a fresh one reading the delta
     from disk, and a from-scratch build store the same rows and give the same answers."""
     from maguyva.build import indexer
+    from maguyva.build import layout as files_layout
 
-    monkeypatch.setattr(indexer, "DELTA_MAX_FILES", 2)
+    monkeypatch.setattr(files_layout, "DELTA_MAX_FILES", 2)
     root = tmp_path / "repo"
     write_repo(root)
     writer = indexer.Indexer(root, config=CONFIG)
@@ -330,10 +332,10 @@ def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
         else:
             target.write_text(target.read_text() + f"\n\ndef step_{n}(x):\n    return x + {n}\n")
         if op == "fold":
-            monkeypatch.setattr(indexer, "DELTA_MAX_BYTES", 1)
+            monkeypatch.setattr(files_layout, "DELTA_MAX_BYTES", 1)
         before = IndexDir(root / ".maguyva").current()  # pinned: kept while we compare
         summary = writer.update(hints=[rel]) if n % 2 else writer.update()
-        monkeypatch.setattr(indexer, "DELTA_MAX_BYTES", 8 << 20)
+        monkeypatch.setattr(files_layout, "DELTA_MAX_BYTES", 8 << 20)
         assert not summary.noop
         gen = IndexDir(root / ".maguyva").current(pin=False)
         layout = gen.manifest["layout"]
@@ -360,9 +362,9 @@ def test_small_updates_write_a_delta_that_merges_folds_and_equals_from_scratch(
 def test_head_commit_is_read_as_git_reports_it(tmp_path):
     """The commit recorded with each generation, read from `.git/`, is `git rev-parse HEAD`
     for a loose ref, a packed ref, a detached HEAD and a subdirectory; None outside git."""
-    from maguyva.build.indexer import _ask_git, _git_commit
+    from maguyva.repo.git import ask_git, git_commit
 
-    assert _git_commit(tmp_path) is None
+    assert git_commit(tmp_path) is None
     write_repo(tmp_path)
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
@@ -372,18 +374,18 @@ def test_head_commit_is_read_as_git_reports_it(tmp_path):
                        capture_output=True)  # fmt: skip
 
     git("init", "-q")
-    assert _git_commit(tmp_path) is None  # no commit yet: git says none either
+    assert git_commit(tmp_path) is None  # no commit yet: git says none either
     git("add", "-A")
     git("commit", "-qm", "one")
-    loose = _git_commit(tmp_path)
-    assert loose is not None and loose == _ask_git(tmp_path)
-    assert _git_commit(tmp_path / "pkg") == loose
+    loose = git_commit(tmp_path)
+    assert loose is not None and loose == ask_git(tmp_path)
+    assert git_commit(tmp_path / "pkg") == loose
     git("pack-refs", "--all")
     assert not any((tmp_path / ".git" / "refs" / "heads").iterdir())
-    assert _git_commit(tmp_path) == loose
+    assert git_commit(tmp_path) == loose
     git("commit", "-q", "--allow-empty", "-m", "two")
     git("checkout", "-q", "--detach", loose)
-    assert _git_commit(tmp_path) == loose == _ask_git(tmp_path)
+    assert git_commit(tmp_path) == loose == ask_git(tmp_path)
 
 
 def test_source_file_list_is_reused_and_equals_a_fresh_one(tmp_path):

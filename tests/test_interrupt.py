@@ -22,7 +22,7 @@ import pytest
 
 from maguyva.build.indexer import extractor_fingerprint
 from maguyva.extract.cache import ExtractCache
-from maguyva.extract.driver import caching, extract_files
+from maguyva.extract.driver import caching, encode_row, extract_files, extract_source
 from maguyva.repo.walk import walk_repository
 from maguyva.store.generations import IndexDir, default_index_dir
 
@@ -184,8 +184,9 @@ def test_cached_extraction_equals_fresh(tmp_path: Path) -> None:
 
 def test_stale_extractor_versions_are_dropped(tmp_path: Path) -> None:
     old = ExtractCache.open(tmp_path, "old-version")
-    old.put("a.py", b"x = 1\n", ("a.py",))
-    assert old.get("a.py", b"x = 1\n") == ("a.py",)
+    row = encode_row(extract_source("a.py", "python", b"x = 1\n"))
+    old.put("a.py", b"x = 1\n", row)
+    assert old.get("a.py", b"x = 1\n") == row
     assert old.get("a.py", b"x = 2\n") is None
     ExtractCache.open(tmp_path, "new-version")
     assert not old.directory.exists()

@@ -123,9 +123,16 @@ def test_a_search_during_the_first_build_answers_and_states_coverage(tmp_path: P
         wait_for("a progress report of the embedding",
                  lambda: (p := read_progress(index_dir)) and p["alive"]
                  and str(p.get("phase", "")).startswith("embed") and p.get("rate"), build)  # fmt: skip
-        status = maguyva("status", "--root", str(root), env=env)
-        assert "chunks embedded" in status.stdout, status.stdout
-        assert "building: embed" in status.stdout and "/s" in status.stdout, status.stdout
+
+        # the build moves between phases (embed, then the next slice's plan) while `status`
+        # starts up, so ask again until one status process saw the embedding running
+        def embedding_status() -> str | None:
+            out = maguyva("status", "--root", str(root), env=env).stdout
+            return out if "building: embed" in out else None
+
+        status_out = wait_for("a status that shows the embedding running", embedding_status, build)
+        assert "chunks embedded" in status_out, status_out
+        assert "/s" in status_out.split("building: embed")[1].splitlines()[0], status_out
         assert build.poll() is None, "the build ended before the checks: they proved nothing"
     finally:
         if build.poll() is None:

@@ -344,7 +344,10 @@ from maguyva.build.indexer import build_index
 from maguyva.build.memory import RssSampler, run_within_budget
 
 limit = int(sys.argv[3])
-config = {"index_dir": sys.argv[2], "jobs": 2, "modalities": ["text", "structural", "graph"]}
+# one generation: a staged first build (tests/test_staged.py) would commit its text stage
+# before the extraction reaches the budget, and "commits nothing" would not hold
+config = {"index_dir": sys.argv[2], "jobs": 2, "modalities": ["text", "structural", "graph"],
+          "first_build_stages": False}
 peak = RssSampler(interval_s=0.05)
 try:
     with peak:
@@ -450,16 +453,11 @@ def _segment_index(gen_dir: Path) -> dict[str, list[int]]:
 def test_lazy_views_equal_the_stored_segments(stdlib_corpus):
     """`SegmentChunks` and `SegmentExtraction` over a built generation give exactly what the
     segment files hold, decoded whole (what the indexer used to keep in memory)."""
-    from maguyva.build.indexer import (
-        SEGMENTS,
-        SegmentChunks,
-        SegmentExtraction,
-        decode_extraction,
-        segment_of,
-    )
     from maguyva.modalities.protocol import chunk_spans
-    from maguyva.store.chunks import ChunkStore
+    from maguyva.store.chunks import SEGMENTS, ChunkStore, segment_of
+    from maguyva.store.extraction import decode_extraction
     from maguyva.store.generations import IndexDir
+    from maguyva.store.views import SegmentChunks, SegmentExtraction
     from maguyva.support import sealed
 
     _root, single, _ = stdlib_corpus
@@ -500,17 +498,17 @@ def test_build_streams_through_views_and_reports_every_phase(tmp_path, monkeypat
     total)` and ends with `(phase, total, total)`, nothing spilled is left behind, and an edit
     re-extracts one file and writes its rows as a delta (no segment rewritten)."""
     from maguyva.build import indexer
-    from maguyva.build.indexer import SegmentChunks, SegmentExtraction
+    from maguyva.store.views import SegmentChunks, SegmentExtraction
 
     root = generated_corpus(tmp_path / "repo", modules=30, functions=4)
     seen: list[Any] = []
-    real = indexer._build_modalities
+    real = indexer.build_modalities
 
     def spy(ctx, *args, **kwargs):
         seen.append((type(ctx.chunks), type(ctx.extraction), len(ctx.chunks), len(ctx.extraction)))
         return real(ctx, *args, **kwargs)
 
-    monkeypatch.setattr(indexer, "_build_modalities", spy)
+    monkeypatch.setattr(indexer, "build_modalities", spy)
     events: list[tuple[str, int, int]] = []
     config = {"index_dir": str(tmp_path / "idx"), "modalities": MODALITIES, "jobs": 1}
     summary = build_index(root, config=config, progress=lambda *e: events.append(e))

@@ -263,10 +263,10 @@ def test_segmented_search_equals_one_segment(stdlib_slice, tmp_path) -> None:
 
 
 class _Segmented(list):
-    """Chunks with the indexer's per-segment access (as `indexer.SegmentChunks` offers)."""
+    """Chunks with the indexer's per-segment access (as `store.views.SegmentChunks` offers)."""
 
     def segment(self, n: int) -> list:
-        from maguyva.build.indexer import segment_of
+        from maguyva.store.chunks import segment_of
 
         return [c for c in self if segment_of(c.path) == n]
 

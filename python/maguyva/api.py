@@ -446,6 +446,7 @@ class Index:
                 "built": bool(s.get("built")),
                 "reason": s.get("reason"),
                 **({"behind": s["behind"]} if s.get("behind") else {}),
+                **({"pending": True} if s.get("pending") else {}),
             }
             for name, s in manifest.get("modalities", {}).items()
         }
@@ -481,7 +482,7 @@ class Index:
         """Built modalities that fail their checks (files against CHECKSUMS, the modality's
         verifier, its loader), each with the reason and the fix."""
         from maguyva.build.fsck import modality_damage
-        from maguyva.query.engine import FIX
+        from maguyva.query.notes import FIX
 
         generation = engine.generation
         found = {n: f"{r} ({FIX})" for n, r in

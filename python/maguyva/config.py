@@ -98,6 +98,9 @@ SCHEMA: dict[str, Setting] = {
     "semantic_follows": Setting("bool", True, "a large one-shot build commits before "
                                 "embedding, then embeds in generations of their own (never "
                                 "gate); off: one generation, after the embedding"),
+    "first_build_stages": Setting("bool", None, "a first build commits text first, then "
+                                  "structural, then graph and the semantic plan, a generation "
+                                  "each (default: on from 100 files)", True, True),
     "semantic_phases": Setting("str", None, "auto | full | heads-first | heads", True),
     "semantic_time_budget_s": Setting("float", None, "stop embedding after this long", True),
     "embedding_max_length": Setting("int", None, "local model token window", True, False),

@@ -2,7 +2,7 @@
 (Ctrl-C, a crash) does not lose the extraction it finished: the next run finds them here.
 
 Entries live in `<index>/cache/extract/<extractor fingerprint>/<ab>/<rest>`, named by a hash
-of the file's path and content, and hold the driver's packed row, sealed (a torn or damaged
+of the file's path and content, and hold the driver's encoded row, sealed (a torn or damaged
 entry is ignored and the file extracted again). Workers write them as they finish each file;
 a successful commit empties the cache, since the new generation then holds the same data.
 Writes are best effort (no fsync, errors ignored): it is a cache, never the index.
@@ -23,6 +23,7 @@ from maguyva.errors import MaguyvaError
 from maguyva.support import sealed
 
 KIND = "xcache"
+VERSION = 2  # 2: a JSON head line, then the chunk and extraction bytes as the index stores them
 CACHEABLE = frozenset({"ok", "no_grammar"})
 """Timeouts and errors depend on the machine's load or on a bug: extract those again."""
 
@@ -53,25 +54,36 @@ class ExtractCache:
         return self.directory / name[:2] / name[2:]
 
     def get(self, path: str, data: bytes) -> tuple[Any, ...] | None:
-        """The cached row for `path` with content `data`, or None."""
+        """The cached row (`driver.encode_row`) for `path` with content `data`, or None."""
         entry = self._entry(path, data)
         try:
             raw = entry.read_bytes()
-            row = json.loads(sealed.unseal(entry, raw, KIND, 1))
-        except (OSError, ValueError, MaguyvaError):
+            payload = sealed.unseal(entry, raw, KIND, VERSION)
+            if not raw.startswith(b"MAGUYVA %s %d " % (KIND.encode(), VERSION)):
+                return None
+            end = payload.index(b"\n")
+            head = json.loads(payload[:end])
+            *fields, order, chunk_length = head
+            if len(fields) != 7 or fields[0] != path:
+                return None
+            fields[6] = tuple(fields[6])  # the counts
+            body = payload[end + 1 :]
+            encoded = (body[:chunk_length], body[chunk_length:], order)
+        except (OSError, ValueError, TypeError, MaguyvaError):
             return None
-        if not isinstance(row, list) or not row or row[0] != path:
-            return None
-        return tuple(row)
+        return (*fields, encoded)
 
     def put(self, path: str, data: bytes, row: tuple[Any, ...]) -> None:
-        """Remember `row` (a packed FileResult) for `path` with content `data`."""
+        """Remember `row` (`driver.encode_row`) for `path` with content `data`."""
         entry = self._entry(path, data)
         tmp = entry.with_name(f"{entry.name}.tmp-{os.getpid()}")
+        *fields, (chunk_bytes, extraction_bytes, order) = row
         try:
-            payload = json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()
+            head = json.dumps([*fields, order, len(chunk_bytes)], ensure_ascii=False,
+                              separators=(",", ":")).encode()  # fmt: skip
             entry.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(sealed.seal(KIND, payload))
+            payload = b"".join((head, b"\n", chunk_bytes, extraction_bytes))
+            tmp.write_bytes(sealed.seal(KIND, payload, VERSION))
             os.replace(tmp, entry)
         except (OSError, TypeError, ValueError):
             with contextlib.suppress(OSError):

@@ -15,12 +15,11 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from itertools import starmap
 from pathlib import Path
 from typing import Any
 
-from maguyva.extract import grammars
+from maguyva.extract import grammars, records
 from maguyva.extract.cache import CACHEABLE, ExtractCache
 from maguyva.extract.chunks import line_window_chunks, syntax_chunks
 from maguyva.extract.extractor import BudgetExceeded, clock, extract
@@ -34,18 +33,95 @@ BATCH_BYTES = 1 << 20  # files per task: enough to amortise IPC, small enough to
 BATCH_FILES = 64
 
 
-@dataclass(slots=True)
 class FileResult:
-    """Everything extraction produced for one file, as sent back from a worker."""
+    """Everything extraction produced for one file. From a worker it arrives as the bytes
+    the index stores (`encoded`); `extraction` and `chunks` are decoded from them only when
+    asked for, which the indexer never does."""
 
-    extraction: FileExtraction
-    chunks: list[Chunk]
-    seconds: float
-    size: int
-    status: str = "ok"  # ok | no_grammar | timeout | error | unreadable
-    detail: str | None = None
-    stats: dict[str, int] = field(default_factory=dict)
-    cached: bool = False  # taken from the extraction cache of an interrupted run
+    __slots__ = (
+        "_chunks",
+        "_encoded",
+        "_extraction",
+        "cached",
+        "counts",
+        "detail",
+        "language",
+        "path",
+        "seconds",
+        "size",
+        "stats",
+        "status",
+    )
+
+    def __init__(
+        self,
+        extraction: FileExtraction,
+        chunks: list[Chunk],
+        seconds: float,
+        size: int,
+        status: str = "ok",  # ok | no_grammar | timeout | error | unreadable
+        detail: str | None = None,
+        stats: dict[str, int] | None = None,
+        cached: bool = False,  # taken from the extraction cache of an interrupted run
+    ) -> None:
+        self.path, self.language = extraction.path, extraction.language
+        self.seconds, self.size, self.status, self.detail = seconds, size, status, detail
+        self.stats = stats if stats is not None else {}
+        self.cached = cached
+        ex = extraction
+        # (definitions, imports, calls, chunks): what the build report counts
+        self.counts = (len(ex.definitions), len(ex.imports), len(ex.calls), len(chunks))
+        self._extraction: FileExtraction | None = extraction
+        self._chunks: list[Chunk] | None = chunks
+        self._encoded: Encoded | None = None
+
+    @classmethod
+    def from_row(cls, row: EncodedRow, cached: bool = False) -> FileResult:
+        """The result a worker (or the cache) sent as `encode_row`."""
+        path, language, seconds, size, status, detail, counts, encoded = row
+        result = cls.__new__(cls)
+        result.path, result.language, result.seconds, result.size = path, language, seconds, size
+        result.status, result.detail, result.stats, result.cached = status, detail, {}, cached
+        result.counts = tuple(counts)
+        result._extraction = result._chunks = None
+        result._encoded = tuple(encoded)
+        return result
+
+    @property
+    def extraction(self) -> FileExtraction:
+        if self._extraction is None:
+            assert self._encoded is not None
+            self._extraction = records.decode_extraction(self.path, self._encoded[1])
+        return self._extraction
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        if self._chunks is None:
+            assert self._encoded is not None
+            self._chunks = records.decode_chunks(self._encoded[0], self._encoded[2])
+        return self._chunks
+
+    @property
+    def encoded(self) -> Encoded:
+        """(chunk lines, extraction JSON, chunk order): what the index stores for this file
+        (`records`), computed here when the result was made in this process."""
+        if self._encoded is None:
+            ordered, order = records.chunk_order(self.chunks)
+            extraction = records.extraction_bytes(self.extraction)
+            self._encoded = (records.chunk_bytes(ordered), extraction, order)
+        return self._encoded
+
+
+Encoded = tuple[bytes, bytes, "list[int] | None"]
+EncodedRow = tuple[Any, ...]
+"""(path, language, seconds, size, status, detail, counts, encoded): a FileResult as a
+worker sends it and the cache keeps it."""
+
+
+def encode_row(result: FileResult) -> EncodedRow:
+    """`result` as the row a worker sends back (the inverse of `FileResult.from_row`)."""
+    return (result.path, result.language, result.seconds, result.size, result.status,
+            result.detail, result.counts, result.encoded)  # fmt: skip
 
 
 def extract_source(
@@ -96,8 +172,7 @@ def _unreadable(file: SourceFile, exc: OSError) -> FileResult:
     )
 
 
-# Results cross the process boundary as plain tuples: slots dataclasses pickle through
-# Python-level __getstate__/__setstate__, tuples through C (about 3x cheaper each side).
+# The distributed builder (scale/) sends results as plain tuples of the records' fields.
 _DEF_ROW = operator.attrgetter(*Definition.__slots__)
 _IMPORT_ROW = operator.attrgetter(*Import.__slots__)
 _CALL_ROW = operator.attrgetter(*Call.__slots__)
@@ -129,30 +204,25 @@ def unpack(row: Packed) -> FileResult:
     return FileResult(extraction, list(starmap(Chunk, chunks)), seconds, size, status, detail)
 
 
-def _extract_row(
+def _extract_one(
     root: str, file: SourceFile, budget_s: float, cache: ExtractCache | None
-) -> tuple[Packed, bool]:
-    """One file's packed result, and whether it came from `cache`. A fresh result is
-    written to the cache at once, so an interrupt loses at most the files in progress."""
+) -> FileResult:
+    """One file's result, from `cache` when it holds it. A fresh result is written to the
+    cache at once, so an interrupt loses at most the files in progress."""
     try:
         data = read_bytes(root, file.path)
     except OSError as exc:
-        return pack(_unreadable(file, exc)), False
+        return _unreadable(file, exc)
     if cache is not None:
         started = time.monotonic()
         hit = cache.get(file.path, data)
-        if hit is not None and len(hit) == 12:
-            return (*hit[:8], time.monotonic() - started, *hit[9:]), True
+        if hit is not None:
+            result = FileResult.from_row(hit, cached=True)
+            result.seconds = time.monotonic() - started
+            return result
     result = extract_source(file.path, file.language, data, budget_s)
-    row = pack(result)
     if cache is not None and result.status in CACHEABLE:
-        cache.put(file.path, data, row)
-    return row, False
-
-
-def _result(row: Packed, cached: bool) -> FileResult:
-    result = unpack(row)
-    result.cached = cached
+        cache.put(file.path, data, encode_row(result))
     return result
 
 
@@ -164,8 +234,14 @@ def _counted(counts: dict[str, int], result: FileResult) -> FileResult:
 
 def _run_batch(
     root: str, batch: list[SourceFile], budget_s: float, cache: ExtractCache | None = None
-) -> list[tuple[Packed, bool]]:
-    return [_extract_row(root, f, budget_s, cache) for f in batch]
+) -> list[tuple[EncodedRow, bool]]:
+    """A worker's task: its files' results already encoded, so that the parent only
+    forwards bytes (and never builds the records as objects)."""
+    out = []
+    for f in batch:
+        result = _extract_one(root, f, budget_s, cache)
+        out.append((encode_row(result), result.cached))
+    return out
 
 
 PR_SET_PDEATHSIG = 1
@@ -299,7 +375,7 @@ def extract_files(
     report = progress or (lambda phase, done, total: None)
     if jobs <= 1 or total < IN_PROCESS_BELOW:
         for f in files:
-            yield _counted(counts, _result(*_extract_row(str(root), f, budget_s, cache)))
+            yield _counted(counts, _extract_one(str(root), f, budget_s, cache))
             done += 1
             report("extract", done, total)
         return
@@ -315,7 +391,7 @@ def extract_files(
             initargs=(os.getpid(),),
         )
         try:
-            futures: dict[Future[list[tuple[Packed, bool]]], list[SourceFile]] = {
+            futures: dict[Future[list[tuple[EncodedRow, bool]]], list[SourceFile]] = {
                 pool.submit(_run_batch, str(root), b, budget_s, cache): b for b in pending_batches
             }
             while futures:
@@ -331,7 +407,7 @@ def extract_files(
                     for row, cached in results:
                         done += 1
                         report("extract", done, total)
-                        yield _counted(counts, _result(row, cached))
+                        yield _counted(counts, FileResult.from_row(row, cached))
         except BaseException:  # Ctrl-C, or the consumer closed this generator
             _stop(pool)
             raise

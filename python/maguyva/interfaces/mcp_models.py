@@ -139,6 +139,9 @@ class ModalityStatus(BaseModel):
         None, description="graph only: the earlier generation it reflects, paths changed since"
     )
     damaged: str | None = Field(None, description="its files failed their checks, and the fix")
+    pending: bool | None = Field(
+        None, description="a staged first build adds it in a later generation (building now)"
+    )
     coverage: dict[str, Any] | None = Field(
         None, description="semantic only: chunks embedded, by head only, pending; texts left"
     )

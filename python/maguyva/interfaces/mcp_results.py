@@ -30,7 +30,12 @@ from maguyva.interfaces.mcp_models import (
     SearchOutput,
     SymbolHit,
 )
-from maguyva.interfaces.output import EVERY_MATCH_INTENTS
+from maguyva.interfaces.shaping import (
+    lines_in_span,
+    lists_every_match,
+    provenance,
+    response_fields,
+)
 from maguyva.modalities.protocol import ReportsBehind
 from maguyva.model import Hit, Response, Result
 
@@ -193,7 +198,7 @@ def fit_search(output: SearchOutput, bodies: list[str], budget: int) -> SearchOu
 
 
 def _search_output(index: Index, response: Response, page: list[Result]) -> SearchOutput:
-    every = response.intent in EVERY_MATCH_INTENTS
+    every = lists_every_match(response)
     hits = [
         SearchHit(
             path=r.path,
@@ -203,27 +208,19 @@ def _search_output(index: Index, response: Response, page: list[Result]) -> Sear
             symbol=r.symbol,
             kind=r.kind,
             signature=_signature(index, r.path, r.start_line, r.snippet, r.lines),
-            lines=[n for n in r.lines if r.start_line <= n <= r.end_line][:50],
+            lines=lines_in_span(r)[:50],
             matches=_matches(index, r.path, r.lines) if every else [],
             match_count=len(r.lines) if every else 0,
             boost=r.boost,
             demoted=r.demoted,
             stale=r.stale,
-            provenance=[
-                Contribution(modality=p.modality, rank=p.rank, contribution=p.contribution)
-                for p in r.provenance
-            ],
+            provenance=[Contribution(**row) for row in provenance(r)],
         )
         for r in page
     ]
-    return SearchOutput(
-        query=response.query, intent=response.intent, confidence=response.confidence,
-        target=response.target, fusion_strategy=response.fusion_strategy,
-        preset=response.preset, modalities=response.modalities, weights=response.weights,
-        k=response.k, generation=response.generation, timings_ms=response.timings_ms,
-        total_ms=response.total_ms, unavailable=response.unavailable, notes=response.notes,
-        results=hits, truncated=False, next_cursor=None, degraded=response.damaged,
-    )  # fmt: skip
+    shared = {k: v for k, v in response_fields(response).items() if k in SearchOutput.model_fields}
+    return SearchOutput(**shared, results=hits, truncated=False, next_cursor=None,
+                        degraded=response.damaged)  # fmt: skip
 
 
 def _jsonable(value: Any) -> Any:

@@ -20,11 +20,18 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from maguyva import _core
+from maguyva.interfaces.shaping import (
+    heading,
+    lists_every_match,
+    provenance_line,
+    response_fields,
+    result_fields,
+)
 from maguyva.model import Response, Result
 from maguyva.repo.reader import read_bytes
 
@@ -33,11 +40,6 @@ MAX_MATCH_LINES = 5
 nothing matched)."""
 MAX_EVERY_MATCH = 10_000
 """Safety cap on the lines listed per file for questions whose every match is shown."""
-EVERY_MATCH_INTENTS = frozenset(
-    {"exact_match", "find_definition", "find_references", "impact_analysis"}
-)
-"""Intents answered like ripgrep: every matching line of each file is listed (exact strings and
-regexes, definitions, references), not only those inside the best chunk."""
 
 _PATH, _LINE, _MATCH, _DIM, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 
@@ -210,13 +212,13 @@ class Renderer:
         """ripgrep's JSON Lines; a result's match lines come as one `bytes` block (UTF-8,
         newlines included) when printed natively, every other message as a `str` line."""
         light = Highlighter(response, self.regex, self.case)
-        every = response.intent in EVERY_MATCH_INTENTS
+        every = lists_every_match(response)
         native = self._native_for(light, every)
         matched_lines = matches = 0
         for rank, result in enumerate(response.results, start=1):
             started = time.perf_counter()
             path = {"text": result.path}
-            info = {"rank": rank, **_result_fields(result)}
+            info = {"rank": rank, **result_fields(result)}
             yield _dump({"type": "begin", "data": {"path": path, "maguyva": info}})
             if native:
                 parts = (_dump(path), _dump({"rank": rank, "score": result.score}))
@@ -253,8 +255,7 @@ class Renderer:
                            sum(len(x.raw) + 1 for x in lines), n_match, file_matches)  # fmt: skip
             yield _dump({"type": "end", "data": {"path": path, "binary_offset": None,
                                                  "stats": stats}})  # fmt: skip
-        summary = asdict(response)
-        summary.pop("results")
+        summary = response_fields(response)
         total = _stats(elapsed_s, len(response.results), len(response.results), 0,
                        matched_lines, matches)  # fmt: skip
         yield _dump({"type": "summary", "data": {"elapsed_total": _elapsed(elapsed_s),
@@ -266,17 +267,14 @@ class Renderer:
         """ripgrep-like lines; a result's match lines come as one `bytes` block (UTF-8,
         newlines included) when printed natively, every other line as a `str`."""
         light = Highlighter(response, self.regex, self.case)
-        every = response.intent in EVERY_MATCH_INTENTS
+        every = lists_every_match(response)
         native = self._native_for(light, every)
         if self.explain:
             yield from explain_header(response)
         for rank, result in enumerate(response.results, start=1):
             if rank > 1:
                 yield ""
-            label = f" {result.symbol}" if result.symbol else ""
-            flags = (" [stale]" if result.stale else "") + (" [demoted]" if result.demoted else "")
-            span = f":{result.start_line}-{result.end_line}"
-            yield f"{self._paint(shown_name(result.path), _PATH)}{span}{label}{flags}"
+            yield f"{self._paint(shown_name(result.path), _PATH)}{heading(result)}"
             if self.explain:
                 yield "   " + self._paint(provenance_line(result), _DIM)
             if native:
@@ -374,19 +372,6 @@ def _stats(elapsed: float, searches: int, with_match: int, searched: int, lines:
             "bytes_printed": 0, "matched_lines": lines, "matches": matches}  # fmt: skip
 
 
-def _result_fields(result: Result) -> dict[str, Any]:
-    fields = result.to_dict()
-    fields.pop("path")
-    fields.pop("snippet")
-    return fields
-
-
-def provenance_line(result: Result) -> str:
-    parts = [f"{p.modality}#{p.rank}={p.contribution:.5f}" for p in result.provenance]
-    return (f"score {result.score:.5f} = ({' + '.join(parts)}) x boost {result.boost:.3f}"
-            + (" x demotion" if result.demoted else ""))  # fmt: skip
-
-
 def explain_header(response: Response) -> Iterator[str]:
     """Intent, routing, weights, unavailable modalities, notes and timings."""
     yield (f"intent: {response.intent} (confidence {response.confidence:.2f}, rule "
@@ -408,13 +393,7 @@ def format_response(response: Response, explain: bool) -> str:
     the routing header and each result's provenance. Used by the demo."""
     out: list[str] = list(explain_header(response)) if explain else []
     for number, result in enumerate(response.results, start=1):
-        label = f" {result.symbol}" if result.symbol else ""
-        flags = " [stale]" if result.stale else ""
-        flags += " [demoted]" if result.demoted else ""
-        out.append(
-            f"{number}. {shown_name(result.path)}:{result.start_line}-{result.end_line}"
-            f"{label}{flags}"
-        )
+        out.append(f"{number}. {shown_name(result.path)}{heading(result)}")
         if result.lines:
             shown = ", ".join(str(n) for n in result.lines[:20])
             more = f" (+{len(result.lines) - 20})" if len(result.lines) > 20 else ""

@@ -11,11 +11,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from maguyva import _core
 from maguyva.errors import (
     BadQueryError,
     CorruptIndexError,
@@ -31,9 +30,10 @@ from maguyva.modalities.protocol import (
     Warms,
 )
 from maguyva.modalities.registry import load_modality
-from maguyva.model import Hit, ModalityContribution, Response, Result
+from maguyva.model import Hit, Response, Result
 from maguyva.query.fingerprint import near_copies_first
-from maguyva.query.impact_tail import MAX_MATCHED_LINES, target_name, with_text_tail
+from maguyva.query.fusion import FusedEntry, fuse_hits
+from maguyva.query.impact_tail import impact_with_tail
 from maguyva.query.intent import (
     EXACT_MATCH,
     FIND_DEFINITION,
@@ -43,8 +43,10 @@ from maguyva.query.intent import (
     classify,
     salient_terms,
 )
+from maguyva.query.notes import damage_reason, pending_notes
 from maguyva.query.pasted import Pasted, parse_pasted
-from maguyva.query.places import Place, demotes_tests, is_test_path, place_of
+from maguyva.query.places import Place, demotes_tests, place_of
+from maguyva.query.present import prefer_place, present
 from maguyva.query.routing import (
     NAMED_INTENTS,
     Plan,
@@ -60,29 +62,26 @@ from maguyva.support.pools import shared_pool
 
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 1000
-SNIPPET_LINES = 12
+
+CHUNK_KEYED = frozenset({"text"})
+"""Modalities whose hits carry this generation's chunk ids (or no key): the text index stores
+each document's chunk spans and ids from the chunk store it was built with (a segment of an
+update from that update's chunks; ids are content-addressed, so an unchanged file's agree)."""
 
 _QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {"text", "intent", "target", "terms"}
 
 
-FIX = "run `maguyva index --rebuild` or `maguyva fsck --repair`"
+@dataclass
+class Retrieved:
+    """What the retrievers of one question found: the ranked lists by modality, the plan they
+    are fused by (the routed one, or its fallback), the modalities that could not answer and
+    why, the notes the answer carries, and the name that occurs nowhere (`absent`)."""
 
-
-def damage_reason(exc: Exception) -> str:
-    """A damaged (or outdated) modality's reason with the fix, as every answer shows it."""
-    head = "damaged: " if isinstance(exc, CorruptIndexError) else ""
-    return f"{head}{exc} ({FIX})"
-
-
-def prefer_place(results: list[Result], place: Place | None, demote_tests: bool) -> list[Result]:
-    """Stable reorder: results in the named place first, then (with `demote_tests`) test
-    files after the others."""
-
-    def group(result: Result) -> tuple[bool, bool]:
-        outside = place is not None and not place.matches(result.path)
-        return outside, demote_tests and is_test_path(result.path)
-
-    return sorted(results, key=group)
+    used: Plan
+    lists: dict[str, list[Hit]]
+    unavailable: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+    absent: str | None = None
 
 
 class Engine:
@@ -97,6 +96,7 @@ class Engine:
         self._damaged: dict[str, str] = {}  # modality -> why its files failed their checks
         self._lock = threading.Lock()
         self._files_meta: dict[str, list[int]] | None = None
+        self._capabilities: dict[tuple[str, type], bool] = {}
 
     @classmethod
     def open(cls, root: Path, index_dir: Path | None = None) -> Engine:
@@ -133,6 +133,17 @@ class Engine:
                 raise ModalityUnavailable(reason) from exc
             self._searchers[modality] = searcher
             return searcher
+
+    def _offering(self, modality: str, capability: type) -> Any:
+        """The opened searcher of `modality` when it offers `capability` (an optional
+        protocol of modalities/protocol.py), else None. Decided once per searcher: an
+        `isinstance` against a runtime-checkable protocol inspects its members every time."""
+        searcher = self.searcher(modality)
+        key = (modality, capability)
+        offers = self._capabilities.get(key)
+        if offers is None:
+            offers = self._capabilities[key] = isinstance(searcher, capability)
+        return searcher if offers else None
 
     def warm(self) -> dict[str, float]:
         """Open every built modality and index the chunk store's segments now, so that the
@@ -181,7 +192,8 @@ class Engine:
         fixed_strings: bool = False,
         **options: Any,
     ) -> Response:
-        """Classify `query`, route it, run the modalities and fuse their ranked lists.
+        """Classify `query`, route it, run the modalities and fuse their ranked lists: the
+        steps `_understand`, `_plan`, `_retrieve`, `_weigh`, `_present`, `_respond`.
 
         A regular expression (`regex=True`) or a fixed string (`fixed_strings`) is searched as
         typed: the classifier's target extraction applies to natural language only."""
@@ -190,6 +202,26 @@ class Engine:
             raise BadQueryError(f"limit must be an integer between 1 and {MAX_LIMIT}")
         if not query.strip() and not snippet:
             raise BadQueryError("empty query")
+        verdict, pasted = self._understand(query, snippet, intent, fixed_strings, options)
+        timings: dict[str, float] = {"classify": round((time.perf_counter() - started) * 1000, 4)}
+        plan, request = self._plan(query, verdict, options, preset, modalities, weights, k)
+        found = self._retrieve(plan, verdict, request, pasted, max(limit * 5, 50), timings)
+        coverage = self._weigh(found)
+        fuse_started = time.perf_counter()
+        results = self._present(query, verdict, pasted, found, limit)
+        timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)
+        return self._respond(query, verdict, plan, found, results, timings, coverage, started)
+
+    def _understand(
+        self,
+        query: str,
+        snippet: str | None,
+        intent: str | None,
+        fixed_strings: bool,
+        options: dict[str, Any],
+    ) -> tuple[Classification, Pasted | None]:
+        """What the question asks (intent, target, terms), and the pasted error or traceback
+        frame it is, if any."""
         pasted: Pasted | None = None
         if snippet:
             verdict = Classification(FIND_SIMILAR, 1.0, snippet, "explicit-snippet",
@@ -206,7 +238,19 @@ class Engine:
             verdict = replace(verdict, intent=intent, confidence=1.0,
                               rule=verdict.rule if verdict.rule.startswith("explicit") else
                               "explicit-intent")  # fmt: skip
-        classify_ms = (time.perf_counter() - started) * 1000
+        return verdict, pasted
+
+    @staticmethod
+    def _plan(
+        query: str,
+        verdict: Classification,
+        options: dict[str, Any],
+        preset: str,
+        modalities: Sequence[str] | None,
+        weights: dict[str, float] | None,
+        k: int | None,
+    ) -> tuple[Plan, RetrieverQuery]:
+        """The modalities to run with their weights, and the question every one is asked."""
         plan = plan_query(verdict.intent, verdict.confidence, preset=preset,
                           modalities=modalities, weights=weights, k=k)  # fmt: skip
         unknown = set(options) - _QUERY_OPTIONS
@@ -217,39 +261,45 @@ class Engine:
             snippet=verdict.snippet, kind=options.pop("kind", None) or verdict.kind,
             **{key: value for key, value in options.items() if value is not None},
         )  # fmt: skip
-        depth = max(limit * 5, 50)
-        timings: dict[str, float] = {"classify": round(classify_ms, 4)}
-        unavailable: dict[str, str] = {}
-        notes: list[str] = []
-        lists = self._run(plan.modalities, request, depth, timings, unavailable)
+        return plan, request
 
-        used = plan
+    def _retrieve(
+        self,
+        plan: Plan,
+        verdict: Classification,
+        request: RetrieverQuery,
+        pasted: Pasted | None,
+        depth: int,
+        timings: dict[str, float],
+    ) -> Retrieved:
+        """Run the plan; an empty direct answer is absent, damaged or falls back (to fusion for
+        a question in words, else to the text); a pasted error adds its type's definition."""
+        unavailable: dict[str, str] = {}
+        lists = self._run(plan.modalities, request, depth, timings, unavailable)
+        found = Retrieved(plan, lists, unavailable)
         direct_empty = plan.strategy in ("direct", "single") and not lists.get(plan.direct or "")
         # A verified literal search that found nothing is an answer, not a miss: falling back
         # would only add weak matches from other modalities for a string that is nowhere.
         literal_absent = (
-            verdict.intent == "exact_match"
-            and plan.direct == "text"
-            and ("text" not in unavailable)
+            verdict.intent == "exact_match" and plan.direct == "text" and "text" not in unavailable
         )
         # Absent means empty: a named identifier or literal that occurs in no indexed file
         # is answered with nothing, not with the nearest chunks by meaning.
-        absent = None
         if (
             verdict.intent in NAMED_INTENTS
             and not literal_absent
             and (direct_empty or plan.strategy == "rrf")
         ):
-            absent = self._absent(verdict, request)
+            found.absent = self._absent(verdict, request)
         if literal_absent and direct_empty and plan.direct not in self._damaged:
-            absent = verdict.target
-        if absent is not None:
-            notes.append(f"no symbol or text named {absent!r}")
-            lists = {m: [] for m in lists}  # they ran and are shown; nothing counts as a result
+            found.absent = verdict.target
+        if found.absent is not None:
+            found.notes.append(f"no symbol or text named {found.absent!r}")
+            found.lists = {m: [] for m in lists}  # they ran and are shown; nothing counts
         elif direct_empty and plan.direct in self._damaged and verdict.intent == "exact_match":
             # A damaged text index cannot say where the literal is; other modalities' hits
             # would not contain it. The answer is empty and says why (`damaged`).
-            notes.append(f"{plan.direct} is damaged; no fallback for an exact match")
+            found.notes.append(f"{plan.direct} is damaged; no fallback for an exact match")
         elif direct_empty and plan.fallback is not None:
             why = "unavailable" if plan.direct in unavailable else "returned nothing"
             # Only a question in words is widened to fusion; an identifier, a keyword query
@@ -257,71 +307,112 @@ class Engine:
             natural = is_natural(verdict) or "text" in unavailable
             fallback = plan.fallback if natural else text_fallback(plan)
             if fallback is plan.fallback:
-                notes.append(f"{plan.direct} {why}; fell back to fusion")
+                found.notes.append(f"{plan.direct} {why}; fell back to fusion")
             else:
-                notes.append(f"{plan.direct} {why}; searched the text for {verdict.target!r}")
+                found.notes.append(f"{plan.direct} {why}; searched the text for {verdict.target!r}")
             missing = [m for m in fallback.modalities if m not in lists]
             lists.update(self._run(missing, request, depth, timings, unavailable))
-            used = fallback
-        if verdict.intent == IMPACT_ANALYSIS and absent is None and lists.get("graph"):
-            lists["graph"] = self._impact_tail(lists["graph"], request, depth)
-        if pasted is not None and pasted.exc_type and absent is None and any(lists.values()):
-            used = self._with_type_definition(pasted.exc_type, used, lists, depth, timings)
-        graph = self.searcher("graph") if "graph" in lists else None
-        if isinstance(graph, ReportsBehind) and (note := graph.behind_note()):
-            notes.append(note)
+            found.used = fallback
+        if verdict.intent == IMPACT_ANALYSIS and found.absent is None and lists.get("graph"):
+            text = lambda: self.searcher("text")  # noqa: E731 (opened only when it is needed)
+            lists["graph"] = impact_with_tail(lists["graph"], text, self.chunks, request, depth)
+        if (
+            pasted is not None
+            and pasted.exc_type
+            and found.absent is None
+            and any(found.lists.values())
+        ):
+            found.used = self._with_type_definition(
+                pasted.exc_type, found.used, found.lists, depth, timings
+            )
+        return found
+
+    def _weigh(self, found: Retrieved) -> dict[str, Any]:
+        """Notes of a graph behind its files and of a partial embedding, whose weight in a
+        fused answer shrinks to what it covers; returns the coverage the answer carries."""
+        graph = self._offering("graph", ReportsBehind) if "graph" in found.lists else None
+        if graph is not None and (note := graph.behind_note()):
+            found.notes.append(note)
+        found.notes += pending_notes(self.generation.manifest, found.unavailable)
         coverage: dict[str, Any] = {}
-        semantic = self.searcher("semantic") if "semantic" in lists else None
-        if isinstance(semantic, ReportsCoverage):
+        semantic = (
+            self._offering("semantic", ReportsCoverage) if "semantic" in found.lists else None
+        )
+        if semantic is not None:
             # semantic follows a large build (`maguyva.build.follow`): say what it covered
             cov = coverage["semantic"] = semantic.coverage()
             note = semantic.coverage_note()
             if note:
-                notes.append(note)
+                found.notes.append(note)
             share = (cov["embedded"] + cov["head_only"]) / cov["chunks"] if cov["chunks"] else 1
+            used = found.used
             if share < 1 and used.strategy == "rrf" and used.weights.get("semantic"):
                 # a partial embedding ranks only what it embedded: it weighs as much as it covers
                 weights = {**used.weights, "semantic": round(used.weights["semantic"] * share, 4)}
-                used = replace(used, weights=weights)
-        fuse_started = time.perf_counter()
+                found.used = replace(used, weights=weights)
+        return coverage
+
+    def _present(
+        self,
+        query: str,
+        verdict: Classification,
+        pasted: Pasted | None,
+        found: Retrieved,
+        limit: int,
+    ) -> list[Result]:
+        """The fused results in the order shown: the place a question names first, tests
+        after the implementation, renamed copies of a snippet first; the fused order (and its
+        centrality boost) decides only within each group."""
+        used, lists = found.used, found.lists
         place = place_of(query) if is_natural(verdict) else None
         if pasted is not None and pasted.path:  # a traceback frame: its own file first
             tail = "/".join(pasted.path.replace("\\", "/").lower().split("/")[-2:])
             place = Place((tail,), (), (pasted.path,))
         demote = verdict.intent == "understand_code" and demotes_tests(query)
+        wider = min(MAX_LIMIT, max(limit * 3, 30))
         if place is not None or demote:
-            # the place a question names first, tests after the implementation; the fused order
-            # (and its centrality boost) decides only within each group
-            results = self._fuse(used, lists, min(MAX_LIMIT, max(limit * 3, 30)))
-            results = prefer_place(results, place, demote)[:limit]
+            # reordered before the results are made: only `limit` of them are built
+            entries = prefer_place(self._fused(used, lists, wider), place, demote)[:limit]
             if place is not None:
-                notes.append(f"preferred files matching {', '.join(place.words)!r}")
-        elif verdict.intent == FIND_SIMILAR and verdict.snippet:
+                found.notes.append(f"preferred files matching {', '.join(place.words)!r}")
+            return self._results(entries, used, lists)
+        if verdict.intent == FIND_SIMILAR and verdict.snippet:
             # renamed copies of the snippet first, by their fingerprint (query/fingerprint.py)
-            results = self._fuse(used, lists, min(MAX_LIMIT, max(limit * 3, 30)))
-            found: dict[str, set[str]] = {}
+            keys_by_path: dict[str, set[str]] = {}
             for hits in lists.values():
                 for hit in hits:
-                    found.setdefault(hit.path, set()).add(hit.key or "")
-            results = near_copies_first(verdict.snippet, results, self.chunks, found)[:limit]
-        else:
-            results = self._fuse(used, lists, limit)
-        timings["fuse"] = round((time.perf_counter() - fuse_started) * 1000, 4)
-        # Every modality this answer consulted (the plan, its fallback, the graph for the
-        # centrality boost of a fused answer) whose files failed their checks.
-        consulted = {*plan.modalities, *used.modalities, *unavailable}
+                    keys_by_path.setdefault(hit.path, set()).add(hit.key or "")
+            results = self._fuse(used, lists, wider)
+            return near_copies_first(verdict.snippet, results, self.chunks, keys_by_path)[:limit]
+        return self._fuse(used, lists, limit)
+
+    def _respond(
+        self,
+        query: str,
+        verdict: Classification,
+        plan: Plan,
+        found: Retrieved,
+        results: list[Result],
+        timings: dict[str, float],
+        coverage: dict[str, Any],
+        started: float,
+    ) -> Response:
+        """The response, with every modality this answer consulted (the plan, its fallback,
+        the graph for the centrality boost of a fused answer) whose files failed their
+        checks."""
+        used = found.used
+        consulted = {*plan.modalities, *used.modalities, *found.unavailable}
         if used.strategy == "rrf":
             consulted.add("graph")
         damaged = {m: self._damaged[m] for m in sorted(consulted) if m in self._damaged}
         return Response(
             query=query, intent=verdict.intent, confidence=verdict.confidence,
             target=verdict.target, fusion_strategy="rrf" if used.strategy == "rrf" else "direct",
-            preset=used.preset, modalities=[m for m in used.modalities if m in lists],
+            preset=used.preset, modalities=[m for m in used.modalities if m in found.lists],
             weights=dict(used.weights), k=used.k, results=results, timings_ms=timings,
-            total_ms=round((time.perf_counter() - started) * 1000, 4), unavailable=unavailable,
-            rule=verdict.rule, generation=self.generation.number, notes=notes,
-            damaged=damaged,
-            coverage=coverage,
+            total_ms=round((time.perf_counter() - started) * 1000, 4),
+            unavailable=found.unavailable, rule=verdict.rule, generation=self.generation.number,
+            notes=found.notes, damaged=damaged, coverage=coverage,
         )  # fmt: skip
 
     def damaged(self) -> dict[str, str]:
@@ -372,20 +463,6 @@ class Engine:
         weights = {**{m: plan.weights.get(m, 1.0) for m in lists if m != "structural"},
                    "structural": 0.1}  # fmt: skip
         return Plan(plan.preset, tuple(weights), weights, plan.k or 60, "rrf")
-
-    def _impact_tail(self, graph: list[Hit], request: RetrieverQuery, depth: int) -> list[Hit]:
-        """The graph's impact list with the files the text index finds naming the target in
-        code, after the graph's uses (query/impact_tail.py)."""
-        name = target_name(request.target)
-        try:
-            text = self.searcher("text") if name else None
-            if name is None or not hasattr(text, "grep"):
-                return graph
-            lines = text.grep(name, whole_word=True, case="sensitive",
-                              max_results=MAX_MATCHED_LINES)  # fmt: skip
-        except (ModalityUnavailable, CorruptIndexError):
-            return graph  # the graph's answer stands; the text's state is reported elsewhere
-        return with_text_tail(graph, lines, self.chunks, name, depth)
 
     def _absent(self, verdict: Classification, request: RetrieverQuery) -> str | None:
         """The name or literal the question is about when it occurs in no indexed file (None
@@ -443,11 +520,19 @@ class Engine:
         for name, hits, elapsed in outcomes:
             timings[name] = round(elapsed, 4)
             if hits is not None:
-                # a searcher whose keys are this generation's chunk ids (semantic) needs no look-up
-                searcher = self._searchers.get(name)
-                trusted = isinstance(searcher, KeysByChunk) and searcher.chunk_keys is True
-                lists[name] = hits if trusted else [self._keyed(hit) for hit in hits]
+                lists[name] = self._keyed_list(name, hits)
         return lists
+
+    def _keyed_list(self, name: str, hits: list[Hit]) -> list[Hit]:
+        """`hits` with the keys of their enclosing chunks. A searcher whose keys are this
+        generation's chunk ids (semantic; text, whose index keeps the chunk spans it was built
+        from) needs no look-up, but for a hit outside every chunk (no key): checking 5,000
+        hits of a common literal against the chunk store decoded every row of their files."""
+        keyed = None if name in CHUNK_KEYED else self._offering(name, KeysByChunk)
+        trusted = name in CHUNK_KEYED or (keyed is not None and keyed.chunk_keys is True)
+        if not trusted:
+            return [self._keyed(hit) for hit in hits]
+        return [hit if hit.key else self._keyed(hit) for hit in hits]
 
     def keyed(self, hit: Hit) -> Hit:
         """Public form of `_keyed` (used by the tuner to replay cached lists)."""
@@ -466,46 +551,24 @@ class Engine:
         return hit
 
     def _fuse(self, plan: Plan, lists: dict[str, list[Hit]], limit: int) -> list[Result]:
+        """The top `limit` files of `lists` fused by `plan`, as results."""
+        return self._results(self._fused(plan, lists, limit), plan, lists)
+
+    def _fused(self, plan: Plan, lists: dict[str, list[Hit]], limit: int) -> list[FusedEntry]:
+        """The top `limit` files of `lists` fused by `plan` (weighted RRF, `fuse_hits`)."""
         order = [m for m in plan.modalities if m in lists]
-        ranked = [
-            (plan.weights.get(m, 0.0), [(h.key or "", h.path) for h in lists[m]]) for m in order
-        ]
-        centrality: dict[str, float] = {}
-        if plan.strategy == "rrf":
-            centrality = self._centrality(lists)
+        centrality = self._centrality(lists) if plan.strategy == "rrf" else {}
         # Files over the size cap recognised as generated by content (repo/large.py) are
-        # demoted like generated paths: fuse a few more, halve their scores, re-rank.
+        # demoted like generated paths.
         generated = set((self.generation.manifest.get("large") or {}).get("generated_paths", ()))
-        extra = (
-            len(generated & {h.path for hits in lists.values() for h in hits}) if generated else 0
-        )
-        fused = _core.fuse(ranked, centrality, float(plan.k), limit + extra)
-        if extra:
-            fused = sorted(
-                ((k_, p, s * (0.5 if p in generated and not d else 1.0), b, d or p in generated, c, f)
-                 for k_, p, s, b, d, c, f in fused),
-                key=lambda item: (-item[2], item[1], item[0]),
-            )[:limit]  # fmt: skip
-        hits_by_key: dict[tuple[str, str], Hit] = {}
-        lines_by_path: dict[str, set[int]] = {}
-        for m in order:
-            for h in lists[m]:
-                hits_by_key.setdefault((m, h.key or ""), h)
-                lines_by_path.setdefault(h.path, set()).update(h.lines)
-                lines_by_path[h.path].update(h.extra.get("file_lines", ()))
-        results = []
-        for key, path, score, boost, demoted, contributions, _folded in fused:
-            provenance = []
-            first_hit: Hit | None = None
-            for list_no, rank, contribution in contributions:
-                modality = order[list_no]
-                hit = hits_by_key.get((modality, key))
-                first_hit = first_hit or hit
-                provenance.append(ModalityContribution(  # ranks are 1-based in every output
-                    modality, rank + 1, round(contribution, 12), hit.score if hit else None))  # fmt: skip
-            results.append(self._result(key, path, score, boost, demoted, provenance,
-                                        first_hit, sorted(lines_by_path.get(path, ()))))  # fmt: skip
-        return results
+        ranked = [(plan.weights.get(m, 0.0), lists[m]) for m in order]
+        return fuse_hits(ranked, centrality, float(plan.k), limit, generated)
+
+    def _results(
+        self, entries: list[FusedEntry], plan: Plan, lists: dict[str, list[Hit]]
+    ) -> list[Result]:
+        order = [m for m in plan.modalities if m in lists]
+        return present(entries, order, lists, self.chunks, self.is_stale)
 
     def _centrality(self, lists: dict[str, list[Hit]]) -> dict[str, float]:
         try:
@@ -520,39 +583,6 @@ class Engine:
             with self._lock:
                 self._damaged["graph"] = damage_reason(exc)
             return {}
-
-    def _result(
-        self,
-        key: str,
-        path: str,
-        score: float,
-        boost: float,
-        demoted: bool,
-        provenance: list[ModalityContribution],
-        hit: Hit | None,
-        lines: list[int],
-    ) -> Result:
-        chunk = self.chunks.get(key, path)
-        if chunk is not None:
-            start, end = chunk.start_line, chunk.end_line
-            # from the first matching line of the chunk: a module chunk's head is its license
-            # header or docstring, which says nothing about why it matched
-            first = next((n for n in lines if start <= n <= end), start)
-            text_lines = chunk.text.splitlines()
-            snippet = "\n".join(text_lines[first - start : first - start + SNIPPET_LINES])
-            symbol, kind = chunk.qualified_name, chunk.kind
-        else:
-            start, end = (hit.start_line, hit.end_line) if hit else (1, 1)
-            snippet, symbol, kind = "", None, None
-        if hit is not None:
-            snippet = hit.snippet or snippet
-            symbol = hit.symbol or symbol
-            kind = hit.kind or kind
-        return Result(
-            path=path, start_line=start, end_line=end, score=score, snippet=snippet,
-            provenance=provenance, boost=boost, demoted=demoted, lines=lines, symbol=symbol,
-            kind=kind, stale=self.is_stale(path), extra=dict(hit.extra) if hit else {},
-        )  # fmt: skip
 
     def is_stale(self, path: str) -> bool:
         """True when the file's content changed or it vanished since it was indexed (a `touch`

@@ -18,7 +18,7 @@ from typing import Any
 
 from maguyva.model import Result
 
-SNIPPET_LINES = 12  # lines of a result's snippet, as the engine shows them (engine.py)
+SNIPPET_LINES = 12  # lines of a result's snippet, as the engine shows them (present.py)
 
 GRAM = 4
 NEAR_COPY = 0.6

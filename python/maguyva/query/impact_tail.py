@@ -12,10 +12,12 @@ import statement or the definition's own line is not a use.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from maguyva.errors import CorruptIndexError, ModalityUnavailable
 from maguyva.modalities.graph.uselines import file_lines, in_statement
+from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.model import Hit
 
 MAX_TAIL_FILES = 50
@@ -32,6 +34,27 @@ def target_name(target: str) -> str | None:
     """The word a text search looks for: the last part of a dotted or `::` path."""
     name = re.split(r"\.|::|#|->", target.strip().removesuffix("()"))[-1]
     return name if re.fullmatch(r"[A-Za-z_$][\w$]*", name) else None
+
+
+def impact_with_tail(
+    graph: list[Hit], text: Callable[[], Any], chunks: Any, request: RetrieverQuery, depth: int
+) -> list[Hit]:
+    """The graph's impact list with the files the text index (`text()`, opened on demand)
+    finds naming the target in code; the graph's answer alone when the text index is missing
+    or damaged (the engine reports its state elsewhere)."""
+    name = target_name(request.target)
+    if name is None:
+        return graph
+    try:
+        searcher = text()
+        if not hasattr(searcher, "grep"):
+            return graph
+        lines = searcher.grep(
+            name, whole_word=True, case="sensitive", max_results=MAX_MATCHED_LINES
+        )
+    except (ModalityUnavailable, CorruptIndexError):
+        return graph
+    return with_text_tail(graph, lines, chunks, name, depth)
 
 
 def with_text_tail(

@@ -173,3 +173,43 @@ def test_scan_finds_assignments_annotations_isinstance_and_attributes():
     assert got["a"] == ["Store"] and got["b"] == ["Other"] and got["x"] == ["pkg.Thing"]
     assert got["y"] == ["Kind", "make"] and got["c"] == ["Alpha"] and got["self.z"] == ["Zed"]
     assert "w" not in got
+
+
+def _stdlib_lines() -> list[list[str]]:
+    import sysconfig
+    from pathlib import Path
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    names = ["typing.py", "dataclasses.py", "argparse.py", "asyncio/base_events.py",
+             "email/message.py", "logging/__init__.py", "unittest/mock.py"]  # fmt: skip
+    return [(root / n).read_text("utf-8").splitlines() for n in names if (root / n).exists()]
+
+
+def test_a_file_scanned_once_gives_each_span_what_scanning_its_text_gives() -> None:
+    """`FileScan` reads a file once; every span of lines (and the module text with spans
+    blanked) must get exactly `scan` of that text, order included."""
+    import random
+
+    from maguyva.modalities.graph.receivers import FileScan
+
+    rng = random.Random(7)
+    files = _stdlib_lines()
+    assert files
+    compared = 0
+    for lines in files:
+        whole = FileScan(lines)
+        for _ in range(60):
+            lo = rng.randrange(len(lines))
+            hi = min(len(lines), lo + rng.choice((3, 20, 200, 2000)))
+            expected = scan("\n".join(lines[lo:hi]))
+            assert whole.lines(lo, hi) == expected
+            compared += bool(expected)
+        keep = bytearray(b"\x01") * len(lines)
+        blanked = list(lines)
+        for _ in range(5):
+            lo = rng.randrange(len(lines))
+            hi = lo + rng.randrange(1, 300)
+            keep[lo:hi] = bytes(len(keep[lo:hi]))
+            blanked[lo:hi] = [""] * len(blanked[lo:hi])
+        assert whole.kept(keep) == scan("\n".join(blanked))
+    assert compared > 50  # the spans held evidence, not only empty dicts

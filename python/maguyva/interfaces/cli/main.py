@@ -10,8 +10,8 @@ Exit codes follow ripgrep: 0 when results were found, 1 when none, 2 on error. R
 stdout; progress, warnings and errors to stderr. Errors are one line; set MAGUYVA_DEBUG=1 to
 see a traceback for an unexpected failure.
 
-Adding a subcommand: one `sub.add_parser(...)` block in `build_parser()` and one entry in
-`COMMANDS`; the handler takes the parsed arguments and returns an exit code.
+Adding a subcommand: one `_add_...` function in `maguyva.interfaces.cli.parser` and one entry
+in `COMMANDS`; the handler takes the parsed arguments and returns an exit code.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 
 from maguyva.config import TRUST_ENV
 from maguyva.errors import BadQueryError, MaguyvaError
-from maguyva.interfaces.cli.durability import add_subcommands as add_durability_subcommands
 from maguyva.interfaces.cli.durability import commands as durability_commands
+from maguyva.interfaces.cli.parser import build_parser
 from maguyva.interfaces.output import (
     Renderer,
     dumps_json,
@@ -42,7 +42,7 @@ from maguyva.interfaces.output import (
     use_color,
     write_lines,
 )
-from maguyva.model import MODALITIES
+from maguyva.interfaces.shaping import modality_state
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR = 0, 1, 2
 
@@ -125,125 +125,6 @@ def _open_index(args: argparse.Namespace, **overrides: Any):
 
     opener = WARM.get("open_index") or Index.open
     return opener(_root(args), index_dir=args.index_dir, **overrides)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="maguyva",
-        description="Code search that classifies each question and fuses the right retrievers.",
-    )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress or output")
-    parser.add_argument("--version", action="version", version=f"maguyva {_version()}")
-    # Subcommands repeat -q after their name (ripgrep users put flags last); SUPPRESS keeps
-    # the global value when the subcommand does not set it.
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS)
-    common.add_argument("--root", type=Path, help="repository root (default: nearest indexed)")
-    common.add_argument("--index-dir", type=Path, help="index location (default ROOT/.maguyva)")
-    common.add_argument(
-        "--trust-repo-config", action="store_true", default=argparse.SUPPRESS,
-        help="let the repository's own .maguyva.toml / pyproject.toml set keys that widen what "
-        "is read or where code is sent (follow_symlinks, embedding_provider, allow_large, ...)",
-    )  # fmt: skip
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    index = sub.add_parser("index", parents=[common], help="index a repository")
-    index.add_argument("path", nargs="?", type=Path, help="repository (default: --root or .)")
-    index.add_argument("--modalities", help="comma-separated modalities to build (default: all)")
-    index.add_argument("--wait", action="store_true", help="wait for another writer to finish")
-    index.add_argument("--rebuild", action="store_true", help="from scratch, ignoring caches")
-    index.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="set a configuration key for this run (repeatable; keys: "
-                       "`maguyva config`)")  # fmt: skip
-    index.add_argument(
-        "--background", action="store_true",
-        help="return once the index answers (text, structural, graph); embedding goes on in a "
-        "detached process (`maguyva status` shows it; the next index run resumes it if killed)",
-    )  # fmt: skip
-    add_durability_subcommands(sub, common, index)  # watch, fsck, index --repair
-    index.add_argument("--json", action="store_true", help="print the build summary as JSON")
-    index.add_argument(
-        "--memory", metavar="SIZE",
-        help="memory budget, e.g. 6G (config key `memory`; capped by the cgroup limit): sets "
-        "the extraction processes, and a build that outgrows it stops with an error",
-    )  # fmt: skip
-    index.add_argument(
-        "--dry-run", action="store_true",
-        help="estimate files, bytes, chunks, tokens and cost (remote provider), the largest "
-        "directories and the skipped files; write nothing",
-    )  # fmt: skip
-
-    search = sub.add_parser(
-        "search", parents=[common], help="ask a question about the indexed repository"
-    )
-    search.add_argument("query", help='plain words, or "phrase", /regex/, file:, lang:, sym:...')
-    search.add_argument("paths", nargs="*", metavar="PATH", help="only results under these")
-    case = search.add_mutually_exclusive_group()
-    case.add_argument("-i", "--ignore-case", dest="case", action="store_const",
-                      const="insensitive", help="case-insensitive")  # fmt: skip
-    case.add_argument("-s", "--case-sensitive", dest="case", action="store_const",
-                      const="sensitive", help="case-sensitive")  # fmt: skip
-    case.add_argument("-S", "--smart-case", dest="case", action="store_const", const="smart",
-                      help="case-insensitive unless the query has an upper-case letter")  # fmt: skip
-    search.add_argument("-w", "--word-regexp", action="store_true", help="whole words only")
-    search.add_argument("-F", "--fixed-strings", action="store_true",
-                        help="the query is one literal string (no syntax, exact match)")  # fmt: skip
-    search.add_argument("--regex", action="store_true", help="the query is a regular expression")
-    search.add_argument("-g", "--glob", action="append", default=[], metavar="GLOB",
-                        help="include paths matching GLOB; !GLOB excludes (repeatable)")  # fmt: skip
-    search.add_argument("-t", "--type", action="append", default=[], metavar="TYPE",
-                        help="only this language (py, rust, go, ...; repeatable)")  # fmt: skip
-    search.add_argument("-T", "--type-not", action="append", default=[], metavar="TYPE",
-                        help="not this language (repeatable)")  # fmt: skip
-    search.add_argument("-l", "--files-with-matches", action="store_true",
-                        help="print only the paths of results")  # fmt: skip
-    search.add_argument("-C", "--context", type=int, default=0, metavar="N",
-                        help="show N lines around each match line")  # fmt: skip
-    search.add_argument("-n", "--line-number", action="store_true",
-                        help="accepted for ripgrep compatibility (always on)")  # fmt: skip
-    search.add_argument("-m", "--max-count", type=int, metavar="NUM",
-                        help="at most NUM matching lines per file, as in ripgrep")  # fmt: skip
-    search.add_argument("--max-results", "--limit", dest="limit", type=int, metavar="NUM",
-                        help="number of results, one per file (default 10)")  # fmt: skip
-    search.add_argument("--json", action="store_true", help="ripgrep-style JSON Lines")
-    search.add_argument("--color", "--colour", choices=["auto", "always", "never"])
-    search.add_argument("--preset", choices=["quick", "default", "thorough"])
-    search.add_argument("--modalities", help=f"comma-separated subset of {','.join(MODALITIES)}")
-    search.add_argument("--weights", help="e.g. text=0.5,semantic=0.5 (manual tuning: prefer presets)")  # fmt: skip
-    search.add_argument("--k", type=int, help="RRF k constant (default: the preset's)")
-    search.add_argument("--kind", help="definition kind to prefer (class, function, ...)")
-    search.add_argument("--explain", action="store_true", help="show intent, routing, provenance")
-    search.add_argument("--snippet", help="find code similar to this snippet")
-    search.add_argument("--no-daemon", action="store_true",
-                        help="answer in this process, not through the warm server "
-                        "(also MAGUYVA_DAEMON=0)")  # fmt: skip
-
-    status = sub.add_parser("status", parents=[common], help="what is indexed, how fresh")
-    status.add_argument("--json", action="store_true")
-
-    config = sub.add_parser("config", parents=[common], help="the effective configuration")
-    config.add_argument("--show", action="store_true", help="print every key (default)")
-    config.add_argument("--json", action="store_true")
-
-    mcp = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio")
-    mcp.add_argument("--log-level", default="WARNING",
-                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])  # fmt: skip
-    mcp.add_argument("--watch", action="store_true",
-                     help="keep the index current while serving (as `maguyva watch`)")  # fmt: skip
-
-    from maguyva.eval.cli import add_eval_arguments, add_tune_arguments
-
-    add_eval_arguments(sub.add_parser("eval", parents=[common],
-                                      help="score retrieval on a query set, side by side"))  # fmt: skip
-    add_tune_arguments(sub.add_parser("tune", parents=[common],
-                                      help="tune weights and k per intent on a query set"))  # fmt: skip
-    return parser
-
-
-def _version() -> str:
-    from maguyva import __version__
-
-    return __version__
 
 
 def _dry_run(root: Path, args: argparse.Namespace, settings: dict[str, Any]) -> int:
@@ -344,7 +225,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(f"  memory budget {plan.budget >> 20} MiB: {jobs} extraction process(es)")
     for name, status in summary.modalities.items():
         took = summary.timings_s.get(name, 0.0)
-        state = "built" if status.get("built") else f"unavailable: {status.get('reason')}"
+        state = modality_state(status)
         print(f"  {name:<10} {state} ({took:.2f}s)")
     if "searchable" in summary.timings_s:  # never gate: it answered before the embedding ended
         print(f"  searchable after {summary.timings_s['searchable']:.1f}s; semantic followed in "
@@ -459,7 +340,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"files: {status['files']}  chunks: {status['chunks']}  "
           f"stale: {status['stale_files']}")  # fmt: skip
     for name, state in status["modalities"].items():
-        shown = "built" if state["built"] else f"unavailable: {state['reason']}"
+        shown = modality_state(state)
         if state.get("damaged"):
             shown = f"DAMAGED: {state['damaged']}"
         if state.get("behind"):  # maguyva.build.follow: the next generation brings it up to date

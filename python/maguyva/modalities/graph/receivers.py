@@ -13,6 +13,8 @@ A type name found here is then resolved like any other name (imports, scopes), s
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable
 
@@ -38,13 +40,17 @@ class ReceiverTypes:
         self.enabled = read_text is not None
         self._lines: tuple[str, list[str]] | None = None
         self._memo: dict[int, dict[str, list[str]]] = {}
+        self._scan: tuple[list[str], FileScan] | None = None
 
     def of(self, node: int, path: str, start: int, end: int) -> dict[str, list[str]]:
-        """Variable -> type names in the definition's text."""
+        """Variable -> type names in the definition's text (lines `start`..`end`)."""
         got = self._memo.get(node)
         if got is None or _SCANNED not in got:
             entry = got if got is not None else {}
-            entry.update(scan("\n".join(self._file_lines(path)[start - 1 : end])))
+            if start >= 1:
+                entry.update(self._file_scan(path).lines(start - 1, end))
+            else:
+                entry.update(scan("\n".join(self._file_lines(path)[start - 1 : end])))
             entry[_SCANNED] = []
             got = self._memo[node] = entry
         return got
@@ -65,11 +71,18 @@ class ReceiverTypes:
         (the top-level functions and classes, whose variables are their own)."""
         got = self._memo.get(node)
         if got is None:
-            lines = list(self._file_lines(path))
+            lines = self._file_lines(path)
+            keep = bytearray(b"\x01") * len(lines)
             for start, end in skip:
-                lines[start - 1 : end] = [""] * len(lines[start - 1 : end])
-            got = self._memo[node] = scan("\n".join(lines))
+                keep[start - 1 : end] = bytes(len(keep[start - 1 : end]))
+            got = self._memo[node] = self._file_scan(path).kept(keep)
         return got
+
+    def _file_scan(self, path: str) -> FileScan:
+        lines = self._file_lines(path)
+        if self._scan is None or self._scan[0] is not lines:
+            self._scan = (lines, FileScan(lines))
+        return self._scan[1]
 
     def _file_lines(self, path: str) -> list[str]:
         if self._lines is None or self._lines[0] != path:
@@ -136,3 +149,68 @@ def scan(text: str) -> dict[str, list[str]]:
             if type_name not in names:
                 names.append(type_name)
     return out
+
+
+_FORMS = (ANNOTATION, ASSIGN, ISINSTANCE)
+
+
+class FileScan:
+    """`scan` of a whole file once, its matches kept by line, so that each definition's
+    evidence is a slice of them instead of a new scan of its text (a class's text holds its
+    methods', so each line was read once per enclosing definition). No form matches across a
+    line break and `^` is a line start in any span of whole lines, so the matches within a
+    span of lines are exactly those of `scan` over the span's text, in the same order."""
+
+    def __init__(self, lines: list[str]) -> None:
+        text = "\n".join(lines)
+        starts, offset = [], 0
+        for line in lines:
+            starts.append(offset)
+            offset += len(line) + 1
+        line_of = functools.partial(bisect.bisect_right, starts)
+        self.found: list[tuple[list[int], list[tuple[str, str]]]] = []
+        for regex in _FORMS:
+            at, rows = [], []
+            for m in regex.finditer(text):
+                var, type_name = m.group(1), m.group(2)
+                if type_name in NOT_TYPES or type_name.startswith(("self.", "cls.")):
+                    continue
+                at.append(line_of(m.start()) - 1)
+                rows.append((var, type_name))
+            self.found.append((at, rows))
+        at, chained = [], []
+        for m in CHAINED.finditer(text):
+            type_name = m.group(3)
+            if type_name in NOT_TYPES or type_name.startswith(("self.", "cls.")):
+                continue
+            at.append(line_of(m.start()) - 1)
+            chained.append((tuple(_TARGET.findall(m.group(1))), type_name))
+        self.chained = (at, chained)
+
+    def lines(self, lo: int, hi: int) -> dict[str, list[str]]:
+        """`scan` of lines [lo, hi) (0-based)."""
+        out: dict[str, list[str]] = {}
+        for at, rows in self.found:
+            _add(out, rows[bisect.bisect_left(at, lo) : bisect.bisect_left(at, hi)])
+        at, chained = self.chained
+        for targets, type_name in chained[bisect.bisect_left(at, lo) : bisect.bisect_left(at, hi)]:
+            _add(out, [(var, type_name) for var in targets])
+        return out
+
+    def kept(self, keep: bytearray) -> dict[str, list[str]]:
+        """`scan` of the lines whose `keep` byte is set (the others read as blank lines)."""
+        out: dict[str, list[str]] = {}
+        for at, rows in self.found:
+            _add(out, [row for line, row in zip(at, rows, strict=True) if keep[line]])
+        at, chained = self.chained
+        for line, (targets, type_name) in zip(at, chained, strict=True):
+            if keep[line]:
+                _add(out, [(var, type_name) for var in targets])
+        return out
+
+
+def _add(out: dict[str, list[str]], rows: list[tuple[str, str]]) -> None:
+    for var, type_name in rows:
+        names = out.setdefault(var, [])
+        if type_name not in names:
+            names.append(type_name)

@@ -45,21 +45,21 @@ class ExtractionTally:
 
     def add(self, result: Any) -> None:
         """Count one `extract.driver.FileResult`."""
-        ex = result.extraction
+        definitions, imports, calls, chunks = result.counts  # counted without decoding
         self.files += 1
-        self.chunks += len(result.chunks)
-        stats = self.languages.setdefault(ex.language or "unknown", dict.fromkeys(
+        self.chunks += chunks
+        stats = self.languages.setdefault(result.language or "unknown", dict.fromkeys(
             ("files", "bytes", "definitions", "imports", "calls", "chunks"), 0))  # fmt: skip
         stats["files"] += 1
         stats["bytes"] += result.size
-        stats["definitions"] += len(ex.definitions)
-        stats["imports"] += len(ex.imports)
-        stats["calls"] += len(ex.calls)
-        stats["chunks"] += len(result.chunks)
+        stats["definitions"] += definitions
+        stats["imports"] += imports
+        stats["calls"] += calls
+        stats["chunks"] += chunks
         if result.status not in ("ok", "no_grammar"):
-            self.problems.append({"path": ex.path, "status": result.status,
+            self.problems.append({"path": result.path, "status": result.status,
                                   "detail": result.detail or ""})  # fmt: skip
-        self.slowest.append((result.seconds, ex.path))
+        self.slowest.append((result.seconds, result.path))
         if len(self.slowest) > 64:
             self.slowest = sorted(self.slowest, reverse=True)[:5]
 

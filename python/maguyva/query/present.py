@@ -1,0 +1,106 @@
+"""From fused entries to the results an answer shows: each file's best chunk with its span,
+snippet, symbol, the lines that matched in the file and the contributions that explain its
+score; and the stable reorders the engine applies after fusion (a named place first, tests
+after the implementation)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
+
+from maguyva.model import Hit, ModalityContribution, Result
+from maguyva.query.fusion import FusedEntry
+from maguyva.query.places import Place, is_test_path
+from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
+
+SNIPPET_LINES = 12
+
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+_Item = TypeVar("_Item", bound=_HasPath)
+
+
+def prefer_place(items: list[_Item], place: Place | None, demote_tests: bool) -> list[_Item]:
+    """Stable reorder of results (or the fused entries they are made from: only the path
+    counts): those in the named place first, then (with `demote_tests`) test files after
+    the others."""
+
+    def group(item: _Item) -> tuple[bool, bool]:
+        outside = place is not None and not place.matches(item.path)
+        return outside, demote_tests and is_test_path(item.path)
+
+    return sorted(items, key=group)
+
+
+def present(
+    fused: Sequence[FusedEntry],
+    order: Sequence[str],
+    lists: dict[str, list[Hit]],
+    chunks: ChunkStore | SegmentedChunkStore,
+    is_stale: Callable[[str], bool],
+) -> list[Result]:
+    """The results of `fused` (fused from `lists[m] for m in order`), each from its chunk's
+    record and the first hit of its key in the first list that ranked it."""
+    hits_by_key: dict[tuple[str, str], Hit] = {}
+    lines_by_path: dict[str, set[int]] = {}
+    seen_file_lines: set[int] = set()  # text hits of one file share one `file_lines` list
+    for m in order:
+        for h in lists[m]:
+            hits_by_key.setdefault((m, h.key or ""), h)
+            lines = lines_by_path.setdefault(h.path, set())
+            lines.update(h.lines)
+            file_lines = h.extra.get("file_lines")
+            if file_lines is not None and id(file_lines) not in seen_file_lines:
+                seen_file_lines.add(id(file_lines))
+                lines.update(file_lines)
+    results = []
+    for entry in fused:
+        provenance = []
+        first_hit: Hit | None = None
+        for list_no, rank, contribution in entry.contributions:
+            modality = order[list_no]
+            hit = hits_by_key.get((modality, entry.key))
+            first_hit = first_hit or hit
+            provenance.append(ModalityContribution(  # ranks are 1-based in every output
+                modality, rank + 1, round(contribution, 12), hit.score if hit else None))  # fmt: skip
+        matched = sorted(lines_by_path.get(entry.path, ()))
+        results.append(result_of(entry, provenance, first_hit, matched, chunks, is_stale))
+    return results
+
+
+def result_of(
+    entry: FusedEntry,
+    provenance: list[ModalityContribution],
+    hit: Hit | None,
+    lines: list[int],
+    chunks: ChunkStore | SegmentedChunkStore,
+    is_stale: Callable[[str], bool],
+) -> Result:
+    """One result: span, snippet, symbol and kind from its chunk (its record alone is read),
+    the hit's own snippet, symbol and kind first."""
+    path = entry.path
+    chunk = chunks.record(entry.key, path)
+    if chunk is not None:
+        start, end = chunk.start_line, chunk.end_line
+        # from the first matching line of the chunk: a module chunk's head is its license
+        # header or docstring, which says nothing about why it matched
+        first = next((n for n in lines if start <= n <= end), start)
+        text_lines = chunk.text.splitlines()
+        snippet = "\n".join(text_lines[first - start : first - start + SNIPPET_LINES])
+        symbol, kind = chunk.qualified_name, chunk.kind
+    else:
+        start, end = (hit.start_line, hit.end_line) if hit else (1, 1)
+        snippet, symbol, kind = "", None, None
+    if hit is not None:
+        snippet = hit.snippet or snippet
+        symbol = hit.symbol or symbol
+        kind = hit.kind or kind
+    return Result(
+        path=path, start_line=start, end_line=end, score=entry.score, snippet=snippet,
+        provenance=provenance, boost=entry.boost, demoted=entry.demoted, lines=lines,
+        symbol=symbol, kind=kind, stale=is_stale(path), extra=dict(hit.extra) if hit else {},
+    )  # fmt: skip
