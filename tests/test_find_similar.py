@@ -15,9 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from maguyva.build.indexer import build_index
 from maguyva.eval.generate import rename_function
 from maguyva.query.engine import Engine
-from maguyva.query.fingerprint import NEAR_COPY, fingerprint, similarity, tokens
+from maguyva.query.fingerprint import (
+    NEAR_COPY,
+    fingerprint,
+    literal_names,
+    near_copies_first,
+    similarity,
+    tokens,
+)
 
 FILES = ["textwrap.py", "shlex.py", "fnmatch.py", "json/decoder.py", "json/encoder.py"]
 MODALITIES = ["text", "structural", "graph", "semantic"]
@@ -76,3 +84,73 @@ def test_no_near_copy_keeps_the_fused_order(engine: Engine):
     assert ast.parse(snippet)
     res = engine.search("", snippet=snippet, limit=10)
     assert res.results and all("near_copy" not in r.extra for r in res.results)
+
+
+# Two crypto providers with the same function, alike but for the provider's own names (as
+# rustls's `crypto/ring/tls13.rs` and `crypto/aws_lc_rs/tls13.rs`): their shapes tie, the
+# names a renaming keeps tell them apart.
+PROVIDER = """use super::{}::hkdf;
+
+pub(crate) struct {}Expander {{
+    alg: hkdf::Algorithm,
+    prk: hkdf::Prk,
+}}
+
+impl {}Hkdf {{
+    pub(crate) fn expander_for_secret(&self, salt: Option<&[u8]>, secret: &[u8]) -> Box<{}Expander> {{
+        let zeroes = [0u8; 64];
+        let salt = match salt {{
+            Some(salt) => salt,
+            None => &zeroes[..self.0.len()],
+        }};
+        Box::new({}Expander {{
+            alg: self.0,
+            prk: hkdf::Salt::new(self.0, salt).extract(secret),
+        }})
+    }}
+}}
+"""
+PROVIDERS = {"ring": "Ring", "aws_lc_rs": "AwsLc"}
+
+
+@pytest.fixture(scope="module")
+def providers(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    root = tmp_path_factory.mktemp("providers")
+    for module, prefix in PROVIDERS.items():
+        path = root / "src" / "crypto" / module / "tls13.rs"
+        path.parent.mkdir(parents=True)
+        path.write_text(PROVIDER.format(module, prefix, prefix, prefix, prefix))
+    build_index(root, config={"modalities": ["text", "structural", "graph"]})
+    return Engine.open(root)
+
+
+def _renamed_from(module: str) -> str:
+    prefix = PROVIDERS[module]
+    body = PROVIDER.format(module, prefix, prefix, prefix, prefix)
+    method = body[body.index("    pub(crate) fn") : body.index("\n    }\n") + 6]
+    return method.replace("expander_for_secret", "f").replace("salt", "v0").replace("secret", "v1")
+
+
+def test_literal_names_are_the_names_a_renaming_keeps():
+    names = literal_names(_renamed_from("ring"))
+    assert {"RingExpander", "hkdf", "Salt", "extract", "Option", "Box"} <= names
+    assert not names & {"f", "v0", "v1", "zeroes", "fn", "let"}
+    assert literal_names('x = os.path.join(v0, "sep")') == {"path", "join", '"sep"'}
+
+
+@pytest.mark.parametrize("module", list(PROVIDERS))
+def test_tied_near_copies_are_ordered_by_the_names_they_share(providers: Engine, module: str):
+    snippet = _renamed_from(module)
+    want = f"src/crypto/{module}/tls13.rs"
+    res = providers.search("", snippet=snippet, limit=10)
+    both = [r for r in res.results if "near_copy" in r.extra]
+    assert {r.path for r in both} == {f"src/crypto/{m}/tls13.rs" for m in PROVIDERS}
+    assert both[0].extra["near_copy"] == both[1].extra["near_copy"]  # the shapes tie
+    assert res.results[0].path == want
+    # whatever order fusion handed over: the other provider first
+    other = [r for r in res.results if r.path != want]
+    mine = [r for r in res.results if r.path == want]
+    found = {r.path: {c.id for c in providers.chunks.by_path(r.path)} for r in res.results}
+    reordered = near_copies_first(snippet, other + mine, providers.chunks, found)
+    assert reordered[0].path == want
+    assert reordered[0].extra["shared_names"] > reordered[1].extra["shared_names"]

@@ -33,10 +33,12 @@ from maguyva.modalities.registry import load_modality
 from maguyva.model import Hit, Response, Result
 from maguyva.query.fingerprint import near_copies_first
 from maguyva.query.fusion import FusedEntry, fuse_hits
+from maguyva.query.impact_tail import impact_with_tail
 from maguyva.query.intent import (
     EXACT_MATCH,
     FIND_DEFINITION,
     FIND_SIMILAR,
+    IMPACT_ANALYSIS,
     Classification,
     classify,
     salient_terms,
@@ -311,6 +313,9 @@ class Engine:
             missing = [m for m in fallback.modalities if m not in lists]
             lists.update(self._run(missing, request, depth, timings, unavailable))
             found.used = fallback
+        if verdict.intent == IMPACT_ANALYSIS and found.absent is None and lists.get("graph"):
+            text = lambda: self.searcher("text")  # noqa: E731 (opened only when it is needed)
+            lists["graph"] = impact_with_tail(lists["graph"], text, self.chunks, request, depth)
         if (
             pasted is not None
             and pasted.exc_type

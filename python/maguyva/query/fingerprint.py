@@ -27,6 +27,11 @@ NEAR_COPY = 0.6
 most similar chunk that is not the original scores 0.19-0.47, except sibling methods written
 alike (`Session.options` for a renamed `Session.head`: 0.86, below the original's 1.0)."""
 
+SHARED_NAMES_WEIGHT = 0.05
+"""How much the share of the snippet's literal names a near-copy has adds to its similarity:
+enough to order copies whose shapes tie (a function written once per crypto provider), too
+little to lift a copy over one whose shape is clearly closer."""
+
 # keywords of the languages the index reads most; kept as they are (they are the shape)
 KEYWORDS = frozenset(keyword.kwlist) | frozenset(
     """fn let mut impl pub use mod struct enum trait match loop where crate super self Self
@@ -72,6 +77,57 @@ def tokens(code: str) -> list[str]:
             out.append(text)
         after_dot = text == "." and kind == "p"
     return out
+
+
+_BINDERS = frozenset(
+    [
+        "fn",
+        "def",
+        "function",
+        "func",
+        "let",
+        "var",
+        "const",
+        "class",
+        "struct",
+        "enum",
+        "trait",
+        "mut",
+    ]
+)
+"""Words after which a name is a binding of the snippet's own (renamed in a copy)."""
+
+
+def _is_literal_name(name: str, before: str, after: str) -> bool:
+    return name[0].isupper() or before in (".", "::") or after in ("::", "(", "!")
+
+
+def literal_names(code: str) -> frozenset[str]:
+    """The names of `code` that a renaming of its own bindings leaves alone: types and
+    constants (capitalised), module paths and the functions it calls (`hkdf::Salt::new`,
+    `generate_key_pair(...)`), attributes read (`.alg`) and string literals. They tell a
+    renamed snippet's original from a near-copy of the same shape in a sibling module
+    (`crypto/ring/tls13.rs` and `crypto/aws_lc_rs/tls13.rs` differ in `RingHkdfExpander`)."""
+    toks = [
+        (m.lastgroup, m.group()) for m in _TOKEN.finditer(code) if m.lastgroup not in ("c", "d")
+    ]
+    names: set[str] = set()
+    for n, (kind, text) in enumerate(toks):
+        before = toks[n - 1][1] if n else ""
+        after = toks[n + 1][1] if n + 1 < len(toks) else ""
+        string = kind == "s" and len(text) > 3  # not '' nor 'x'
+        kept = kind == "i" and text not in KEYWORDS and before not in _BINDERS
+        if string or (kept and _is_literal_name(text, before, after)):
+            names.add(text)
+    return frozenset(names)
+
+
+def shared_names(names: frozenset[str], code: str) -> float:
+    """The share of `names` (`literal_names` of a snippet) that `code` has too (1.0 when
+    `names` is empty)."""
+    if not names:
+        return 1.0
+    return len(names & literal_names(code)) / len(names)
 
 
 def fingerprint(code: str) -> Counter[tuple[str, ...]]:
@@ -129,6 +185,7 @@ def near_copies_first(
     compared: fingerprinting every chunk of 30 files would cost ~250 ms). A chunk more than
     twice the snippet's length is compared by its most similar stretch (`best_window`)."""
     want = fingerprint(snippet)
+    names = literal_names(snippet)
     size = len(snippet)
     ranked = []
     for pos, result in enumerate(results):
@@ -140,13 +197,17 @@ def near_copies_first(
             sim = best_window(want, chunk_grams(chunk))
             if sim > best:
                 best, chosen = sim, chunk
+        shared = 0.0
         if best >= NEAR_COPY and chosen is not None:
+            shared = shared_names(names, chosen.text)
             lines = chosen.text.splitlines()
             result = replace(
                 result, start_line=chosen.start_line, end_line=chosen.end_line,
                 snippet="\n".join(lines[:SNIPPET_LINES]), symbol=chosen.qualified_name,
-                kind=chosen.kind, extra={**result.extra, "near_copy": round(best, 3)},
+                kind=chosen.kind, extra={**result.extra, "near_copy": round(best, 3),
+                                         "shared_names": round(shared, 3)},
             )  # fmt: skip
-        ranked.append((-best if best >= NEAR_COPY else 0.0, pos, result))
+        score = best + SHARED_NAMES_WEIGHT * shared if best >= NEAR_COPY else 0.0
+        ranked.append((-score, pos, result))
     ranked.sort(key=lambda item: item[:2])
     return [item[2] for item in ranked]

@@ -10,7 +10,6 @@ Ranking (documented in docs/graph.md):
 
 from __future__ import annotations
 
-import re
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,6 +22,7 @@ from maguyva.modalities.graph import store
 from maguyva.modalities.graph.centrality import boost
 from maguyva.modalities.graph.query import GraphIndex, Site
 from maguyva.modalities.graph.schema import DEFAULT_MIN_CONFIDENCE, EdgeKind, NodeKind
+from maguyva.modalities.graph.uselines import named_lines
 from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.model import Hit
 from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
@@ -140,26 +140,11 @@ class GraphSearcher:
         return depth
 
     def _named_lines(self, path: str, names: frozenset[str], skip: set[int]) -> set[int]:
-        """Lines of `path` (outside `skip`) that name one of `names` as a word: the uses of an
-        imported binding that the extraction records no edge for (a TypeScript enum member read
-        `ZodIssueCode.custom`, a namespace's `errorUtil.errToObj(...)`, a type position)."""
-        words = re.compile(
-            r"(?<![\w$])(?:" + "|".join(map(re.escape, sorted(names))) + r")(?![\w$])"
-        )
-        text: dict[int, str] = {}
-        for chunk in self.chunks.by_path(path):
-            for n, line in enumerate(chunk.text.splitlines(), chunk.start_line):
-                text.setdefault(n, line)
-        skip = set(skip)
-        for first in sorted(skip):  # a statement spread over lines: `use a::{\n  X,\n};`
-            n = first
-            while n in text and n - first < 100:
-                skip.add(n)
-                line = text[n].rstrip()
-                if line.endswith(";") or " from " in line or (n > first and line.endswith(")")):
-                    break
-                n += 1
-        return {n for n, line in text.items() if n not in skip and words.search(line)}
+        """Lines of `path` (outside `skip`, comments and imports) that name one of `names` as
+        a word: the uses of an imported binding that the extraction records no edge for (a
+        TypeScript enum member read `ZodIssueCode.custom`, a namespace's
+        `errorUtil.errToObj(...)`, a type position)."""
+        return named_lines(self.chunks.by_path(path), names, skip)
 
     def _group_by_file(
         self, sites: dict[int, Site], common: dict[str, Any], names: frozenset[str] = frozenset()
@@ -221,7 +206,8 @@ class GraphSearcher:
             owner = slot["owner"].get(anchor) if anchor is not None else None
             is_def = owner is not None and g.kind[owner] == NodeKind.DEFINITION
             hit.symbol = g.full_name(owner) if is_def else None  # module level: no label
-            hits.append((slot["test"], slot["dist"], not slot["uses"], -score, -len(lines), path,
+            # a file that only imports or re-exports the target after every file that uses it
+            hits.append((slot["test"], not slot["uses"], slot["dist"], -score, -len(lines), path,
                          hit))  # fmt: skip
         hits.sort(key=lambda x: x[:6])
         return [h[-1] for h in hits]
