@@ -381,15 +381,16 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
     key = name_node.start_byte
     old = defs.get(key)
     if old is not None and (old.end_byte - old.start_byte) >= (node.end_byte - node.start_byte):
-        if old.node == node and old.kind == "field" and main == "definition.method":
-            old.kind = "method"  # a member whose value is a function (`f = () => ...`)
+        if old.node == node and old.kind == "field" and main.endswith(".method"):
+            old.kind = "method"  # a member whose value or type is a function (`f = () => ...`)
+            old.declaration = main.startswith("declaration.")
         if old.node == node:  # the same definition matched again (one match per base)
             for base in caps.get("base", []):
                 text = _strip_generics(_SPACE.sub("", _text(data, base)))
                 if text not in old.bases:
                     old.bases.append(text)
         return
-    raw = _text(data, name_node)
+    raw = _UNNAMED.get(name_node.type) or _text(data, name_node)
     if _NEEDS_SPLIT.search(raw):  # qualified or spread over lines: `A::f`, `a.b`, `A<T>`
         raw = _SPACE.sub("", raw)
         parts = [p for p in _QUALIFIER.split(raw) if p] or [raw]
@@ -427,6 +428,9 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
     defs[key] = d
 
 
+# Definitions without a name token, named by the node the query captures as their name: a
+# TypeScript call signature `(x: T): R` (its parameters) is the interface's `call`.
+_UNNAMED = {"formal_parameters": "call"}
 _GENERICS = re.compile(r"<.*>$|\[.*\]$")
 _NEEDS_SPLIT = re.compile(r"[\s:.]")
 _QUALIFIER = re.compile(r"::|\.")

@@ -9,6 +9,14 @@
 (method_definition name: [(property_identifier) (private_property_identifier) (computed_property_name)] @name) @definition.method
 (abstract_method_signature name: (property_identifier) @name) @declaration.method
 (method_signature name: (property_identifier) @name) @declaration.method
+; a property typed as a function (`onDidChange: (e: E) => void`) is a method signature; the
+; field pattern below matches it too, and the extractor keeps "method"
+(property_signature name: (property_identifier) @name
+  type: (type_annotation [(function_type) (parenthesized_type (function_type))])) @declaration.method
+; construct and call signatures of an interface or object type: `new (...): T` (named `new`,
+; as ctags does) and `(...): T` (named `call`)
+(construct_signature "new" @name) @declaration.method
+(call_signature . (formal_parameters) @name) @declaration.method
 ; a class member written as an arrow function or function expression is a method (its own
 ; chunk and span); the field pattern below matches it too, and the extractor keeps "method"
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @name
