@@ -18,6 +18,7 @@ import tree_sitter as ts
 
 from maguyva.extract import imports as import_shapes
 from maguyva.extract.grammars import Grammar
+from maguyva.extract.recovery import shell_blocks
 from maguyva.extract.signatures import _SPACE, _doc, _outer, _signature, _statement_starts, _text
 from maguyva.extract.types import Call, Definition, FileExtraction, Import, Reference
 
@@ -170,6 +171,11 @@ def _run_queries(
             import_matches.append(caps)
     if grammar.name == "rust" and _MACRO_HINT.search(data):
         _macro_items(grammar, data, root, defs, deadline)
+    if grammar.name == "bash":
+        for block in shell_blocks(grammar, data, root):
+            if clock() > deadline:
+                raise BudgetExceeded("shell blocks")
+            _block_definitions(grammar, data, block, defs)
     # Callees and references need no grouping: `captures` builds no per-match dictionaries.
     flat_query = grammar.flat if len(data) < REFERENCES_BELOW else grammar.flat_calls
     flat = ts.QueryCursor(flat_query).captures(root)
@@ -352,6 +358,14 @@ def _macro_items(
         main = next(
             (k for k in caps if k.startswith(("definition.", "declaration.", "scope"))), None
         )
+        if main is not None:
+            _add_def(defs, data, main, caps)
+
+
+def _block_definitions(grammar: Grammar, data: bytes, root: ts.Node, defs: dict[int, _Def]) -> None:
+    """The definitions of a region parsed again (its positions are the file's)."""
+    for _pattern, caps in ts.QueryCursor(grammar.grouped).matches(root):
+        main = next((k for k in caps if k.startswith(("definition.", "declaration."))), None)
         if main is not None:
             _add_def(defs, data, main, caps)
 
