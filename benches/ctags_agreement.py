@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -61,6 +62,45 @@ def ctags_tags(root: Path) -> list[dict]:
     return tags
 
 
+# Universal Ctags 5.9 has no Swift or Scala parser: for those, a line oracle of declaration
+# keywords (after attributes and modifiers) stands in, reported as "Swift*" / "Scala*". It
+# knows nothing of strings or nesting, so it is a weaker oracle than ctags.
+_SWIFT_MODS = (r"(?:@\w+(?:\([^)]*\))?|public|private|fileprivate|internal|open|final|static|class"
+               r"|override|mutating|nonmutating|convenience|required|indirect|dynamic|lazy"
+               r"|nonisolated|optional)(?:\(set\))?")  # fmt: skip
+_SCALA_MODS = (r"(?:@\w+(?:\([^)]*\))?|private|protected|final|sealed|abstract|implicit|override"
+               r"|lazy|case|inline|transparent|open|infix|opaque)(?:\[[\w.]+\])?")  # fmt: skip
+KEYWORD_ORACLES = {
+    ".swift": ("Swift*", re.compile(
+        rf"^\s*(?:{_SWIFT_MODS}\s+)*(?:(func|class|struct|enum|protocol|actor|typealias)"
+        rf"\s+([A-Za-z_]\w*)|(init)[?!]?\s*[(<])")),
+    ".scala": ("Scala*", re.compile(
+        rf"^\s*(?:{_SCALA_MODS}\s+)*(def|class|object|trait|enum|type)\s+([A-Za-z_]\w*)")),
+}  # fmt: skip
+
+
+def keyword_tags(root: Path) -> list[dict]:
+    tags = []
+    for path in sorted(root.rglob("*")):
+        oracle = KEYWORD_ORACLES.get(path.suffix)
+        if oracle is None or not path.is_file():
+            continue
+        language, pattern = oracle
+        rel = path.relative_to(root).as_posix()
+        in_comment = False
+        for number, line in enumerate(path.read_text("utf-8", "replace").splitlines(), 1):
+            if in_comment or line.lstrip().startswith("/*"):
+                in_comment = "*/" not in line
+                continue
+            m = pattern.match(line)
+            if m:
+                groups = [g for g in m.groups() if g]
+                name = groups[-1]
+                tags.append({"path": rel, "line": number, "name": name, "kind": groups[0],
+                             "language": language})  # fmt: skip
+    return tags
+
+
 def ours(root: Path, paths: set[str]) -> dict[str, set[tuple[int, str]]]:
     files = []
     for rel in sorted(paths):
@@ -83,7 +123,7 @@ def main() -> None:
     unnamed: Counter[str] = Counter()
     misses: dict[str, list[str]] = defaultdict(list)
     for root in args.dirs:
-        tags = [t for t in ctags_tags(root) if detect_language(t["path"])]
+        tags = [t for t in ctags_tags(root) + keyword_tags(root) if detect_language(t["path"])]
         found = ours(root, {t["path"] for t in tags})
         for t in tags:
             lang = t["language"]
