@@ -124,6 +124,40 @@ def test_a_c_header_definition_outranks_test_copies(tmp_path: Path) -> None:
     assert [h.path for h in proto] == ["kernel/fork.c", "include/linux/sched.h"]
 
 
+def test_typescript_signatures_are_declarations_behind_the_implementation(tmp_path: Path) -> None:
+    # Interface method signatures, properties typed as functions and construct/call
+    # signatures are methods marked as declarations: found when nothing else is, and behind
+    # the class that implements them even though its path is longer.
+    repo = {
+        "src/git.ts": "export interface IGitExtension {\n  getAPI(version: number): string;\n"
+        "  onDidOpen: (repo: string) => void;\n  new (root: string): IGitExtension;\n"
+        "  (path: string): string;\n}\n",
+        "src/extension/gitExtensionImpl.ts": "export class GitExtensionImpl {\n"
+        "  getAPI(version: number): string { return String(version); }\n}\n",
+    }
+    from maguyva.repo.languages import detect_language
+
+    files = []
+    for rel, text in repo.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+        files.append(SourceFile(rel, len(text), 0, detect_language(rel)))
+    extraction, chunks, _report = extract_repository(tmp_path, files, {}, lambda *a: None)
+    gen = tmp_path / ".gen"
+    MODALITY.build(BuildContext(tmp_path, gen, files, chunks, extraction, {}, gen / "cache"))
+    s = MODALITY.open(gen, {})
+    both = s.find_symbol("getAPI", limit=5)
+    assert [(h.path, h.extra["declaration"]) for h in both] == [
+        ("src/extension/gitExtensionImpl.ts", False),
+        ("src/git.ts", True),
+    ]
+    assert [h.path for h in s.search(q("getAPI"), 5)] == ["src/extension/gitExtensionImpl.ts"]
+    for name, line in (("onDidOpen", 3), ("IGitExtension.new", 4), ("IGitExtension.call", 5)):
+        hits = s.search(q(name), 5)
+        assert [(h.path, h.start_line, h.kind) for h in hits] == [("src/git.ts", line, "method")]
+        assert hits[0].extra["declaration"] is True
+
+
 def test_find_definition_keeps_only_the_answer_tier(searcher) -> None:
     # The engine fuses this list and boosts by centrality: weaker matches left in it could
     # outrank the definition, so "where is X defined" keeps exact names and bodies only.

@@ -18,6 +18,7 @@ import tree_sitter as ts
 
 from maguyva.extract import imports as import_shapes
 from maguyva.extract.grammars import Grammar
+from maguyva.extract.recovery import shell_blocks
 from maguyva.extract.signatures import _SPACE, _doc, _outer, _signature, _statement_starts, _text
 from maguyva.extract.types import Call, Definition, FileExtraction, Import, Reference
 
@@ -170,6 +171,11 @@ def _run_queries(
             import_matches.append(caps)
     if grammar.name == "rust" and _MACRO_HINT.search(data):
         _macro_items(grammar, data, root, defs, deadline)
+    if grammar.name == "bash":
+        for block in shell_blocks(grammar, data, root):
+            if clock() > deadline:
+                raise BudgetExceeded("shell blocks")
+            _block_definitions(grammar, data, block, defs)
     # Callees and references need no grouping: `captures` builds no per-match dictionaries.
     flat_query = grammar.flat if len(data) < REFERENCES_BELOW else grammar.flat_calls
     flat = ts.QueryCursor(flat_query).captures(root)
@@ -356,6 +362,14 @@ def _macro_items(
             _add_def(defs, data, main, caps)
 
 
+def _block_definitions(grammar: Grammar, data: bytes, root: ts.Node, defs: dict[int, _Def]) -> None:
+    """The definitions of a region parsed again (its positions are the file's)."""
+    for _pattern, caps in ts.QueryCursor(grammar.grouped).matches(root):
+        main = next((k for k in caps if k.startswith(("definition.", "declaration."))), None)
+        if main is not None:
+            _add_def(defs, data, main, caps)
+
+
 _BLANK = bytes(b if b in (9, 10, 13) else 32 for b in range(256))
 
 
@@ -381,15 +395,16 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
     key = name_node.start_byte
     old = defs.get(key)
     if old is not None and (old.end_byte - old.start_byte) >= (node.end_byte - node.start_byte):
-        if old.node == node and old.kind == "field" and main == "definition.method":
-            old.kind = "method"  # a member whose value is a function (`f = () => ...`)
+        if old.node == node and old.kind == "field" and main.endswith(".method"):
+            old.kind = "method"  # a member whose value or type is a function (`f = () => ...`)
+            old.declaration = main.startswith("declaration.")
         if old.node == node:  # the same definition matched again (one match per base)
             for base in caps.get("base", []):
                 text = _strip_generics(_SPACE.sub("", _text(data, base)))
                 if text not in old.bases:
                     old.bases.append(text)
         return
-    raw = _text(data, name_node)
+    raw = _UNNAMED.get(name_node.type) or _text(data, name_node)
     if _NEEDS_SPLIT.search(raw):  # qualified or spread over lines: `A::f`, `a.b`, `A<T>`
         raw = _SPACE.sub("", raw)
         parts = [p for p in _QUALIFIER.split(raw) if p] or [raw]
@@ -427,6 +442,9 @@ def _add_def(defs: dict[int, _Def], data: bytes, main: str, caps: dict[str, list
     defs[key] = d
 
 
+# Definitions without a name token, named by the node the query captures as their name: a
+# TypeScript call signature `(x: T): R` (its parameters) is the interface's `call`.
+_UNNAMED = {"formal_parameters": "call"}
 _GENERICS = re.compile(r"<.*>$|\[.*\]$")
 _NEEDS_SPLIT = re.compile(r"[\s:.]")
 _QUALIFIER = re.compile(r"::|\.")

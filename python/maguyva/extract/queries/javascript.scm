@@ -24,6 +24,10 @@
   left: (member_expression property: (property_identifier) @name)
   right: [(arrow_function) (function_expression)]) @definition.function
 (pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
+; a named function expression handed over or returned (`return function expressInit(req) {..}`,
+; `on("end", function onEnd() {..})`) is known by its own name
+(return_statement (function_expression name: (identifier) @name) @definition.function)
+(arguments (function_expression name: (identifier) @name) @definition.function)
 
 ; imports
 (import_statement (import_clause (identifier) @import.default) source: (string (string_fragment) @import.module)) @import

@@ -9,6 +9,14 @@
 (method_definition name: [(property_identifier) (private_property_identifier) (computed_property_name)] @name) @definition.method
 (abstract_method_signature name: (property_identifier) @name) @declaration.method
 (method_signature name: (property_identifier) @name) @declaration.method
+; a property typed as a function (`onDidChange: (e: E) => void`) is a method signature; the
+; field pattern below matches it too, and the extractor keeps "method"
+(property_signature name: (property_identifier) @name
+  type: (type_annotation [(function_type) (parenthesized_type (function_type))])) @declaration.method
+; construct and call signatures of an interface or object type: `new (...): T` (named `new`,
+; as ctags does) and `(...): T` (named `call`)
+(construct_signature "new" @name) @declaration.method
+(call_signature . (formal_parameters) @name) @declaration.method
 ; a class member written as an arrow function or function expression is a method (its own
 ; chunk and span); the field pattern below matches it too, and the extractor keeps "method"
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @name
@@ -36,6 +44,10 @@
   left: (member_expression property: (property_identifier) @name)
   right: [(arrow_function) (function_expression)]) @definition.function
 (pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @definition.function
+; a named function expression handed over or returned (`return function expressInit(req) {..}`,
+; `on("end", function onEnd() {..})`) is known by its own name
+(return_statement (function_expression name: (identifier) @name) @definition.function)
+(arguments (function_expression name: (identifier) @name) @definition.function)
 
 ; imports
 (import_statement (import_clause (identifier) @import.default) source: (string (string_fragment) @import.module)) @import
