@@ -2,6 +2,7 @@
 truth from tools nobody here wrote.
 
     python benches/rust_ts_set.py ROOT CORPUS LANG OUT.jsonl [PER_KIND] [SEED]
+    python benches/rust_ts_set.py --add-copies ROOT LANG SET.jsonl
 
 LANG is a Universal Ctags language (`Rust`, `TypeScript`). Per kind, PER_KIND (default 16)
 queries, half of each intent held out (`balanced`):
@@ -32,7 +33,7 @@ from pathlib import Path
 from spans_mrr import answers
 
 from maguyva.eval.ctags import Tag
-from maguyva.eval.queryset import Query, Span, write_queries
+from maguyva.eval.queryset import Query, Span, load_queries, write_queries
 
 DEF_KINDS = {
     "Rust": {"struct", "enum", "interface", "function", "method", "typedef", "macro"},
@@ -220,10 +221,50 @@ def similar(root: Path, tags: list[Tag], language: str, rng: random.Random, n: i
         if renamed is None:
             continue
         qid = f"{prefix}-sim-{tag.path.replace('/', '_')}-{tag.line}"
-        out.append(Query(qid, renamed, "find_similar",
-                         (Span(tag.path, tag.line, tag.end, tag.qualified),),
-                         "tune", "renamed"))  # fmt: skip
+        spans = (Span(tag.path, tag.line, tag.end, tag.qualified),)
+        spans += identical_copies(root, tags, language, renamed, spans[0])
+        out.append(Query(qid, renamed, "find_similar", spans, "tune", "renamed"))
     return out
+
+
+def identical_copies(root: Path, tags: list[Tag], language: str, renamed: str,
+                     original: Span) -> tuple[Span, ...]:  # fmt: skip
+    """Other functions that rename to the very same snippet: a crate that has a function
+    twice, token for token (rustls's `crypto/ring` and `crypto/aws_lc_rs` providers), has two
+    right answers to "find code like this", and no ranking can tell them apart."""
+    found = []
+    texts: dict[str, list[str]] = {}
+    for tag in tags:
+        if tag.kind not in ("function", "method") or is_test(tag.path):
+            continue
+        if (tag.path, tag.line) == (original.path, original.start):
+            continue
+        lines = texts.setdefault(
+            tag.path, (root / tag.path).read_text(errors="replace").splitlines()
+        )
+        if rename("\n".join(lines[tag.line - 1 : tag.end]), tag.name, language) == renamed:
+            found.append(Span(tag.path, tag.line, tag.end, tag.qualified))
+    return tuple(found)
+
+
+def add_copies(root: Path, language: str, path: Path) -> None:
+    """Give the find_similar queries of an existing set their identical copies as answers
+    too (`identical_copies`); the other queries are written back unchanged."""
+    tags = all_tags(root, language)
+    queries = load_queries([path])
+    out = []
+    for q in queries:
+        if q.intent == "find_similar":
+            extra = identical_copies(root, tags, language, q.query, q.relevant[0])
+            known = {(s.path, s.start) for s in q.relevant}
+            q = replace(q, relevant=q.relevant + tuple(s for s in extra
+                                                       if (s.path, s.start) not in known))  # fmt: skip
+        out.append(q)
+    write_queries(path, out)
+    print(
+        f"{path}: {sum(len(q.relevant) > 1 for q in out if q.intent == 'find_similar')} "
+        "find_similar queries have identical copies"
+    )
 
 
 def balanced(queries: list[Query]) -> list[Query]:
@@ -250,5 +291,8 @@ def main(root: Path, corpus: str, language: str, out: Path, per_kind: int, seed:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] == "--add-copies":  # --add-copies ROOT LANG SET.jsonl
+        add_copies(Path(args[1]), args[2], Path(args[3]))
+        sys.exit(0)
     main(Path(args[0]), args[1], args[2], Path(args[3]),
          int(args[4]) if len(args) > 4 else 16, int(args[5]) if len(args) > 5 else 0)  # fmt: skip
