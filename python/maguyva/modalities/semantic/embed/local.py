@@ -31,22 +31,35 @@ from maguyva.modalities.semantic.embed.base import (
     binarize,
 )
 from maguyva.modalities.semantic.embed.hardware import execution_providers
+from maguyva.modalities.semantic.embed.int8_graph import int8_graph
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 DIM = 384
 LAYERS, FFN = 6, 1536
 """The encoder's shape (6 layers, hidden 384, feed-forward 1536): its multiply-accumulates per
 token (`hardware.encoder_macs_per_token`) give the compute floor in docs/semantic.md."""
+GRAPHS = ("int8", "weight-only")
+"""How the MatMuls run: "int8" (the default) on the CPU's int8 instructions, through a graph
+derived once from the shipped file (`int8_graph`); "weight-only" is the shipped graph as is
+(int8 storage, fp32 arithmetic): about twice the CPU, vectors of the model's float weights."""
+GRAPH = "int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER = ("maguyva.data", "all-MiniLM-L6-v2/tokenizer.json")
 MAX_LENGTH = 128
 """Token window. The model was trained on 256, but on the standard-library retrieval task 128
 scores the same MRR@10 for 1.6x less CPU (docs/semantic.md): chunks put the header, signature
 and docstring first, so the cut falls in the body."""
-BATCH_SIZE = 64
-"""Most texts per onnxruntime run."""
+BATCH_SIZE = 1
+"""Most texts per onnxruntime run. One: the int8 graph quantizes activations with one scale per
+run, so a text's vector would otherwise depend on its batch mates (and on their padding); one
+text per run also pads nothing and measured as cheap as 4 rows and cheaper than 16 or 64
+(docs/semantic.md)."""
 BATCH_TOKENS = 2048
 """Most padded tokens per onnxruntime run (rows x longest text)."""
+
+SESSION_CONFIG = {"session.intra_op.allow_spinning": "0"}
+"""onnxruntime configuration entries of every session: idle intra-op threads sleep instead of
+spinning, CPU that a shared machine's other work can use (docs/semantic.md)."""
 
 _HASHED: dict[Path, str] = {}
 _HASH_LOCK = threading.Lock()
@@ -87,9 +100,13 @@ class MiniLMProvider(EmbeddingProvider):
         threads: int | None = None,
         batch_tokens: int = BATCH_TOKENS,
         session_options: dict[str, Any] | None = None,
+        graph: str = GRAPH,
     ) -> None:
         if not 8 <= max_length <= 512:
             raise ProviderError(f"max_length must be between 8 and 512, got {max_length}")
+        if graph not in GRAPHS:
+            raise ProviderError(f"graph must be one of {', '.join(GRAPHS)}, got {graph!r}")
+        self.graph = graph
         self.max_length = max_length
         self.batch_size = max(1, batch_size)
         self.batch_tokens = max(1, batch_tokens)
@@ -107,9 +124,15 @@ class MiniLMProvider(EmbeddingProvider):
     @property
     def identity(self) -> ProviderIdentity:
         return ProviderIdentity(
-            provider="local", model_id=MODEL_ID, dim=DIM, sha256=MODEL_SHA256,
+            provider="local", model_id=self.model_id, dim=DIM, sha256=MODEL_SHA256,
             max_tokens=self.max_length,
         )  # fmt: skip
+
+    @property
+    def model_id(self) -> str:
+        """The int8-compute graph gives (slightly) different vectors: never mixed with the
+        shipped graph's in an index or the cache."""
+        return MODEL_ID if self.graph == "weight-only" else f"{MODEL_ID}-compute"
 
     @property
     def loaded(self) -> bool:
@@ -144,6 +167,8 @@ class MiniLMProvider(EmbeddingProvider):
                 path = model_path()
                 if _sha256(path) != MODEL_SHA256:
                     raise ProviderError(f"{path}: sha256 does not match the pinned model")
+                if self.graph == "int8":
+                    path = int8_graph(path, MODEL_SHA256)
                 if self._tokenizer is None:
                     tok_file = resources.files(TOKENIZER[0]).joinpath(TOKENIZER[1])
                     tokenizer = Tokenizer.from_str(tok_file.read_text(encoding="utf-8"))
@@ -155,6 +180,8 @@ class MiniLMProvider(EmbeddingProvider):
                 options.inter_op_num_threads = 1
                 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 options.log_severity_level = 3
+                for key, value in SESSION_CONFIG.items():
+                    options.add_session_config_entry(key, value)
                 for key, value in self.session_options.items():
                     if "." in key:  # a session configuration entry ("session.x.y": "0")
                         options.add_session_config_entry(key, str(value))
