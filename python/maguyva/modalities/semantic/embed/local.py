@@ -180,13 +180,15 @@ class MiniLMProvider(EmbeddingProvider):
                 options.inter_op_num_threads = 1
                 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 options.log_severity_level = 3
-                for key, value in SESSION_CONFIG.items():
-                    options.add_session_config_entry(key, value)
+                # dotted keys are configuration entries ("session.x.y": "0"), the rest attributes
+                entries = dict(SESSION_CONFIG)
                 for key, value in self.session_options.items():
-                    if "." in key:  # a session configuration entry ("session.x.y": "0")
-                        options.add_session_config_entry(key, str(value))
+                    if "." in key:
+                        entries[key] = str(value)
                     else:
                         setattr(options, key, value)
+                for key, value in entries.items():
+                    options.add_session_config_entry(key, value)
                 # a GPU when this onnxruntime build has one (CUDA), else the CPU: no setting
                 providers = execution_providers(list(ort.get_available_providers()))
                 self._sessions[threads] = ort.InferenceSession(
