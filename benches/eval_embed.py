@@ -161,12 +161,12 @@ def main() -> None:
             ("speed: 1 thread, int8 graph, 1 row, window 256", full,
              {"threads": 1, "max_length": 256}),
             ("speed: 2 threads, int8 graph, 1 row per run (default)", full, {"threads": 2}),
-            ("speed: 2 threads, int8 graph, 1 row per run, spinning", full,
-             {"threads": 2, "session_options": spin}),
-            ("speed: 2 threads, int8 graph, 16 rows per run", full,
-             {"threads": 2, "batch_size": 16}),
-            ("speed: 2 threads, weight-only graph, 64 rows per run (before)", full,
-             {"threads": 2, **before}),
+            ("speed: 2 threads, int8 graph, 1 row per run, intra-op threads", full,
+             {"threads": 2, "concurrent_runs": False}),
+            ("speed: 2 threads, int8 graph, 1 row per run, intra-op threads, spinning", full,
+             {"threads": 2, "concurrent_runs": False, "session_options": spin}),
+            ("speed: 2 threads, weight-only graph, 64 rows per run, intra-op (before)", full,
+             {"threads": 2, "concurrent_runs": False, **before}),
         ]  # fmt: skip
     results = []
     for name, docs, opts in configs:

@@ -88,6 +88,18 @@ def test_a_text_embeds_the_same_alone_and_in_bulk(
         np.testing.assert_array_equal(provider.embed([text], "document").floats[0], bulk[i])
 
 
+def test_concurrent_runs_give_the_same_vectors(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAGUYVA_MODEL_CACHE", str(built.parent))
+    texts = SAMPLE * 4
+    serial = MiniLMProvider(threads=1).embed(texts, "document")
+    parallel = MiniLMProvider(threads=2).embed(texts, "document")
+    assert parallel.floats is not None and serial.floats is not None
+    np.testing.assert_array_equal(parallel.floats, serial.floats)
+    assert parallel.tokens == serial.tokens
+
+
 def test_identities_differ_and_bad_graphs_are_refused() -> None:
     assert (
         MiniLMProvider().identity.cache_key

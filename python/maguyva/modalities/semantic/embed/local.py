@@ -16,6 +16,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
@@ -101,16 +102,18 @@ class MiniLMProvider(EmbeddingProvider):
         batch_tokens: int = BATCH_TOKENS,
         session_options: dict[str, Any] | None = None,
         graph: str = GRAPH,
+        concurrent_runs: bool = True,
     ) -> None:
         if not 8 <= max_length <= 512:
             raise ProviderError(f"max_length must be between 8 and 512, got {max_length}")
         if graph not in GRAPHS:
             raise ProviderError(f"graph must be one of {', '.join(GRAPHS)}, got {graph!r}")
         self.graph = graph
+        self.concurrent_runs = concurrent_runs
         self.max_length = max_length
         self.batch_size = max(1, batch_size)
         self.batch_tokens = max(1, batch_tokens)
-        # Bulk intra-op threads (None: decided per call by `bulk_threads`); single texts always
+        # Bulk threads (None: decided per call by `bulk_threads`); single texts always
         # run on one thread, the fastest for a short query on a shared machine.
         self.threads = threads or None
         # Extra onnxruntime `SessionOptions` attributes, and configuration entries for dotted
@@ -139,9 +142,9 @@ class MiniLMProvider(EmbeddingProvider):
         return bool(self._sessions)
 
     def bulk_threads(self) -> int:
-        """Intra-op threads for bulk embedding: `threads` when configured, else 2 on an idle
-        machine of 2+ cores and 1 when the machine is already busy (a second thread costs ~35%
-        more CPU for its speed-up, measured in docs/semantic.md, and loses under contention)."""
+        """Threads for bulk embedding (concurrent runs, or intra-op threads of one run):
+        `threads` when configured, else 2 on an idle machine of 2+ cores and 1 when the machine
+        is already busy (a second thread then only competes with the other work)."""
         if self.threads is not None:
             return self.threads
         cores = os.cpu_count() or 1
@@ -205,20 +208,24 @@ class MiniLMProvider(EmbeddingProvider):
     def embed(self, texts: list[str], input_type: InputType) -> Embeddings:
         """Embed in batches of similar length; `input_type` is unused: this model is symmetric.
 
-        Texts are sorted by token count and cut into batches of at most `batch_tokens` padded
-        tokens (many short texts per run, few long ones), so padding wastes little. A single
-        text runs on the one-thread session (lowest latency under load); bulk on
-        `bulk_threads()`.
+        Texts are sorted by token count and cut into batches of at most `batch_size` texts and
+        `batch_tokens` padded tokens. A single text runs on the one-thread session (lowest
+        latency under load). Bulk work uses `bulk_threads()`: as that many runs at once on the
+        one-thread session (`concurrent_runs`, the default: one text per run gives each
+        thread whole texts, none waits on another), else as intra-op threads of one run.
         """
         if not texts:
             return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
-        session, tokenizer = self._load(1 if len(texts) == 1 else self.bulk_threads())
+        threads = 1 if len(texts) == 1 else self.bulk_threads()
+        workers = threads if self.concurrent_runs else 1
+        session, tokenizer = self._load(1 if self.concurrent_runs else threads)
         encodings = tokenizer.encode_batch(texts)
         lengths = [len(e.ids) for e in encodings]
         order = sorted(range(len(texts)), key=lambda i: lengths[i])
         out = np.empty((len(texts), DIM), dtype=np.float32)
-        tokens = 0
-        for batch in _batches(order, lengths, self.batch_tokens, self.batch_size):
+
+        def run(batch: list[int]) -> int:
+            """Embed one batch into its rows of `out` (disjoint per batch); its real tokens."""
             width = lengths[batch[-1]]
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -226,22 +233,23 @@ class MiniLMProvider(EmbeddingProvider):
                 seq = encodings[i].ids
                 ids[row, : len(seq)] = seq
                 mask[row, : len(seq)] = 1
-            tokens += int(mask.sum())
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             try:
-                (hidden,) = session.run(
-                    None,
-                    {
-                        "input_ids": ids,
-                        "attention_mask": mask,
-                        "token_type_ids": np.zeros_like(ids),
-                    },
-                )
+                (hidden,) = session.run(None, feeds)
             except Exception as exc:  # onnxruntime raises its own untyped errors
                 raise ProviderError(f"local model failed: {type(exc).__name__}: {exc}") from None
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[batch] = pooled / np.maximum(norms, 1e-12)
+            return int(mask.sum())
+
+        batches = list(_batches(order, lengths, self.batch_tokens, self.batch_size))
+        if workers > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="maguyva-embed") as pool:
+                tokens = sum(pool.map(run, batches))
+        else:
+            tokens = sum(map(run, batches))
         return Embeddings(binarize(out), out, tokens)
 
 
