@@ -40,19 +40,16 @@ def test_query_latency(benchmark, threads: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("max_length", "threads", "batching"),
-    [(256, 1, "16 rows"), (128, 1, "16 rows"), (128, 1, "2048 tokens"), (128, 2, "2048 tokens")],
+    ("graph", "rows", "threads"),
+    [("weight-only", 64, 1), ("int8", 1, 1), ("int8", 1, 2)],
 )
-def test_chunk_throughput(benchmark, max_length: int, threads: int, batching: str) -> None:
-    """Before (window 256, fixed batches of 16) and after (window 128, batches of at most 2048
-    padded tokens) side by side; the extra info has the process CPU seconds per round."""
+def test_chunk_throughput(benchmark, graph: str, rows: int, threads: int) -> None:
+    """Before (the shipped weight-only graph, up to 64 rows per run) and after (the int8-compute
+    graph, one text per run) side by side; the extra info has the process CPU seconds per
+    round."""
     benchmark.group = "bulk: 64 stdlib functions"
     texts = stdlib_functions()
-    fixed = batching == "16 rows"
-    provider = MiniLMProvider(
-        max_length=max_length, threads=threads,
-        batch_size=16 if fixed else 64, batch_tokens=1 << 30 if fixed else 2048,
-    )  # fmt: skip
+    provider = MiniLMProvider(threads=threads, batch_size=rows, graph=graph)
     provider.embed(["warm up", "warm up again"], "document")
     cpu = time.process_time()
     result = benchmark.pedantic(provider.embed, (texts, "document"), rounds=2, iterations=1)

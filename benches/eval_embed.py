@@ -12,7 +12,8 @@ sign bits + Hamming (Rust `hamming_topk`) and Hamming top-100 rescored with floa
 document-embedding cost: process CPU seconds (robust to other load on a shared machine) and
 wall seconds. Run:
 
-    .venv/bin/python benches/eval_embed.py --n 300 [--speed]
+    .venv/bin/python benches/eval_embed.py --n 300 [--speed [--only "1 thread"]] [--repeat 3]
+    .venv/bin/python benches/eval_embed.py --corpus /tmp/django-5.2.8 [--sample 400 --threads 2]
 """
 
 from __future__ import annotations
@@ -58,11 +59,18 @@ def _cpu_s() -> float:
     return time.process_time()
 
 
-def evaluate(docs: list[str], queries: list[str], provider: MiniLMProvider) -> dict[str, Any]:
-    provider.embed(["warm up"], "document")
-    c0, w0 = _cpu_s(), time.perf_counter()
-    d = provider.embed(docs, "document")
-    cpu, wall = _cpu_s() - c0, time.perf_counter() - w0
+def evaluate(
+    docs: list[str], queries: list[str], provider: MiniLMProvider, repeat: int = 1
+) -> dict[str, Any]:
+    """Quality and cost of `provider` on the task; the cost is the median of `repeat` runs."""
+    provider.embed(["warm up", "warm up again"], "document")
+    cpus, walls = [], []
+    for _ in range(max(1, repeat)):
+        c0, w0 = _cpu_s(), time.perf_counter()
+        d = provider.embed(docs, "document")
+        cpus.append(_cpu_s() - c0)
+        walls.append(time.perf_counter() - w0)
+    cpu, wall = float(np.median(cpus)), float(np.median(walls))
     q = provider.embed(queries, "query")
     assert d.floats is not None and q.floats is not None
     sims = q.floats @ d.floats.T
@@ -76,6 +84,7 @@ def evaluate(docs: list[str], queries: list[str], provider: MiniLMProvider) -> d
         "mrr_rescore100": round(mrr(resc), 3),
         "tokens": d.tokens,
         "cpu_s": round(cpu, 2),
+        "cpu_s_runs": [round(c, 2) for c in cpus],
         "wall_s": round(wall, 2),
         "chunks_per_cpu_s": round(len(docs) / cpu, 1),
         "chunks_per_s": round(len(docs) / wall, 1),
@@ -83,13 +92,49 @@ def evaluate(docs: list[str], queries: list[str], provider: MiniLMProvider) -> d
     }
 
 
+def corpus_cost(root: Path, sample: int, threads: int) -> dict[str, Any]:
+    """Chunk counts of a whole source tree (the build's extraction) and the default embedder's
+    rate on a seeded sample of its own chunks, heads and full texts (the texts a build embeds),
+    extrapolated to every chunk: CPU-seconds, and wall seconds on `threads` intra-op threads."""
+    from maguyva.config import effective_config
+    from maguyva.modalities.semantic.texts import plan_chunk
+    from maguyva.modalities.structural.modality import extract_repository
+    from maguyva.repo.walk import walk_repository
+
+    values = effective_config(root, {}).values
+    files = walk_repository(root, values).files
+    _, chunks, _ = extract_repository(root, files, values, lambda phase, done, total: None)
+    provider = MiniLMProvider(threads=threads)
+    planned = [plan_chunk(c, provider.identity) for c in chunks]
+    picked = random.Random(0).sample(planned, min(sample, len(planned)))
+    provider.embed(["warm up", "warm up again"], "document")
+    out: dict[str, Any] = {"files": len(files), "chunks": len(chunks), "threads": threads,
+                           "sample": len(picked)}  # fmt: skip
+    for kind in ("head", "text"):
+        texts = [getattr(p, kind) for p in picked]
+        c0, w0 = _cpu_s(), time.perf_counter()
+        provider.embed(texts, "document")
+        cpu, wall = _cpu_s() - c0, time.perf_counter() - w0
+        rate, wall_rate = len(texts) / cpu, len(texts) / wall
+        out[kind] = {"per_cpu_s": round(rate, 1), "per_wall_s": round(wall_rate, 1),
+                     "all_cpu_s": round(len(chunks) / rate), "all_wall_s": round(len(chunks) / wall_rate)}  # fmt: skip
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--speed", action="store_true", help="also compare session options")
     ap.add_argument("--only", help="run only the configurations whose name contains this")
+    ap.add_argument("--repeat", type=int, default=1, help="embed the documents N times (median)")
+    ap.add_argument("--corpus", type=Path, help="instead: the cost of embedding this tree")
+    ap.add_argument("--sample", type=int, default=400, help="chunks of --corpus to embed")
+    ap.add_argument("--threads", type=int, default=2, help="intra-op threads for --corpus")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.corpus:
+        print(json.dumps(corpus_cost(args.corpus, args.sample, args.threads)), flush=True)
+        return
     data = pairs(args.n)
     queries = [q for q, _ in data]
     full = [document(c) for _, c in data]
@@ -102,23 +147,32 @@ def main() -> None:
         ("head only (header + first lines)", heads, {"max_length": 128}),
     ]
     if args.speed:
-        no_spin = {"session.intra_op.allow_spinning": "0"}
+        before = {"graph": "weight-only", "batch_size": 64}  # the default until issue 17
+        spin = {"session.intra_op.allow_spinning": "1"}
         configs += [
-            ("speed: chunk, 128, 1 thread", full, {"threads": 1}),
-            ("speed: chunk, 128, 2 threads", full, {"threads": 2}),
-            ("speed: chunk, 128, 2 threads, no spinning", full,
-             {"threads": 2, "session_options": no_spin}),
-            ("speed: chunk, 128, 1 thread, batch 4", full, {"threads": 1, "batch_size": 4}),
-            ("speed: chunk, 128, 1 thread, 8192 tokens per run", full,
-             {"threads": 1, "batch_tokens": 8192, "batch_size": 256}),
-            ("speed: chunk, 128, 1 thread, no mem arena", full,
-             {"threads": 1, "session_options": {"enable_cpu_mem_arena": False}}),
+            ("speed: 1 thread, weight-only graph, 64 rows per run (before)", full,
+             {"threads": 1, **before}),
+            ("speed: 1 thread, weight-only graph, 1 row per run", full,
+             {"threads": 1, "graph": "weight-only"}),
+            ("speed: 1 thread, int8 graph, 1 row per run (default)", full, {"threads": 1}),
+            ("speed: 1 thread, int8 graph, 4 rows per run", full, {"threads": 1, "batch_size": 4}),
+            ("speed: 1 thread, int8 graph, 16 rows per run", full,
+             {"threads": 1, "batch_size": 16}),
+            ("speed: 1 thread, int8 graph, 1 row, window 256", full,
+             {"threads": 1, "max_length": 256}),
+            ("speed: 2 threads, int8 graph, 1 row per run (default)", full, {"threads": 2}),
+            ("speed: 2 threads, int8 graph, 1 row per run, intra-op threads", full,
+             {"threads": 2, "concurrent_runs": False}),
+            ("speed: 2 threads, int8 graph, 1 row per run, intra-op threads, spinning", full,
+             {"threads": 2, "concurrent_runs": False, "session_options": spin}),
+            ("speed: 2 threads, weight-only graph, 64 rows per run, intra-op (before)", full,
+             {"threads": 2, "concurrent_runs": False, **before}),
         ]  # fmt: skip
     results = []
     for name, docs, opts in configs:
         if args.only and args.only not in name:
             continue
-        res = evaluate(docs, queries, MiniLMProvider(**opts))
+        res = evaluate(docs, queries, MiniLMProvider(**opts), args.repeat)
         res["config"] = name
         results.append(res)
         print(json.dumps(res), flush=True)

@@ -32,3 +32,12 @@ def test_int8_instructions_are_read_from_cpuinfo(tmp_path: Path) -> None:
     assert (cpu.model, cpu.mhz, cpu.int8) == ("Test CPU", 2000.0, ("avx512_vnni", "avx2"))
     assert cpu.peak_macs() == 128 * 2000.0e6
     assert read_cpu(tmp_path / "missing").int8 == ()
+
+
+def test_zen4_counts_half_width_avx512(tmp_path: Path) -> None:
+    info = tmp_path / "cpuinfo"
+    info.write_text("vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel name\t: AMD EPYC\n"
+                    "cpu MHz\t\t: 2000.0\nflags\t\t: avx2 avx512_vnni\n")  # fmt: skip
+    cpu = read_cpu(info)
+    assert cpu.half_width_avx512 and cpu.peak_macs() == 64 * 2000.0e6
+    assert cpu.peak_macs("avx2") == 32 * 2000.0e6

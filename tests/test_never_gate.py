@@ -27,6 +27,7 @@ from test_embed_voyage import VoyageServer
 from maguyva.build.progress import read_progress
 from maguyva.errors import MaguyvaError
 from maguyva.modalities.semantic.embed import content_hash
+from maguyva.scale.dryrun import SECOND_THREAD_COST
 from maguyva.store.generations import IndexDir
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -249,7 +250,7 @@ def test_dry_run_states_the_local_embedding_time_and_what_the_count_counts(tmp_p
     rates = local["rates_per_cpu_s"]
     cpu_s = local["bodies"] / rates["full"] + local["heads"] / rates["heads"]
     assert local["cpu_s"] == pytest.approx(cpu_s, abs=0.1)
-    assert local["wall_s"] == pytest.approx(cpu_s * 1.35 / 2, abs=0.1)
+    assert local["wall_s"] == pytest.approx(cpu_s * SECOND_THREAD_COST / 2, abs=0.1)
     text = maguyva(*args).stdout
     assert (f"local   {local['texts']:,} texts ({local['bodies']:,} bodies + "
             f"{local['heads']:,} heads, heads first: the progress counts both)") in text  # fmt: skip

