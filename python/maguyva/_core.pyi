@@ -173,7 +173,7 @@ def build_text_index(
     (the default), as zstd frames of that level otherwise. Returns counts and sizes (docs,
     trigrams, chunks, content_bytes, stored_bytes, index_bytes), the segment's `build_id` and
     `skipped_files` `[(path, reason)]`. The segment's BM25 postings are written beside it
-    (`trigram.idx` -> `trigram.bm25`; report keys `bm25_bytes`, `bm25_words`)."""
+    (`trigram.idx` -> `trigram.bm25`; report keys `bm25_bytes`, `bm25_words`, `bm25_seconds`)."""
 
 @final
 class TextIndex:

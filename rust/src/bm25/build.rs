@@ -187,8 +187,13 @@ fn encode(
         for (u, n, lines, start) in entries {
             put_varint(&mut blob, u - prev);
             prev = *u;
-            put_varint(&mut blob, *n);
-            put_varint(&mut blob, lines.len() as u32);
+            // Lines, shifted one bit: set when each line holds one occurrence (the usual
+            // case), so the count of occurrences is written only when it differs.
+            let one_each = *n as usize == lines.len();
+            put_varint(&mut blob, ((lines.len() as u32) << 1) | u32::from(one_each));
+            if !one_each {
+                put_varint(&mut blob, *n);
+            }
             let mut at = *start;
             for &l in lines {
                 put_varint(&mut blob, l - at);
@@ -208,12 +213,14 @@ fn encode(
     let mut i = 0;
     while i < grams.len() {
         let key = grams[i].0;
-        let first = i;
+        let (first, at) = (i, off32(&gram_ids)?);
+        let mut prev = 0u32;
         while i < grams.len() && grams[i].0 == key {
-            gram_ids.extend_from_slice(&grams[i].1.to_le_bytes());
+            put_varint(&mut gram_ids, grams[i].1 - prev);
+            prev = grams[i].1;
             i += 1;
         }
-        for v in [key, (i - first) as u32, first as u32] {
+        for v in [key, (i - first) as u32, at] {
             gram_table.extend_from_slice(&v.to_le_bytes());
         }
         n_grams += 1;

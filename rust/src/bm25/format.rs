@@ -12,11 +12,12 @@
 //!   WORDS    (n_words + 1) x WORD_LEN: vocab_off u32, postings_off u32 (word i is
 //!            VOCAB[vocab_off(i)..vocab_off(i + 1)], its postings likewise)
 //!   VOCAB    the distinct lower-cased words (runs of [a-z0-9_], at least 2 bytes), sorted
-//!   POSTINGS per word, varints: n_entries, then per entry unit gap, occurrences in the
-//!            unit, n_lines, line gaps (the first from the unit's start line)
+//!   POSTINGS per word, varints: n_entries, then per entry unit gap, n_lines << 1 | (1 when
+//!            the occurrences equal n_lines), the occurrences when they do not, line gaps
+//!            (the first from the unit's start line)
 //!   GRAMS    n_grams x GRAM_LEN, sorted: trigram u32 (3 bytes, first byte highest),
-//!            count u32, first u32 (index into GRAMIDS)
-//!   GRAMIDS  u32 word ids, sorted per trigram: the words that contain it
+//!            count u32, offset u32 (into GRAMIDS)
+//!   GRAMIDS  per trigram, the ids of the words that contain it: count varint gaps
 //! ```
 //!
 //! Format history: 1 — first version.

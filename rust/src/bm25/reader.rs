@@ -115,17 +115,26 @@ impl Postings {
         if u64::from(pv) != vocab_len || u64::from(pp) != blob_len {
             return Err(self.corrupt("the word table does not cover its sections"));
         }
-        let ids = self.section(format::SEC_GRAMIDS);
+        // Each trigram's list decodes to known words, and the lists tile GRAMIDS.
+        let mut end = 0usize;
         for g in 0..self.header.n_grams as usize {
-            let (_, count, first) = self.gram_entry(g);
-            if (u64::from(first) + u64::from(count)) * 4 > ids.len() as u64 {
-                return Err(self.corrupt(format!("trigram {g} points outside its ids")));
+            let (_, count, at) = self.gram_entry(g);
+            let mut n = 0usize;
+            let mut bad = at as usize != end;
+            for w in self.gram_ids(count as usize, at as usize) {
+                bad |= w.is_none_or(|w| w >= self.header.n_words);
+                n += 1;
+                if bad {
+                    break;
+                }
             }
+            if bad || n != count as usize {
+                return Err(self.corrupt(format!("trigram {g}'s word list is damaged")));
+            }
+            end = self.gram_ids_end(count as usize, at as usize);
         }
-        for at in (0..ids.len()).step_by(4) {
-            if u32_at(ids, at).is_none_or(|id| id >= self.header.n_words) {
-                return Err(self.corrupt("a trigram names an unknown word"));
-            }
+        if end != self.section(format::SEC_GRAMIDS).len() {
+            return Err(self.corrupt("the trigram lists do not cover their section"));
         }
         Ok(())
     }
@@ -178,11 +187,32 @@ impl Postings {
         )
     }
 
-    /// The words containing trigram `key` (empty when none does).
-    fn gram_words(&self, key: u32) -> impl Iterator<Item = u32> + '_ {
-        let (count, first) = self.gram_list(key);
+    /// The `count` word ids of the list at byte `at` of GRAMIDS (`None` where damaged).
+    fn gram_ids(&self, count: usize, at: usize) -> impl Iterator<Item = Option<u32>> + '_ {
         let ids = self.section(format::SEC_GRAMIDS);
-        (first..first + count).filter_map(move |i| u32_at(ids, i * 4))
+        let (mut pos, mut prev) = (at, 0u32);
+        (0..count).map(move |_| {
+            prev = prev.checked_add(get_varint(ids, &mut pos)?)?;
+            Some(prev)
+        })
+    }
+
+    /// Where the list at `at` of `count` ids ends.
+    fn gram_ids_end(&self, count: usize, at: usize) -> usize {
+        let ids = self.section(format::SEC_GRAMIDS);
+        let mut pos = at;
+        for _ in 0..count {
+            if get_varint(ids, &mut pos).is_none() {
+                break;
+            }
+        }
+        pos
+    }
+
+    /// The words containing trigram `key` (empty when none does; validated at open).
+    fn gram_words(&self, key: u32) -> impl Iterator<Item = u32> + '_ {
+        let (count, at) = self.gram_list(key);
+        self.gram_ids(count, at).map_while(|w| w)
     }
 
     /// `(count, first)` of trigram `key`'s word list.
@@ -271,8 +301,13 @@ impl Postings {
             if unit >= self.header.n_units {
                 return Err(bad());
             }
-            let occ = get_varint(b, &mut pos).ok_or_else(bad)?;
-            let n_lines = get_varint(b, &mut pos).ok_or_else(bad)?;
+            let packed = get_varint(b, &mut pos).ok_or_else(bad)?;
+            let n_lines = packed >> 1;
+            let occ = if packed & 1 == 1 {
+                n_lines
+            } else {
+                get_varint(b, &mut pos).ok_or_else(bad)?
+            };
             if want_lines(unit) {
                 lines.clear();
                 let mut at = self.unit(unit)?.start;

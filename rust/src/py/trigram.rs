@@ -100,9 +100,11 @@ fn build_text_index(
         }
     };
     // The segment's BM25 postings, from what was just written (`crate::bm25`).
+    let started = std::time::Instant::now();
     let postings = py
         .detach(|| build_for_segment(&out_dir, &opts.index_file, &opts.content_file))
         .map_err(to_py)?;
+    let postings_seconds = started.elapsed().as_secs_f64();
     let skipped: Vec<(String, &'static str)> = report
         .skipped
         .iter()
@@ -131,6 +133,10 @@ fn build_text_index(
     ] {
         out.insert(k.into(), v.into_pyobject(py)?.into_any().unbind());
     }
+    out.insert(
+        "bm25_seconds".into(),
+        postings_seconds.into_pyobject(py)?.into_any().unbind(),
+    );
     out.insert(
         "skipped_files".into(),
         skipped.into_pyobject(py)?.into_any().unbind(),
