@@ -8,12 +8,12 @@
 //! words containing it of occurrences x matches in the word, the same count the content
 //! scan makes.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::format::{self, Header};
 use crate::error::{CoreError, CoreResult};
@@ -35,20 +35,20 @@ pub fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// One word's entry for a unit: (segment-wide unit, occurrences, sorted lines, the unit's
-/// start line).
-type WordEntry = (u32, u32, Vec<u32>, u32);
-type WordMap = HashMap<Vec<u8>, Vec<WordEntry>>;
-
-/// One document's scoring units and, per (word, unit), the occurrences and sorted lines.
+/// One document's scoring units, its lower-cased bytes and, per (word, unit) in word order,
+/// `(word start, word end, unit, occurrences, lines start, lines end)` with the unit's
+/// sorted lines in `lines`.
 struct DocWords {
     spans: Vec<Span>,
-    entries: Vec<(Vec<u8>, u32, u32, Vec<u32>)>,
+    lowered: Vec<u8>,
+    entries: Vec<(usize, usize, u32, u32, usize, usize)>,
+    lines: Vec<u32>,
 }
 
 /// Split one document into words and attribute each occurrence to the unit owning its line.
 fn doc_words(chunks: &[(u32, u32, &str)], content: &[u8]) -> DocWords {
     let spans = unit_spans(chunks, content);
+    let lowered = content.to_ascii_lowercase();
     // (word start, word end, unit, line), in content order.
     let mut occ: Vec<(usize, usize, u32, u32)> = Vec::new();
     let (mut line, mut owner_line, mut unit) = (1u32, 0u32, None);
@@ -79,28 +79,69 @@ fn doc_words(chunks: &[(u32, u32, &str)], content: &[u8]) -> DocWords {
             occ.push((start, i, u as u32, line));
         }
     }
-    let word = |o: &(usize, usize, u32, u32)| -> Vec<u8> {
-        content[o.0..o.1]
-            .iter()
-            .map(u8::to_ascii_lowercase)
-            .collect()
-    };
-    let mut keyed: Vec<(Vec<u8>, u32, u32)> = occ.iter().map(|o| (word(o), o.2, o.3)).collect();
-    keyed.sort_unstable();
-    let mut entries: Vec<(Vec<u8>, u32, u32, Vec<u32>)> = Vec::new();
-    for (w, u, l) in keyed {
+    occ.sort_unstable_by(|a, b| {
+        lowered[a.0..a.1]
+            .cmp(&lowered[b.0..b.1])
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
+    let mut entries: Vec<(usize, usize, u32, u32, usize, usize)> = Vec::new();
+    let mut lines: Vec<u32> = Vec::new();
+    for (s, e, u, l) in occ {
         match entries.last_mut() {
-            Some(e) if e.0 == w && e.1 == u => {
-                e.2 += 1;
-                if e.3.last() != Some(&l) {
-                    e.3.push(l);
+            Some(x) if x.2 == u && lowered[x.0..x.1] == lowered[s..e] => {
+                x.3 += 1;
+                if lines.last() != Some(&l) {
+                    lines.push(l);
+                    x.5 += 1;
                 }
             }
-            _ => entries.push((w, u, 1, vec![l])),
+            _ => {
+                entries.push((s, e, u, 1, lines.len(), lines.len() + 1));
+                lines.push(l);
+            }
         }
     }
-    DocWords { spans, entries }
+    DocWords {
+        spans,
+        lowered,
+        entries,
+        lines,
+    }
 }
+
+/// One word's postings as they are appended, document after document (units ascending).
+#[derive(Default)]
+struct WordPostings {
+    entries: u32,
+    last_unit: u32,
+    blob: Vec<u8>,
+}
+
+impl WordPostings {
+    fn push(&mut self, unit: u32, occurrences: u32, unit_start: u32, lines: &[u32]) {
+        self.entries += 1;
+        put_varint(&mut self.blob, unit - self.last_unit);
+        self.last_unit = unit;
+        // Lines, shifted one bit: set when each line holds one occurrence (the usual
+        // case), so the count of occurrences is written only when it differs.
+        let one_each = occurrences as usize == lines.len();
+        put_varint(
+            &mut self.blob,
+            ((lines.len() as u32) << 1) | u32::from(one_each),
+        );
+        if !one_each {
+            put_varint(&mut self.blob, occurrences);
+        }
+        let mut at = unit_start;
+        for &l in lines {
+            put_varint(&mut self.blob, l - at);
+            at = l;
+        }
+    }
+}
+
+type WordMap = FxHashMap<Vec<u8>, WordPostings>;
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CoreError + '_ {
     move |source| CoreError::Io {
@@ -137,7 +178,7 @@ pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
         .collect();
     let mut units: Vec<u8> = Vec::new();
     let mut n_units = 0u32;
-    let mut by_word: WordMap = HashMap::new();
+    let mut by_word: WordMap = FxHashMap::default();
     for (d, doc) in docs.into_iter().enumerate() {
         let doc = doc?;
         let first = n_units;
@@ -154,12 +195,19 @@ pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
         n_units = n_units
             .checked_add(doc.spans.len() as u32)
             .ok_or_else(|| too_large(out))?;
-        for (w, u, n, lines) in doc.entries {
-            let start = doc.spans[u as usize].start;
-            by_word
-                .entry(w)
-                .or_default()
-                .push((first + u, n, lines, start));
+        for &(s, e, u, n, l0, l1) in &doc.entries {
+            let w = &doc.lowered[s..e];
+            if !by_word.contains_key(w) {
+                by_word.insert(w.to_vec(), WordPostings::default());
+            }
+            if let Some(p) = by_word.get_mut(w) {
+                p.push(
+                    first + u,
+                    n,
+                    doc.spans[u as usize].start,
+                    &doc.lines[l0..l1],
+                );
+            }
         }
     }
     let enc = encode(seg, units, n_units, by_word, out)?;
@@ -173,33 +221,17 @@ fn encode(
     by_word: WordMap,
     out: &Path,
 ) -> CoreResult<Encoded> {
-    let mut words: Vec<(Vec<u8>, Vec<WordEntry>)> = by_word.into_iter().collect();
+    let mut words: Vec<(Vec<u8>, WordPostings)> = by_word.into_iter().collect();
     words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let (mut table, mut vocab, mut blob) = (Vec::new(), Vec::new(), Vec::new());
     let mut grams: Vec<(u32, u32)> = Vec::new();
     let off32 = |v: &Vec<u8>| u32::try_from(v.len()).map_err(|_| too_large(out));
-    for (id, (w, entries)) in words.iter().enumerate() {
+    for (id, (w, postings)) in words.iter().enumerate() {
         table.extend_from_slice(&off32(&vocab)?.to_le_bytes());
         table.extend_from_slice(&off32(&blob)?.to_le_bytes());
         vocab.extend_from_slice(w);
-        put_varint(&mut blob, entries.len() as u32);
-        let mut prev = 0u32;
-        for (u, n, lines, start) in entries {
-            put_varint(&mut blob, u - prev);
-            prev = *u;
-            // Lines, shifted one bit: set when each line holds one occurrence (the usual
-            // case), so the count of occurrences is written only when it differs.
-            let one_each = *n as usize == lines.len();
-            put_varint(&mut blob, ((lines.len() as u32) << 1) | u32::from(one_each));
-            if !one_each {
-                put_varint(&mut blob, *n);
-            }
-            let mut at = *start;
-            for &l in lines {
-                put_varint(&mut blob, l - at);
-                at = l;
-            }
-        }
+        put_varint(&mut blob, postings.entries);
+        blob.extend_from_slice(&postings.blob);
         for t in w.windows(3) {
             grams.push((gram(t), id as u32));
         }
