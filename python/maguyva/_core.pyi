@@ -172,7 +172,8 @@ def build_text_index(
     `trigram.idx` and `content.bin`). Content is stored as LZ4 blocks with `zstd_level=0`
     (the default), as zstd frames of that level otherwise. Returns counts and sizes (docs,
     trigrams, chunks, content_bytes, stored_bytes, index_bytes), the segment's `build_id` and
-    `skipped_files` `[(path, reason)]`."""
+    `skipped_files` `[(path, reason)]`. The segment's BM25 postings are written beside it
+    (`trigram.idx` -> `trigram.bm25`; report keys `bm25_bytes`, `bm25_words`, `bm25_seconds`)."""
 
 @final
 class TextIndex:
@@ -184,7 +185,12 @@ class TextIndex:
         """Open and validate (raises CorruptIndexError on a bad header, size or checksum).
         Without `segments`, the single segment `trigram.idx` + `content.bin`; otherwise the
         listed segments `(index_file, content_file, build_id, n_docs, deleted_local_ids)`,
-        base first, whose live documents are searched as one index in path order."""
+        base first, whose live documents are searched as one index in path order. Each
+        segment's BM25 postings are opened and validated too when present."""
+    @property
+    def has_bm25_postings(self) -> bool:
+        """Whether every segment has BM25 postings (an index built before them has none:
+        `bm25` then scans the stored content)."""
     def locate(self, paths: list[str]) -> list[tuple[int, int] | None]:
         """`(segment, local id)` of each live path, None for a path not in the index."""
     def enclosing(self, path: str, lines: list[int]) -> list[tuple[int, int, str] | None]:
@@ -257,10 +263,13 @@ class TextIndex:
         `is_definition` None and its `texts` for Python's `re`. `word`: 256 flags, the bytes
         that glue a match into a word."""
     def bm25(
-        self, terms: list[str], k: int, *, max_docs: int = 4000
+        self, terms: list[str], k: int, *, max_docs: int = 4000, method: str = "auto"
     ) -> list[tuple[str, int, int, str | None, float, list[int], list[int]]]:
         """The best `k` chunks for lower-cased `terms`: `(path, start_line, end_line, chunk_id,
-        score, matching_lines, term_indices)`."""
+        score, matching_lines, term_indices)`. `method`: "auto" (the postings when present
+        and able to answer, else the content scan), "postings" (ValueError when they cannot
+        answer), "scan" (the content of at most `max_docs` nominated documents) or
+        "scan_all" (every candidate document: what the postings compute)."""
     def stats(self) -> dict[str, int]: ...
     def paths(self) -> list[str]: ...
 

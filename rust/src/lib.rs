@@ -12,6 +12,7 @@
 //! The only module that touches PyO3 is `py`, compiled with the `python` feature, so plain
 //! `cargo test` runs without a Python interpreter.
 
+pub mod bm25;
 pub mod error;
 pub mod fusion;
 pub mod graph;

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use crate::bm25::build::build_for_segment;
+use crate::bm25::score::Bm25Index;
 use crate::py::errors::to_py;
 use crate::trigram::bm25;
 use crate::trigram::build::{self, BuildInput, BuildOptions, ChunkSpan};
@@ -97,6 +99,12 @@ fn build_text_index(
             }))
         }
     };
+    // The segment's BM25 postings, from what was just written (`crate::bm25`).
+    let started = std::time::Instant::now();
+    let postings = py
+        .detach(|| build_for_segment(&out_dir, &opts.index_file, &opts.content_file))
+        .map_err(to_py)?;
+    let postings_seconds = started.elapsed().as_secs_f64();
     let skipped: Vec<(String, &'static str)> = report
         .skipped
         .iter()
@@ -120,9 +128,15 @@ fn build_text_index(
         ("content_bytes", report.content_bytes),
         ("stored_bytes", report.stored_bytes),
         ("index_bytes", report.index_bytes),
+        ("bm25_bytes", postings.bytes),
+        ("bm25_words", u64::from(postings.words)),
     ] {
         out.insert(k.into(), v.into_pyobject(py)?.into_any().unbind());
     }
+    out.insert(
+        "bm25_seconds".into(),
+        postings_seconds.into_pyobject(py)?.into_any().unbind(),
+    );
     out.insert(
         "skipped_files".into(),
         skipped.into_pyobject(py)?.into_any().unbind(),
@@ -134,6 +148,8 @@ fn build_text_index(
 #[pyclass(frozen, module = "maguyva._core")]
 struct TextIndex {
     inner: index::TextIndex,
+    /// The segments' BM25 postings; `None` for an index built before them.
+    bm25: Option<Bm25Index>,
 }
 
 fn parse_case(case: &str) -> PyResult<Case> {
@@ -157,6 +173,10 @@ impl TextIndex {
     #[new]
     #[pyo3(signature = (dir, segments=None))]
     fn new(py: Python<'_>, dir: PathBuf, segments: Option<Vec<SegmentTuple>>) -> PyResult<Self> {
+        let names: Vec<String> = match &segments {
+            None => vec![crate::trigram::format::INDEX_FILE.to_string()],
+            Some(list) => list.iter().map(|s| s.0.clone()).collect(),
+        };
         let inner = py
             .detach(|| match segments {
                 None => index::TextIndex::open(&dir),
@@ -177,7 +197,16 @@ impl TextIndex {
                 }
             })
             .map_err(to_py)?;
-        Ok(Self { inner })
+        let bm25 = py
+            .detach(|| Bm25Index::open(&dir, &names, &inner))
+            .map_err(to_py)?;
+        Ok(Self { inner, bm25 })
+    }
+
+    /// Whether every segment has BM25 postings (an index built before them has none).
+    #[getter]
+    fn has_bm25_postings(&self) -> bool {
+        self.bm25.is_some()
     }
 
     /// Where each path lives: `(segment, local id)`, or None when it is not a live document.
@@ -351,18 +380,47 @@ impl TextIndex {
         Ok(out)
     }
 
-    /// BM25 over chunks for lower-cased terms; the best `k` chunks.
-    #[pyo3(signature = (terms, k, *, max_docs=4000))]
+    /// BM25 over chunks for lower-cased terms; the best `k` chunks. `method`: "auto" (the
+    /// postings when the index has them and they can answer, else the content scan),
+    /// "postings", "scan" (at most `max_docs` nominated documents) or "scan_all".
+    #[pyo3(signature = (terms, k, *, max_docs=4000, method="auto"))]
     fn bm25(
         &self,
         py: Python<'_>,
         terms: Vec<String>,
         k: usize,
         max_docs: usize,
+        method: &str,
     ) -> PyResult<Vec<ChunkTuple>> {
+        if !matches!(method, "auto" | "postings" | "scan" | "scan_all") {
+            return Err(PyValueError::new_err(format!(
+                "method must be 'auto', 'postings', 'scan' or 'scan_all', got {method:?}"
+            )));
+        }
         let ranked = py
-            .detach(|| bm25::rank(&self.inner, &terms, k, max_docs))
-            .map_err(to_py)?;
+            .detach(|| {
+                if matches!(method, "auto" | "postings") {
+                    if let Some(p) = &self.bm25 {
+                        if let Some(r) = p.rank(&self.inner, &terms, k)? {
+                            return Ok(Some(r));
+                        }
+                    }
+                    if method == "postings" {
+                        return Ok(None);
+                    }
+                }
+                match method {
+                    "scan_all" => bm25::rank_all(&self.inner, &terms, k).map(Some),
+                    _ => bm25::rank(&self.inner, &terms, k, max_docs).map(Some),
+                }
+            })
+            .map_err(to_py)?
+            .ok_or_else(|| {
+                PyValueError::new_err(
+                    "no BM25 postings for these terms (an index built before them, or a \
+                     term with bytes outside [a-z0-9_])",
+                )
+            })?;
         Ok(ranked
             .into_iter()
             .map(|c| {
@@ -388,6 +446,7 @@ impl TextIndex {
             ("content_bytes", self.inner.total_content_bytes()),
             ("index_bytes", self.inner.index_bytes()),
             ("stored_bytes", self.inner.stored_bytes()),
+            ("bm25_bytes", self.bm25.as_ref().map_or(0, Bm25Index::bytes)),
             ("segments", self.inner.segments().len() as u64),
         ])
     }

@@ -16,9 +16,10 @@ use super::plan::Query;
 use super::search::{candidates_with, with_content};
 use crate::error::CoreResult;
 
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
-const WINDOW: u32 = 60;
+pub const K1: f64 = 1.2;
+pub const B: f64 = 0.75;
+/// Lines per scoring window of a file without chunks.
+pub const WINDOW: u32 = 60;
 
 /// One ranked chunk.
 #[derive(Debug, Clone)]
@@ -38,15 +39,14 @@ fn idf(n: f64, df: f64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-/// Rank chunks for `terms` (already lower-cased, stop words removed) and keep the best `k`.
-pub fn rank(
-    index: &TextIndex,
-    terms: &[String],
-    k: usize,
-    max_docs: usize,
-) -> CoreResult<Vec<ChunkScore>> {
+/// The terms that score: (index into the input, candidate documents or `None` for every
+/// document, IDF). A term's document frequency is its candidate count in the trigram index.
+pub type TermWeights = Vec<(usize, Option<Vec<u32>>, f64)>;
+
+/// Weights of `terms` (lower-cased here; terms under 2 bytes or in no document dropped).
+pub fn term_weights(index: &TextIndex, terms: &[String]) -> CoreResult<TermWeights> {
     let n = f64::from(index.n_docs().max(1));
-    let mut term_docs: Vec<(usize, Option<Vec<u32>>, f64)> = Vec::new();
+    let mut term_docs: TermWeights = Vec::new();
     for (i, t) in terms.iter().enumerate() {
         let lowered = t.to_lowercase();
         if lowered.len() < 2 {
@@ -60,13 +60,53 @@ pub fn rank(
         }
         term_docs.push((i, docs, idf(n, df)));
     }
+    Ok(term_docs)
+}
+
+/// Rank chunks for `terms` (already lower-cased, stop words removed) and keep the best `k`,
+/// scanning the stored content of at most `max_docs` nominated documents.
+pub fn rank(
+    index: &TextIndex,
+    terms: &[String],
+    k: usize,
+    max_docs: usize,
+) -> CoreResult<Vec<ChunkScore>> {
+    let term_docs = term_weights(index, terms)?;
     if term_docs.is_empty() {
         return Ok(Vec::new());
     }
+    let docs = nominate(index, &term_docs, max_docs);
+    score_docs(index, terms, &term_docs, &docs, k)
+}
+
+/// As [`rank`], scanning every candidate document of every term (no nomination): the exact
+/// BM25 that the index-time postings compute (`crate::bm25`), kept as their reference.
+pub fn rank_all(index: &TextIndex, terms: &[String], k: usize) -> CoreResult<Vec<ChunkScore>> {
+    let term_docs = term_weights(index, terms)?;
+    if term_docs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut docs: Vec<u32> = Vec::new();
+    for (_, d, _) in &term_docs {
+        match d {
+            None => {
+                docs = (0..index.n_docs()).collect();
+                break;
+            }
+            Some(d) => docs = super::postings::union(&docs, d),
+        }
+    }
+    score_docs(index, terms, &term_docs, &docs, k)
+}
+
+/// Documents worth scanning: pre-ranked by the summed IDF of the terms they may contain,
+/// the best `max_docs`, in document order.
+fn nominate(index: &TextIndex, term_docs: &TermWeights, max_docs: usize) -> Vec<u32> {
+    let n = f64::from(index.n_docs().max(1));
     // Pre-score documents by the IDF of the terms they may contain; terms in most documents
     // (or too short to plan) do not nominate candidates but still count in the scores.
     let mut prescore: HashMap<u32, f64> = HashMap::new();
-    for (_, docs, w) in &term_docs {
+    for (_, docs, w) in term_docs {
         if let Some(docs) = docs {
             if (docs.len() as f64) <= n * 0.5 || term_docs.len() == 1 {
                 for &d in docs {
@@ -92,7 +132,17 @@ pub fn rank(
     cand.truncate(max_docs);
     let mut docs: Vec<u32> = cand.into_iter().map(|(d, _)| d).collect();
     docs.sort_unstable();
+    docs
+}
 
+/// Score the chunks of `docs` (sorted) by scanning their content; the best `k`.
+fn score_docs(
+    index: &TextIndex,
+    terms: &[String],
+    term_docs: &TermWeights,
+    docs: &[u32],
+    k: usize,
+) -> CoreResult<Vec<ChunkScore>> {
     let avg_len = average_chunk_lines(index);
     let finders: Vec<(usize, Finder<'static>, f64)> = term_docs
         .iter()
@@ -116,6 +166,7 @@ pub fn rank(
     for s in scored {
         all.extend(s?);
     }
+    // Stable: equal keys keep span order (a chunk before the chunks nested in it).
     all.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -126,7 +177,8 @@ pub fn rank(
     Ok(all)
 }
 
-fn average_chunk_lines(index: &TextIndex) -> f64 {
+/// Mean lines per chunk, the BM25 length prior (sampled on large indexes).
+pub fn average_chunk_lines(index: &TextIndex) -> f64 {
     let n = index.n_chunks();
     if n == 0 {
         return f64::from(WINDOW);
@@ -147,6 +199,69 @@ fn average_chunk_lines(index: &TextIndex) -> f64 {
     }
 }
 
+/// A scoring unit of a document: a chunk (its index in the document's chunk table) or, for a
+/// document without chunks, a window of [`WINDOW`] lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+    pub chunk: Option<usize>,
+}
+
+/// The scoring units of a document with `chunks` and `content`, in scoring order: start
+/// ascending, end descending (a chunk before those nested in it), stable.
+pub fn unit_spans(chunks: &[(u32, u32, &str)], content: &[u8]) -> Vec<Span> {
+    let mut spans: Vec<Span> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, &(start, end, _))| Span {
+            start,
+            end,
+            chunk: Some(i),
+        })
+        .collect();
+    if spans.is_empty() {
+        let newlines = memchr::memchr_iter(b'\n', content).count() as u32;
+        let n_lines = (newlines + u32::from(!content.ends_with(b"\n"))).max(1);
+        let mut s = 1;
+        while s <= n_lines {
+            spans.push(Span {
+                start: s,
+                end: (s + WINDOW - 1).min(n_lines),
+                chunk: None,
+            });
+            s += WINDOW;
+        }
+    }
+    spans.sort_by_key(|sp| (sp.start, std::cmp::Reverse(sp.end)));
+    spans
+}
+
+/// The unit that owns `line`: the smallest span holding it (the first such in scoring order).
+pub fn owner(spans: &[Span], line: u32) -> Option<usize> {
+    let upto = spans.partition_point(|sp| sp.start <= line);
+    spans[..upto]
+        .iter()
+        .enumerate()
+        .filter(|(_, sp)| sp.start <= line && line <= sp.end)
+        .min_by_key(|(_, sp)| sp.end - sp.start)
+        .map(|(i, _)| i)
+}
+
+/// BM25's length normalisation of a unit of lines `start..=end`.
+#[inline]
+pub fn norm(start: u32, end: u32, avg_len: f64) -> f64 {
+    let len = f64::from(end.saturating_sub(start) + 1);
+    K1 * (1.0 - B + B * len / avg_len)
+}
+
+/// One term's share of a unit's score: IDF `weight`, term frequency `tf`.
+#[inline]
+pub fn term_score(weight: f64, tf: u32, norm: f64) -> f64 {
+    let f = f64::from(tf);
+    weight * f * (K1 + 1.0) / (f + norm)
+}
+
 fn score_doc(
     index: &TextIndex,
     d: u32,
@@ -157,34 +272,15 @@ fn score_doc(
     let lowered: Vec<u8> = content.iter().map(u8::to_ascii_lowercase).collect();
     let newlines: Vec<usize> = memchr::memchr_iter(b'\n', &lowered).collect();
     let line_of = |pos: usize| newlines.partition_point(|&p| p < pos) as u32 + 1;
-    let n_lines = newlines.len() as u32 + u32::from(!content.ends_with(b"\n"));
-    let mut spans: Vec<(u32, u32, Option<String>)> = index
-        .chunks(d)
-        .into_iter()
-        .map(|(s, e, id)| (s, e, Some(id.to_string())))
-        .collect();
-    if spans.is_empty() {
-        let mut s = 1;
-        while s <= n_lines.max(1) {
-            spans.push((s, (s + WINDOW - 1).min(n_lines.max(1)), None));
-            s += WINDOW;
-        }
-    }
-    spans.sort_by_key(|(s, e, _)| (*s, std::cmp::Reverse(*e)));
+    let chunks = index.chunks(d);
+    let spans = unit_spans(&chunks, content);
     // Per span: term frequencies and matching lines.
     let mut tf: Vec<HashMap<usize, u32>> = vec![HashMap::new(); spans.len()];
     let mut lines: Vec<Vec<u32>> = vec![Vec::new(); spans.len()];
     for (ti, finder, _) in finders {
         for pos in finder.find_iter(&lowered) {
             let line = line_of(pos);
-            let upto = spans.partition_point(|(s, _, _)| *s <= line);
-            let best = spans[..upto]
-                .iter()
-                .enumerate()
-                .filter(|(_, (s, e, _))| *s <= line && line <= *e)
-                .min_by_key(|(_, (s, e, _))| e - s)
-                .map(|(i, _)| i);
-            if let Some(i) = best {
+            if let Some(i) = owner(&spans, line) {
                 *tf[i].entry(*ti).or_default() += 1;
                 lines[i].push(line);
             }
@@ -192,22 +288,18 @@ fn score_doc(
     }
     let weight: HashMap<usize, f64> = finders.iter().map(|(i, _, w)| (*i, *w)).collect();
     let mut out = Vec::new();
-    for (i, (s, e, id)) in spans.into_iter().enumerate() {
+    for (i, sp) in spans.into_iter().enumerate() {
         if tf[i].is_empty() {
             continue;
         }
-        let len = f64::from(e.saturating_sub(s) + 1);
-        let norm = K1 * (1.0 - B + B * len / avg_len);
+        let norm = norm(sp.start, sp.end, avg_len);
         // Summed in term order: a HashMap's order differs between runs, and so would the
         // last bits of the score (and the order of near ties).
         let mut per_term: Vec<(usize, u32)> = tf[i].iter().map(|(&t, &f)| (t, f)).collect();
         per_term.sort_unstable();
         let score: f64 = per_term
             .iter()
-            .map(|&(t, f)| {
-                let f = f64::from(f);
-                weight.get(&t).copied().unwrap_or(0.0) * f * (K1 + 1.0) / (f + norm)
-            })
+            .map(|&(t, f)| term_score(weight.get(&t).copied().unwrap_or(0.0), f, norm))
             .sum();
         let mut ls = std::mem::take(&mut lines[i]);
         ls.sort_unstable();
@@ -216,9 +308,9 @@ fn score_doc(
         terms.sort_unstable();
         out.push(ChunkScore {
             doc: d,
-            start_line: s,
-            end_line: e,
-            chunk_id: id,
+            start_line: sp.start,
+            end_line: sp.end,
+            chunk_id: sp.chunk.map(|c| chunks[c].2.to_string()),
             score,
             lines: ls,
             terms,

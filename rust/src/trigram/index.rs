@@ -547,6 +547,15 @@ impl TextIndex {
             .collect()
     }
 
+    /// The logical id of segment `s`'s local document `local`, `None` when it is deleted.
+    pub fn logical_of(&self, s: usize, local: u32) -> Option<u32> {
+        self.logical
+            .get(s)?
+            .get(local as usize)
+            .copied()
+            .filter(|&g| g != DEAD)
+    }
+
     /// Where logical document `g` lives: (segment, local id).
     pub fn locate(&self, g: u32) -> (u32, u32) {
         self.docs[g as usize]

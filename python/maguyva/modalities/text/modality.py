@@ -151,6 +151,12 @@ class TextSearcher:
         # engine has one; loading it took ~4 s on an 11k-file repository). `chunks` is kept
         # for callers that pass one; it is not used.
         self._index = open_index(text_dir)
+        if not self._index.has_bm25_postings:
+            log.warning(
+                "text: %s has no BM25 postings (built by an older Maguyva): questions scan "
+                "the stored content; the next index update rebuilds it",
+                text_dir,
+            )
 
     def stats(self) -> dict[str, int]:
         return dict(self._index.stats())
@@ -358,6 +364,12 @@ SEGMENTS_KIND = "text_segments"
 BASE_FILES = ("trigram.idx", "content.bin")
 
 
+def postings_file(index_file: str) -> str:
+    """The BM25 postings beside a segment's trigram index (`_core` reads them by this
+    name): `trigram.idx` -> `trigram.bm25`."""
+    return index_file.removesuffix(".idx") + ".bm25"
+
+
 def read_segments(text_dir: Path) -> dict[str, Any] | None:
     """The segment list of an index directory; None for an index of one segment written
     before segment lists existed."""
@@ -518,6 +530,9 @@ def _update(ctx: BuildContext, out: Path, level: int, extractor: str) -> dict[st
     except (MaguyvaError, OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("text: previous index unusable (%s); rebuilding", exc)
         return None
+    if not previous.has_bm25_postings:
+        log.warning("text: previous index has no BM25 postings (older Maguyva); rebuilding")
+        return None
     segments = [dict(s, deleted=list(s["deleted"])) for s in data["segments"]]
     # Membership from the file lists, content changes from the change set: a file is
     # re-indexed when it is new to the index or its content changed, and tombstoned when it
@@ -555,11 +570,11 @@ def _update(ctx: BuildContext, out: Path, level: int, extractor: str) -> dict[st
     out.mkdir(parents=True, exist_ok=True)
     kept = [base, *small]
     for seg in kept:
-        for name in (seg["index"], seg["content"]):
+        for name in (seg["index"], seg["content"], postings_file(seg["index"])):
             _link(prev_dir / name, out / name)
     number = int(data.get("next", 1))
     report: dict[str, Any] = {"build_id": 0, "docs": 0, "trigrams": 0, "chunks": 0,
-                              "content_bytes": 0, "stored_bytes": 0, "index_bytes": 0,
+                              "content_bytes": 0, "stored_bytes": 0, "index_bytes": 0, "bm25_bytes": 0,
                               "skipped_files": []}  # fmt: skip
     if new:
         files = (f"seg-{number:06d}.idx", f"seg-{number:06d}.bin")
@@ -569,7 +584,7 @@ def _update(ctx: BuildContext, out: Path, level: int, extractor: str) -> dict[st
             kept.append({"index": files[0], "content": files[1], "build_id": report["build_id"],
                          "docs": report["docs"], "deleted": []})  # fmt: skip
         else:
-            for name in files:
+            for name in (*files, postings_file(files[0])):
                 (out / name).unlink(missing_ok=True)
     _write_segments(out, {"version": 1, "zstd_level": level, "extractor": extractor,
                           "next": number, "segments": kept})  # fmt: skip

@@ -1,0 +1,313 @@
+//! Writing a segment's BM25 postings, at index build, from the segment itself (its stored
+//! content and chunk table), so the postings describe exactly what the trigram index holds.
+//!
+//! The query side matches a term (bytes of `[a-z0-9_]`) as a case-insensitive substring of
+//! the content; such a match never crosses a byte outside that set, so it lies inside one
+//! *word* (a maximal run of `[A-Za-z0-9_]`, lower-cased). Per word and scoring unit the file
+//! keeps the occurrences and lines; a term's frequency in a unit is then the sum over the
+//! words containing it of occurrences x matches in the word, the same count the content
+//! scan makes.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::format::{self, Header};
+use crate::error::{CoreError, CoreResult};
+use crate::trigram::bm25::{owner, unit_spans, Span};
+use crate::trigram::index::Segment;
+use crate::trigram::postings::put_varint;
+
+/// What a postings build wrote.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PostingsReport {
+    pub units: u32,
+    pub words: u32,
+    pub bytes: u64,
+}
+
+/// Bytes a word is made of (the query side's term alphabet, before lower-casing).
+#[inline]
+pub fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// One document's scoring units, its lower-cased bytes and, per (word, unit) in word order,
+/// `(word start, word end, unit, occurrences, lines start, lines end)` with the unit's
+/// sorted lines in `lines`.
+struct DocWords {
+    spans: Vec<Span>,
+    lowered: Vec<u8>,
+    entries: Vec<(usize, usize, u32, u32, usize, usize)>,
+    lines: Vec<u32>,
+}
+
+/// Split one document into words and attribute each occurrence to the unit owning its line.
+fn doc_words(chunks: &[(u32, u32, &str)], content: &[u8]) -> DocWords {
+    let spans = unit_spans(chunks, content);
+    let lowered = content.to_ascii_lowercase();
+    // (word start, word end, unit, line), in content order.
+    let mut occ: Vec<(usize, usize, u32, u32)> = Vec::new();
+    let (mut line, mut owner_line, mut unit) = (1u32, 0u32, None);
+    let mut i = 0;
+    while i < content.len() {
+        let b = content[i];
+        if b == b'\n' {
+            line += 1;
+            i += 1;
+            continue;
+        }
+        if !is_word_byte(b) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < content.len() && is_word_byte(content[i]) {
+            i += 1;
+        }
+        if i - start < 2 {
+            continue; // a term has at least 2 bytes: a 1-byte word never matches
+        }
+        if owner_line != line {
+            owner_line = line;
+            unit = owner(&spans, line);
+        }
+        if let Some(u) = unit {
+            occ.push((start, i, u as u32, line));
+        }
+    }
+    occ.sort_unstable_by(|a, b| {
+        lowered[a.0..a.1]
+            .cmp(&lowered[b.0..b.1])
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
+    let mut entries: Vec<(usize, usize, u32, u32, usize, usize)> = Vec::new();
+    let mut lines: Vec<u32> = Vec::new();
+    for (s, e, u, l) in occ {
+        match entries.last_mut() {
+            Some(x) if x.2 == u && lowered[x.0..x.1] == lowered[s..e] => {
+                x.3 += 1;
+                if lines.last() != Some(&l) {
+                    lines.push(l);
+                    x.5 += 1;
+                }
+            }
+            _ => {
+                entries.push((s, e, u, 1, lines.len(), lines.len() + 1));
+                lines.push(l);
+            }
+        }
+    }
+    DocWords {
+        spans,
+        lowered,
+        entries,
+        lines,
+    }
+}
+
+/// One word's postings as they are appended, document after document (units ascending).
+#[derive(Default)]
+struct WordPostings {
+    entries: u32,
+    last_unit: u32,
+    blob: Vec<u8>,
+}
+
+impl WordPostings {
+    fn push(&mut self, unit: u32, occurrences: u32, unit_start: u32, lines: &[u32]) {
+        self.entries += 1;
+        put_varint(&mut self.blob, unit - self.last_unit);
+        self.last_unit = unit;
+        // Lines, shifted one bit: set when each line holds one occurrence (the usual
+        // case), so the count of occurrences is written only when it differs.
+        let one_each = occurrences as usize == lines.len();
+        put_varint(
+            &mut self.blob,
+            ((lines.len() as u32) << 1) | u32::from(one_each),
+        );
+        if !one_each {
+            put_varint(&mut self.blob, occurrences);
+        }
+        let mut at = unit_start;
+        for &l in lines {
+            put_varint(&mut self.blob, l - at);
+            at = l;
+        }
+    }
+}
+
+type WordMap = FxHashMap<Vec<u8>, WordPostings>;
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CoreError + '_ {
+    move |source| CoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn too_large(path: &Path) -> CoreError {
+    CoreError::InvalidArgument(format!(
+        "{}: BM25 postings over 4 GiB in one segment",
+        path.display()
+    ))
+}
+
+/// The encoded sections of a segment's postings.
+struct Encoded {
+    header: Header,
+    sections: [Vec<u8>; format::SECTIONS],
+}
+
+/// Build the postings of every document of `seg` (deleted ones too: tombstones are applied
+/// when searching) and write them to `out`.
+pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
+    let docs: Vec<CoreResult<DocWords>> = (0..seg.n_docs())
+        .into_par_iter()
+        .map_init(
+            || (None, Vec::new()),
+            |(zstd, buf), d| {
+                let content = seg.read(d, zstd, buf)?;
+                Ok(doc_words(&seg.chunks(d), content))
+            },
+        )
+        .collect();
+    let mut units: Vec<u8> = Vec::new();
+    let mut n_units = 0u32;
+    let mut by_word: WordMap = FxHashMap::default();
+    for (d, doc) in docs.into_iter().enumerate() {
+        let doc = doc?;
+        let first = n_units;
+        for sp in &doc.spans {
+            for v in [
+                d as u32,
+                sp.start,
+                sp.end,
+                sp.chunk.map_or(format::NO_CHUNK, |c| c as u32),
+            ] {
+                units.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        n_units = n_units
+            .checked_add(doc.spans.len() as u32)
+            .ok_or_else(|| too_large(out))?;
+        for &(s, e, u, n, l0, l1) in &doc.entries {
+            let w = &doc.lowered[s..e];
+            if !by_word.contains_key(w) {
+                by_word.insert(w.to_vec(), WordPostings::default());
+            }
+            if let Some(p) = by_word.get_mut(w) {
+                p.push(
+                    first + u,
+                    n,
+                    doc.spans[u as usize].start,
+                    &doc.lines[l0..l1],
+                );
+            }
+        }
+    }
+    let enc = encode(seg, units, n_units, by_word, out)?;
+    write(out, &enc)
+}
+
+fn encode(
+    seg: &Segment,
+    units: Vec<u8>,
+    n_units: u32,
+    by_word: WordMap,
+    out: &Path,
+) -> CoreResult<Encoded> {
+    let mut words: Vec<(Vec<u8>, WordPostings)> = by_word.into_iter().collect();
+    words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let (mut table, mut vocab, mut blob) = (Vec::new(), Vec::new(), Vec::new());
+    let mut grams: Vec<(u32, u32)> = Vec::new();
+    let off32 = |v: &Vec<u8>| u32::try_from(v.len()).map_err(|_| too_large(out));
+    for (id, (w, postings)) in words.iter().enumerate() {
+        table.extend_from_slice(&off32(&vocab)?.to_le_bytes());
+        table.extend_from_slice(&off32(&blob)?.to_le_bytes());
+        vocab.extend_from_slice(w);
+        put_varint(&mut blob, postings.entries);
+        blob.extend_from_slice(&postings.blob);
+        for t in w.windows(3) {
+            grams.push((gram(t), id as u32));
+        }
+    }
+    table.extend_from_slice(&off32(&vocab)?.to_le_bytes());
+    table.extend_from_slice(&off32(&blob)?.to_le_bytes());
+    grams.sort_unstable();
+    grams.dedup();
+    let (mut gram_table, mut gram_ids) = (Vec::new(), Vec::new());
+    let mut n_grams = 0u32;
+    let mut i = 0;
+    while i < grams.len() {
+        let key = grams[i].0;
+        let (first, at) = (i, off32(&gram_ids)?);
+        let mut prev = 0u32;
+        while i < grams.len() && grams[i].0 == key {
+            put_varint(&mut gram_ids, grams[i].1 - prev);
+            prev = grams[i].1;
+            i += 1;
+        }
+        for v in [key, (i - first) as u32, at] {
+            gram_table.extend_from_slice(&v.to_le_bytes());
+        }
+        n_grams += 1;
+    }
+    let sections = [units, table, vocab, blob, gram_table, gram_ids];
+    let mut offsets = [(0u64, 0u64, 0u32); format::SECTIONS];
+    let mut off = format::HEADER_LEN as u64;
+    for (i, data) in sections.iter().enumerate() {
+        offsets[i] = (off, data.len() as u64, crc32fast::hash(data));
+        off += data.len() as u64;
+    }
+    let header = Header {
+        n_docs: seg.n_docs(),
+        n_units,
+        n_words: words.len() as u32,
+        n_grams,
+        build_id: seg.build_id(),
+        sections: offsets,
+    };
+    Ok(Encoded { header, sections })
+}
+
+/// A trigram of a word as the GRAMS table keys it.
+#[inline]
+pub fn gram(t: &[u8]) -> u32 {
+    (u32::from(t[0]) << 16) | (u32::from(t[1]) << 8) | u32::from(t[2])
+}
+
+fn write(out: &Path, enc: &Encoded) -> CoreResult<PostingsReport> {
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(out).map_err(io_err(out))?);
+    w.write_all(&enc.header.encode()).map_err(io_err(out))?;
+    let mut bytes = format::HEADER_LEN as u64;
+    for data in &enc.sections {
+        w.write_all(data).map_err(io_err(out))?;
+        bytes += data.len() as u64;
+    }
+    w.flush().map_err(io_err(out))?;
+    w.into_inner()
+        .map_err(|e| io_err(out)(e.into_error()))?
+        .sync_all()
+        .map_err(io_err(out))?;
+    Ok(PostingsReport {
+        units: enc.header.n_units,
+        words: enc.header.n_words,
+        bytes,
+    })
+}
+
+/// Write the postings of the segment `index_file` + `content_file` in `dir` beside it (the
+/// text build's last step).
+pub fn build_for_segment(
+    dir: &Path,
+    index_file: &str,
+    content_file: &str,
+) -> CoreResult<PostingsReport> {
+    let seg = Segment::open(&dir.join(index_file), &dir.join(content_file))?;
+    build_postings(&seg, &dir.join(format::postings_name(index_file)))
+}

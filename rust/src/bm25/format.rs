@@ -1,0 +1,202 @@
+//! The on-disk layout of a segment's BM25 postings: one file beside the segment's
+//! `*.idx`, with the same conventions (versioned header, per-section CRC32, header CRC32).
+//!
+//! ```text
+//! *.bm25: header (HEADER_LEN bytes) then sections, all integers little-endian
+//!   magic "MGVBM25P", version u32, n_docs u32, n_units u32, n_words u32, n_grams u32,
+//!   reserved u32, build_id u64 (the segment's trigram index), then SECTIONS x (offset u64,
+//!   len u64, crc32 u32, reserved u32), then crc32 of everything before it (u32)
+//!   UNITS    n_units x UNIT_LEN: doc u32, start_line u32, end_line u32, chunk u32 (index in
+//!            the document's chunk table, NO_CHUNK for a 60-line window); per document in
+//!            the scorer's span order (start ascending, end descending)
+//!   WORDS    (n_words + 1) x WORD_LEN: vocab_off u32, postings_off u32 (word i is
+//!            VOCAB[vocab_off(i)..vocab_off(i + 1)], its postings likewise)
+//!   VOCAB    the distinct lower-cased words (runs of [a-z0-9_], at least 2 bytes), sorted
+//!   POSTINGS per word, varints: n_entries, then per entry unit gap, n_lines << 1 | (1 when
+//!            the occurrences equal n_lines), the occurrences when they do not, line gaps
+//!            (the first from the unit's start line)
+//!   GRAMS    n_grams x GRAM_LEN, sorted: trigram u32 (3 bytes, first byte highest),
+//!            count u32, offset u32 (into GRAMIDS)
+//!   GRAMIDS  per trigram, the ids of the words that contain it: count varint gaps
+//! ```
+//!
+//! Format history: 1 — first version.
+
+use std::path::Path;
+
+use crate::error::CoreError;
+use crate::trigram::format::{u32_at, u64_at};
+
+pub const MAGIC: &[u8; 8] = b"MGVBM25P";
+pub const VERSION: u32 = 1;
+
+pub const SEC_UNITS: usize = 0;
+pub const SEC_WORDS: usize = 1;
+pub const SEC_VOCAB: usize = 2;
+pub const SEC_POSTINGS: usize = 3;
+pub const SEC_GRAMS: usize = 4;
+pub const SEC_GRAMIDS: usize = 5;
+pub const SECTIONS: usize = 6;
+
+pub const FIXED_LEN: usize = 8 + 6 * 4 + 8;
+pub const SECTION_ENTRY_LEN: usize = 24;
+pub const HEADER_LEN: usize = FIXED_LEN + SECTIONS * SECTION_ENTRY_LEN + 4;
+pub const UNIT_LEN: usize = 16;
+pub const WORD_LEN: usize = 8;
+pub const GRAM_LEN: usize = 12;
+pub const NO_CHUNK: u32 = u32::MAX;
+
+/// The postings file of the segment whose trigram index is `index_file`
+/// (`trigram.idx` -> `trigram.bm25`, `seg-000001.idx` -> `seg-000001.bm25`).
+pub fn postings_name(index_file: &str) -> String {
+    match index_file.strip_suffix(".idx") {
+        Some(stem) => format!("{stem}.bm25"),
+        None => format!("{index_file}.bm25"),
+    }
+}
+
+/// The parsed fixed header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub n_docs: u32,
+    pub n_units: u32,
+    pub n_words: u32,
+    pub n_grams: u32,
+    pub build_id: u64,
+    pub sections: [(u64, u64, u32); SECTIONS],
+}
+
+impl Header {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN);
+        out.extend_from_slice(MAGIC);
+        for v in [
+            VERSION,
+            self.n_docs,
+            self.n_units,
+            self.n_words,
+            self.n_grams,
+            0,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.build_id.to_le_bytes());
+        for (off, len, crc) in self.sections {
+            out.extend_from_slice(&off.to_le_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&crc.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Parse and check the header of a file: magic, version, header checksum, sections
+    /// inside the file and of the sizes their counts imply.
+    pub fn decode(path: &Path, b: &[u8]) -> Result<Header, CoreError> {
+        let corrupt = |reason: String| CoreError::CorruptIndex {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if b.len() < HEADER_LEN {
+            return Err(corrupt(format!(
+                "{} bytes is shorter than the header",
+                b.len()
+            )));
+        }
+        if &b[..8] != MAGIC {
+            return Err(corrupt("not Maguyva BM25 postings (bad magic)".into()));
+        }
+        let version = u32_at(b, 8).unwrap_or(0);
+        if version != VERSION {
+            return Err(corrupt(format!(
+                "BM25 postings version {version}, this build reads version {VERSION}: \
+                 rebuild the index"
+            )));
+        }
+        let want = u32_at(b, HEADER_LEN - 4).unwrap_or(0);
+        if crc32fast::hash(&b[..HEADER_LEN - 4]) != want {
+            return Err(corrupt("header checksum mismatch".into()));
+        }
+        let mut sections = [(0u64, 0u64, 0u32); SECTIONS];
+        for (i, s) in sections.iter_mut().enumerate() {
+            let at = FIXED_LEN + i * SECTION_ENTRY_LEN;
+            let off = u64_at(b, at).unwrap_or(u64::MAX);
+            let len = u64_at(b, at + 8).unwrap_or(u64::MAX);
+            let crc = u32_at(b, at + 16).unwrap_or(0);
+            let end = off.checked_add(len);
+            if off < HEADER_LEN as u64 || end.is_none_or(|e| e > b.len() as u64) {
+                return Err(corrupt(format!("section {i} lies outside the file")));
+            }
+            *s = (off, len, crc);
+        }
+        let h = Header {
+            n_docs: u32_at(b, 12).unwrap_or(0),
+            n_units: u32_at(b, 16).unwrap_or(0),
+            n_words: u32_at(b, 20).unwrap_or(0),
+            n_grams: u32_at(b, 24).unwrap_or(0),
+            build_id: u64_at(b, 32).unwrap_or(0),
+            sections,
+        };
+        let expect = [
+            (SEC_UNITS, u64::from(h.n_units) * UNIT_LEN as u64),
+            (SEC_WORDS, (u64::from(h.n_words) + 1) * WORD_LEN as u64),
+            (SEC_GRAMS, u64::from(h.n_grams) * GRAM_LEN as u64),
+        ];
+        for (sec, len) in expect {
+            if h.sections[sec].1 != len {
+                return Err(corrupt(format!(
+                    "section {sec} is {} bytes, its count says {len}",
+                    h.sections[sec].1
+                )));
+            }
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header {
+            n_docs: 3,
+            n_units: 0,
+            n_words: 0,
+            n_grams: 0,
+            build_id: 42,
+            sections: [(HEADER_LEN as u64, 0, 0); SECTIONS],
+        }
+    }
+
+    #[test]
+    fn header_round_trips() {
+        let mut h = header();
+        h.sections[SEC_WORDS] = (HEADER_LEN as u64, WORD_LEN as u64, 7);
+        let mut b = h.encode();
+        b.extend_from_slice(&[0u8; WORD_LEN]);
+        assert_eq!(Header::decode(Path::new("x"), &b).expect("decode"), h);
+    }
+
+    #[test]
+    fn every_header_byte_is_checked() {
+        let mut h = header();
+        h.sections[SEC_WORDS] = (HEADER_LEN as u64, WORD_LEN as u64, 7);
+        let mut good = h.encode();
+        good.extend_from_slice(&[0u8; WORD_LEN]);
+        for i in 0..HEADER_LEN {
+            let mut b = good.clone();
+            b[i] ^= 0x10;
+            assert!(Header::decode(Path::new("x"), &b).is_err(), "byte {i}");
+        }
+    }
+
+    #[test]
+    fn names_follow_the_segment() {
+        assert_eq!(postings_name("trigram.idx"), "trigram.bm25");
+        assert_eq!(postings_name("seg-000003.idx"), "seg-000003.bm25");
+        assert_eq!(postings_name("other"), "other.bm25");
+    }
+}
