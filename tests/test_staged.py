@@ -44,6 +44,7 @@ def test_a_reader_between_the_commits_gets_text_answers_and_the_pending_note(tmp
         callers = engine.search("who calls load_items", limit=10)
         status = Index.open(root).status()
         seen[phase] = (engine.generation.number, definition, callers, status)
+        seen[phase + " phrased"] = engine.search("where is parse_config defined", limit=10)
 
     summary = build_index(root, config=STAGED, progress=read_now)
 
@@ -53,6 +54,11 @@ def test_a_reader_between_the_commits_gets_text_answers_and_the_pending_note(tmp
     assert status["modalities"]["structural"]["pending"] is True
     assert status["modalities"]["graph"]["pending"] is True
     assert status["modalities"]["text"]["built"] is True
+    # a question in words whose retriever is pending is looked up as the target's text
+    # (definition lines first), not widened to a fusion of what is built
+    phrased = seen["structural phrased"]
+    assert phrased.results and phrased.results[0].path == "pkg/core.py", phrased
+    assert any("searched the text for 'parse_config'" in n for n in phrased.notes), phrased.notes
     mcp = StatusOutput(indexed=True, **{k: v for k, v in status.items()
                                         if k in StatusOutput.model_fields})  # fmt: skip
     assert mcp.modalities["structural"].pending is True  # what MCP `index_status` returns

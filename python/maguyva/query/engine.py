@@ -304,7 +304,11 @@ class Engine:
             why = "unavailable" if plan.direct in unavailable else "returned nothing"
             # Only a question in words is widened to fusion; an identifier, a keyword query
             # or a pasted line that the direct retriever cannot answer is looked up as text.
-            natural = is_natural(verdict) or "text" in unavailable
+            # A retriever a staged first build has not added yet: its target is looked up
+            # as text (definition lines first), as an identifier would be.
+            pending = self.generation.manifest.get("modalities", {}).get(plan.direct, {})
+            looked_up = bool(verdict.target) and bool(pending.get("pending"))
+            natural = (is_natural(verdict) and not looked_up) or "text" in unavailable
             fallback = plan.fallback if natural else text_fallback(plan)
             if fallback is plan.fallback:
                 found.notes.append(f"{plan.direct} {why}; fell back to fusion")
