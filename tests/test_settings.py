@@ -46,6 +46,7 @@ ENV_VALUES: dict[str, tuple[str, Any]] = {
     "memory": ("4G", "4G"),
     "graph_follows": ("true", True),
     "semantic_follows": ("false", False),
+    "first_build_stages": ("false", False),
     "semantic_phases": ("heads", "heads"),
     "semantic_time_budget_s": ("30", 30.0),
     "embedding_max_length": ("128", 128),
