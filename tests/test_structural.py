@@ -9,6 +9,7 @@ import random
 import sysconfig
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -104,17 +105,7 @@ def test_a_c_header_definition_outranks_test_copies(tmp_path: Path) -> None:
         "tools/testing/selftests/bpf/progs/test_core.c": "struct task_struct {\n  int pid;\n};\n"
         "int task_pid(struct task_struct *t) { return 0; }\n",
     }
-    from maguyva.repo.languages import detect_language
-
-    files = []
-    for rel, text in repo.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-        files.append(SourceFile(rel, len(text), 0, detect_language(rel)))
-    extraction, chunks, _report = extract_repository(tmp_path, files, {}, lambda *a: None)
-    gen = tmp_path / ".gen"
-    MODALITY.build(BuildContext(tmp_path, gen, files, chunks, extraction, {}, gen / "cache"))
-    s = MODALITY.open(gen, {})
+    s = _searcher_over(tmp_path, repo)
     struct = s.search(q("struct task_struct"), 5)
     assert [h.path for h in struct][:1] == ["include/linux/sched.h"]
     inline = s.search(q("task_pid"), 5)
@@ -135,17 +126,7 @@ def test_typescript_signatures_are_declarations_behind_the_implementation(tmp_pa
         "src/extension/gitExtensionImpl.ts": "export class GitExtensionImpl {\n"
         "  getAPI(version: number): string { return String(version); }\n}\n",
     }
-    from maguyva.repo.languages import detect_language
-
-    files = []
-    for rel, text in repo.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-        files.append(SourceFile(rel, len(text), 0, detect_language(rel)))
-    extraction, chunks, _report = extract_repository(tmp_path, files, {}, lambda *a: None)
-    gen = tmp_path / ".gen"
-    MODALITY.build(BuildContext(tmp_path, gen, files, chunks, extraction, {}, gen / "cache"))
-    s = MODALITY.open(gen, {})
+    s = _searcher_over(tmp_path, repo)
     both = s.find_symbol("getAPI", limit=5)
     assert [(h.path, h.extra["declaration"]) for h in both] == [
         ("src/extension/gitExtensionImpl.ts", False),
@@ -442,3 +423,19 @@ def test_format_1_symbol_index_is_still_read(tmp_path) -> None:
 @settings(max_examples=500, deadline=None)
 def test_fold_is_the_joined_subtokens(name: str) -> None:
     assert symbol_index.fold(name) == ("".join(symbol_index.subtokens(name)) or name.lower())
+
+
+def _searcher_over(tmp_path: Path, repo: dict[str, str]) -> Any:
+    """The structural searcher of a repository written from `{path: text}` (each file's
+    language from its name), built through the real extraction."""
+    from maguyva.repo.languages import detect_language
+
+    files = []
+    for rel, text in repo.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+        files.append(SourceFile(rel, len(text), 0, detect_language(rel)))
+    extraction, chunks, _report = extract_repository(tmp_path, files, {}, lambda *a: None)
+    gen = tmp_path / ".gen"
+    MODALITY.build(BuildContext(tmp_path, gen, files, chunks, extraction, {}, gen / "cache"))
+    return MODALITY.open(gen, {})

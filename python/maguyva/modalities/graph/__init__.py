@@ -27,7 +27,6 @@ def __getattr__(name: str) -> Any:
     from maguyva.modalities.graph.modality import GraphModality
     from maguyva.modalities.graph.searcher import GraphSearcher
 
-    found = {"GraphModality": GraphModality, "GraphSearcher": GraphSearcher}
-    if name == "MODALITY":
-        globals()["MODALITY"] = found["MODALITY"] = GraphModality()
-    return found[name]
+    if name == "MODALITY":  # made once: later look-ups find it in the module's globals
+        globals()["MODALITY"] = GraphModality()
+    return {**globals(), "GraphModality": GraphModality, "GraphSearcher": GraphSearcher}[name]
