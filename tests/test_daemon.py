@@ -405,3 +405,64 @@ def test_the_client_imports_nothing_heavy(repo: Path, daemon_env: None) -> None:
     code, heavy = proc.stdout.split(" ", 1)
     assert code == "0"  # answered by the server
     assert heavy.strip() == ""
+
+
+def _client_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "MAGUYVA_DAEMON"}
+    return {**env, "MAGUYVA_DAEMON_IDLE": "300", "MAGUYVA_DAEMON_TRACE": "1", **extra}
+
+
+CLIENT = "import sys; from maguyva.interfaces.client import main; sys.exit(main())"
+
+
+@pytest.mark.parametrize("fds", ["1", "0"])
+def test_the_server_writes_into_the_clients_stdout(
+    requests_corpus: tuple[Path, Path], daemon_env: None, fds: str
+) -> None:
+    """The client passes its stdout and stderr (SCM_RIGHTS) and the server prints into them:
+    the bytes are the in-process ones, text and `--json`, with the lines of a common literal;
+    with `MAGUYVA_DAEMON_FDS=0` (or no descriptor to pass) they come over the socket."""
+    root, index_dir = requests_corpus
+    common = ["--root", str(root), "--index-dir", str(index_dir), "--max-results", "1000"]
+    for argv in (['"self"', *common, "-C", "3"], ['"Invalid URL"', *common, "--json", "-C", "2"]):
+        code, expected, _ = _in_process(["search", *argv])
+        proc = subprocess.run([sys.executable, "-c", CLIENT, "search", *argv], cwd=root,
+                              env=_client_env(MAGUYVA_DAEMON_FDS=fds), capture_output=True,
+                              timeout=TIMEOUT, check=False)  # fmt: skip
+        err = proc.stderr.decode()
+        assert proc.returncode == code == 0, err
+        if "--json" not in argv:
+            assert len(expected) > 1 << 17  # more than a pipe holds
+        else:
+            expected, proc.stdout = (_without_timings(x) for x in (expected, proc.stdout))
+        assert proc.stdout == expected
+        said = "the server wrote into our stdout" if fds == "1" else "came over the socket"
+        assert said in err and "answering in process" not in err, err
+
+
+def test_a_closed_pipe_ends_the_answer_quietly(
+    requests_corpus: tuple[Path, Path], daemon_env: None
+) -> None:
+    """`maguyva search '"self"' | head -1`: the reader goes away after one line; the client
+    exits 0 without a word on stderr, as ripgrep does, and the server goes on serving."""
+    root, index_dir = requests_corpus
+    argv = ['"self"', "--root", str(root), "--index-dir", str(index_dir), "--max-results", "1000",
+            "-C", "3"]  # fmt: skip
+    expected = _in_process(["search", *argv])[1]
+    assert len(expected) > 1 << 17
+    proc = subprocess.Popen([sys.executable, "-c", CLIENT, "search", *argv], cwd=root,
+                            env=_client_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(TIMEOUT) == 0, err
+    assert first == expected.split(b"\n", 1)[0] + b"\n"
+    assert [x for x in err.splitlines() if not x.startswith("maguyva: daemon:")] == []
+    pid = _server_pid(index_dir)
+    assert pid is not None and _alive(pid)
+    again = subprocess.run([sys.executable, "-c", CLIENT, "search", *argv], cwd=root,
+                           env=_client_env(), capture_output=True, timeout=TIMEOUT, check=False)  # fmt: skip
+    assert again.returncode == 0 and again.stdout == expected
+    assert _server_pid(index_dir) == pid
+    assert "Traceback" not in (index_dir / client.LOG).read_text()

@@ -13,6 +13,13 @@ NUL-separated fields (`encode_request`) and closes its side; the server answers 
 `CODE STDOUT_BYTES STDERR_BYTES` followed by those bytes, or `stale REASON` when its code is
 not the client's (it then exits). A connection that closes before the answer means the server
 died: the client starts another and asks again.
+
+With the request the client passes its stdout and stderr descriptors (SCM_RIGHTS): the server
+then writes the answer straight into them, as the in-process path would, and its answer line
+carries 0 and 0 bytes; no output crosses the socket, and the client only waits for the exit
+code. The server sends `+` before its first write into them: a server that dies after that
+is not asked again (the lines would print twice). Without descriptors to pass (a test's
+captured stream, `MAGUYVA_DAEMON_FDS=0`) the output comes over the socket as before.
 """
 
 from __future__ import annotations
@@ -278,22 +285,53 @@ def _request(index_dir: str, argv: list[str], ident: str) -> bytes:
 
 
 class ServerGone(Exception):
-    """The connection closed before the answer (the server died mid-question)."""
+    """The connection closed before the answer (the server died mid-question); `printed`:
+    after it had begun writing into this process's stdout or stderr."""
+
+    printed = False
 
 
-def _ask(sock: Any, request: bytes) -> tuple[str, int, bytes, bytes]:
-    """Send one question: ("ok", code, stdout, stderr) or ("stale", 0, reason, b"")."""
-    try:
+def stdio_fds() -> list[int] | None:
+    """This process's stdout and stderr descriptors, for the server to write the answer into;
+    None when either is not a descriptor (a test's captured stream, a closed one) or when
+    `MAGUYVA_DAEMON_FDS` is off."""
+    if os.environ.get("MAGUYVA_DAEMON_FDS", "").strip().lower() in OFF_VALUES:
+        return None
+    fds = []
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+            fd = stream.fileno()
+            os.fstat(fd)
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+            return None
+        fds.append(fd)
+    return fds
+
+
+def _send(sock: Any, request: bytes, fds: list[int] | None) -> None:
+    if not fds:
         sock.sendall(request)
+        return
+    rights = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+    sent = sock.sendmsg([request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+    if sent < len(request):
+        sock.sendall(request[sent:])
+
+
+def _ask(sock: Any, request: bytes, fds: list[int] | None = None) -> tuple[str, int, bytes, bytes]:
+    """Send one question: ("ok", code, stdout, stderr) or ("stale", 0, reason, b"")."""
+    data = bytearray()
+    try:
+        _send(sock, request, fds)
         sock.shutdown(_socket.SHUT_WR)
         _trace(f"question sent to pid {_peer_pid(sock)}")
-        data = bytearray()
         while b"\n" not in data:
             block = sock.recv(1 << 16)
             if not block:
                 raise ServerGone("the server closed the connection")
             data += block
-        head, _, rest = bytes(data).partition(b"\n")
+        head, _, rest = bytes(data).lstrip(b"+").partition(b"\n")
         if head.startswith(b"stale "):
             return "stale", 0, head[6:], b""
         code, n_out, n_err = (int(x) for x in head.split())
@@ -305,9 +343,9 @@ def _ask(sock: Any, request: bytes) -> tuple[str, int, bytes, bytes]:
             body += block
         return "ok", code, bytes(body[:n_out]), bytes(body[n_out : n_out + n_err])
     except (OSError, ValueError) as exc:
-        if isinstance(exc, ServerGone):
-            raise
-        raise ServerGone(str(exc)) from None
+        gone = exc if isinstance(exc, ServerGone) else ServerGone(str(exc))
+        gone.printed = data.startswith(b"+")
+        raise gone from None
     finally:
         sock.close()
 
@@ -347,6 +385,7 @@ def _unavailable(index_dir: str) -> bool:
 
 
 def _answer(index_dir: str, request: bytes) -> int | None:
+    fds = stdio_fds()
     for attempt in range(3):
         sock = _connect(index_dir)
         if sock is None:
@@ -355,14 +394,19 @@ def _answer(index_dir: str, request: bytes) -> int | None:
                 _trace("answering in process")
                 return None
         try:
-            status, code, out, err = _ask(sock, request)
+            status, code, out, err = _ask(sock, request, fds)
         except ServerGone as exc:
+            if exc.printed:  # asking again would print its lines twice
+                sys.stderr.write(f"maguyva: error: the server died while answering ({exc}; "
+                                 f"see {os.path.join(index_dir, LOG)})\n")  # fmt: skip
+                return 2
             _trace(f"{exc}; starting another server (attempt {attempt + 1})")
             continue
         if status == "stale":
             _trace(f"stale server ({out.decode(errors='replace')}); starting another")
             _wait_gone(index_dir)
             continue
+        _trace("the server wrote into our stdout" if fds else "the answer came over the socket")
         _write(out, err)
         return code
     _trace("no answer from a server; answering in process")

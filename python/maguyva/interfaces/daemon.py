@@ -28,7 +28,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,33 @@ log = logging.getLogger("maguyva.daemon")
 class _Stdout(io.TextIOWrapper):
     """The client's stdout as the CLI sees it: its encoding and whether it is a terminal."""
 
-    def __init__(self, buffer: io.BytesIO, encoding: str, errors: str, tty: bool) -> None:
+    def __init__(self, buffer: Any, encoding: str, errors: str, tty: bool) -> None:
         super().__init__(buffer, encoding=encoding, errors=errors, newline="\n")
         self._tty = tty
 
     def isatty(self) -> bool:
         return self._tty
+
+
+class _ClientFd(io.RawIOBase):
+    """A descriptor the client passed (its stdout or stderr): the answer is written straight
+    into it. Before the first write the client is told (`+`): a server that dies after that
+    point must not be asked again, or the lines would print twice."""
+
+    def __init__(self, fd: int, begun: Callable[[], None]) -> None:
+        super().__init__()
+        self._fd = fd
+        self._begun = begun
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: Any) -> int:
+        self._begun()
+        return os.write(self._fd, data)
 
 
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
@@ -181,16 +202,29 @@ class Server:
     def handle(self, conn: socket.socket, cli: Any) -> bool:
         """One request; False when the server should exit."""
         data = bytearray()
+        fds: list[int] = []  # the client's stdout and stderr, when it passed them
         try:
-            while block := conn.recv(1 << 16):  # the client closes its side after the request
+            while True:  # the client closes its side after the request
+                block, got, _, _ = socket.recv_fds(conn, 1 << 16, 2, socket.MSG_CMSG_CLOEXEC)
+                fds.extend(got)
+                if not block:
+                    break
                 data += block
         except OSError:  # a client that sends nothing within REQUEST_TIMEOUT_S, or resets
-            return True
+            data.clear()
+        try:
+            return self._handle(conn, cli, bytes(data), fds)
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _handle(self, conn: socket.socket, cli: Any, data: bytes, fds: list[int]) -> bool:
         if not data:  # a probe (`_take_lock` of a second server) or a client that gave up
             return True
         conn.settimeout(None)  # the client reads the whole answer before printing it
         try:
-            op, fields, argv, env = client.decode_request(bytes(data))
+            op, fields, argv, env = client.decode_request(data)
         except (ValueError, IndexError):  # another protocol's client: make way for its server
             self._send(conn, b"stale unreadable request\n")
             return False
@@ -209,7 +243,11 @@ class Server:
             return True
         request = {"argv": argv, "cwd": cwd, "env": env, "tty": tty == "1",
                    "encoding": encoding, "errors": errors}  # fmt: skip
-        code, out, err = self.run(request, cli)
+        if len(fds) == 2:
+            code = self.run_into(request, cli, fds, conn)
+            out = err = b""
+        else:
+            code, out, err = self.run(request, cli)
         self._send(conn, b"%d %d %d\n" % (code, len(out), len(err)) + out + err)
         return True
 
@@ -218,20 +256,61 @@ class Server:
             conn.sendall(data)
 
     def run(self, request: dict[str, Any], cli: Any) -> tuple[int, bytes, bytes]:
-        """Run the CLI on the request's arguments as if in the client's process."""
+        """Run the CLI on the request's arguments as if in the client's process; its output
+        is returned, to be sent over the socket."""
         out_buffer, err_buffer = io.BytesIO(), io.BytesIO()
-        stdout = _Stdout(out_buffer, request.get("encoding") or "utf-8",
+        code = self._run(request, cli, out_buffer, err_buffer)
+        return code, out_buffer.getvalue(), err_buffer.getvalue()
+
+    def run_into(self, request: dict[str, Any], cli: Any, fds: list[int], conn: Any) -> int:
+        """Run the CLI with its output written straight into the client's stdout and stderr
+        (`fds`); `conn` hears `+` before the first byte is written."""
+        begun = []
+
+        def tell() -> None:
+            if not begun:
+                begun.append(True)
+                self._send(conn, b"+")
+
+        out = io.BufferedWriter(_ClientFd(fds[0], tell), buffer_size=1 << 16)
+        err = io.BufferedWriter(_ClientFd(fds[1], tell))
+        try:
+            return self._run(request, cli, out, err)
+        finally:  # before the descriptors are closed (and their numbers reused)
+            for stream in (out, err):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+
+    def _run(self, request: dict[str, Any], cli: Any, out: Any, err: Any) -> int:
+        stdout = _Stdout(out, request.get("encoding") or "utf-8",
                          request.get("errors") or "strict", bool(request.get("tty")))  # fmt: skip
-        stderr = _Stdout(err_buffer, "utf-8", "backslashreplace", False)
+        stderr = _Stdout(err, "utf-8", "backslashreplace", False)
+        stderr.reconfigure(line_buffering=True)
         with _client_environment(request), contextlib.redirect_stdout(stdout), \
                 contextlib.redirect_stderr(stderr):  # fmt: skip
             try:
                 code = cli.main(list(request.get("argv") or []))
             except SystemExit as exc:
                 code = int(exc.code or 0) if isinstance(exc.code, int) else 2
-            stdout.flush()
-            stderr.flush()
-        return int(code), out_buffer.getvalue(), err_buffer.getvalue()
+            for stream in (stdout, stderr):
+                try:
+                    stream.flush()
+                except BrokenPipeError:  # `| head`: the reader has gone; quietly, as ripgrep
+                    _to_devnull(stream)
+                with contextlib.suppress(OSError, ValueError):
+                    stream.detach()  # the buffer stays usable (and the wrapper's end silent)
+        return int(code)
+
+
+def _to_devnull(stream: Any) -> None:
+    """Point a closed pipe's descriptor (the server's copy of it) at /dev/null, so that what
+    is still buffered for it goes nowhere instead of failing again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
 
 
 @contextlib.contextmanager
