@@ -39,13 +39,18 @@ def server_cpu(root: Path) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
-    """(wall seconds, CPU seconds of the process and of the warm server, stdout)."""
+def timed(
+    cmd: list[str], cwd: Path, env: dict[str, str], check: bool = False
+) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds of the process and of the warm server, stdout); `check`:
+    an exit code other than 0 and 1 stops the run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     served = server_cpu(cwd)
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=False)
     wall = time.perf_counter() - started
+    if check and proc.returncode not in (0, 1):
+        raise SystemExit(f"{cmd}: exit {proc.returncode}: {proc.stderr.decode()[-300:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return wall, cpu + server_cpu(cwd) - served, proc.stdout

@@ -40,6 +40,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import lines_cli  # noqa: E402  (the timing helper, beside this script)
+
 MAGUYVA = Path(sys.executable).with_name("maguyva")
 
 MIXED = {
@@ -57,14 +61,10 @@ def load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, check=False)  # fmt: skip
-    took = time.perf_counter() - started
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{cmd}: exit {proc.returncode}: {proc.stderr.decode()[-300:]}")
-    return took
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and of ROOT's warm server), stdout a pipe."""
+    seconds, cpu, _ = lines_cli.timed(cmd, cwd, env, check=True)
+    return seconds, cpu
 
 
 def pct(values: list[float], q: float) -> float:
@@ -75,28 +75,37 @@ def pct(values: list[float], q: float) -> float:
 def processes(root: Path, runs: int, literal: str, question: str) -> dict:
     env = {**os.environ}
     env.pop("MAGUYVA_DAEMON", None)
+    env.pop("MAGUYVA_DAEMON_FDS", None)
     rg = shutil.which("rg")
-    commands: dict[str, list[str]] = {}
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {}
     if rg:
-        commands["rg -n literal"] = [rg, "-n", literal, "."]
-    commands["maguyva literal, warm server"] = [str(MAGUYVA), "search", f'"{literal}"']
-    commands["maguyva literal, no server"] = [str(MAGUYVA), "search", f'"{literal}"',
-                                              "--no-daemon"]  # fmt: skip
-    commands["maguyva question, warm server"] = [str(MAGUYVA), "search", question]
-    commands["python -c pass (the floor)"] = [sys.executable, "-c", "pass"]
-    for cmd in commands.values():  # start and warm the server; first runs of each
+        commands["rg -n literal"] = ([rg, "-n", literal, "."], env)
+    warm = [str(MAGUYVA), "search", f'"{literal}"']
+    commands["maguyva literal, warm server"] = (warm, env)
+    commands["  output over the socket"] = (warm, {**env, "MAGUYVA_DAEMON_FDS": "0"})
+    commands["maguyva literal, no server"] = ([*warm, "--no-daemon"], env)
+    commands["maguyva question, warm server"] = ([str(MAGUYVA), "search", question], env)
+    commands["python -c pass (the floor)"] = ([sys.executable, "-c", "pass"], env)
+    commands["python -S -I -c pass"] = ([sys.executable, "-S", "-I", "-c", "pass"], env)
+    for cmd, cmd_env in commands.values():  # start and warm the server; first runs of each
         for _ in range(2):
-            timed(cmd, root, env)
+            timed(cmd, root, cmd_env)
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
-        for name, cmd in commands.items():
-            times[name].append(timed(cmd, root, env))
+        for name, (cmd, cmd_env) in commands.items():
+            seconds, cpu = timed(cmd, root, cmd_env)
+            times[name].append(seconds)
+            cpus[name].append(cpu)
     base = statistics.median(times["rg -n literal"]) if rg else None
+    base_cpu = statistics.median(cpus["rg -n literal"]) if rg else None
     rows = {}
     for name, values in times.items():
-        p50 = statistics.median(values)
+        p50, cpu = statistics.median(values), statistics.median(cpus[name])
         rows[name] = {"p50_ms": round(p50 * 1e3, 1), "p90_ms": round(pct(values, 0.9) * 1e3, 1),
-                      "x_rg": round(p50 / base, 2) if base else None}  # fmt: skip
+                      "x_rg": round(p50 / base, 2) if base else None,
+                      "cpu_p50_ms": round(cpu * 1e3, 1),
+                      "cpu_x_rg": round(cpu / base_cpu, 2) if base_cpu else None}  # fmt: skip
     subprocess.run([sys.executable, "-m", "maguyva.interfaces.daemon", "--stop",
                     "--index-dir", str(root / ".maguyva")], capture_output=True, check=False)  # fmt: skip
     return rows
@@ -177,7 +186,9 @@ def main() -> None:
         print(f"\n{root}: literal {literal!r}, question {question!r}")
         for name, row in procs.items():
             ratio = f"{row['x_rg']:.2f}x rg" if row["x_rg"] else ""
-            print(f"  {name:<36} p50 {row['p50_ms']:8.1f} ms  p90 {row['p90_ms']:8.1f} ms  {ratio}")
+            cpu_ratio = f"{row['cpu_x_rg']:.2f}x rg" if row["cpu_x_rg"] else ""
+            print(f"  {name:<36} p50 {row['p50_ms']:8.1f} ms  p90 {row['p90_ms']:8.1f} ms  "
+                  f"{ratio:>9}  CPU {row['cpu_p50_ms']:6.1f} ms {cpu_ratio:>9}")  # fmt: skip
         for name, row in inproc.items():
             print(f"  in process, {name:<30} p50 {row['p50_ms']:8.2f} ms  "
                   f"p99 {row['p99_ms']:8.2f} ms  CPU p50 {row['cpu_p50_ms']:8.2f} ms")  # fmt: skip

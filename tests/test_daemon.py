@@ -466,3 +466,21 @@ def test_a_closed_pipe_ends_the_answer_quietly(
     assert again.returncode == 0 and again.stdout == expected
     assert _server_pid(index_dir) == pid
     assert "Traceback" not in (index_dir / client.LOG).read_text()
+
+
+def test_the_server_never_imports_the_repositorys_modules(tmp_path: Path, daemon_env: None) -> None:
+    """The server is started from the user's working directory (the repository); a module of
+    the repository named as one of the standard library's must not shadow it there."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def first():\n    return 1\n")
+    for name in ("json", "argparse", "logging"):
+        (root / f"{name}.py").write_text("raise SystemExit('imported from the repository')\n")
+    Index.open(root, modalities=["text"]).build(progress=None)
+    try:
+        proc = _client_process(root, '"def first"', trace=True)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 0 and "a.py" in out, err
+        assert "answering in process" not in err and "wrote into our stdout" in err, err
+    finally:
+        _stop(root / ".maguyva")

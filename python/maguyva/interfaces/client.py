@@ -28,7 +28,6 @@ import _socket  # the C module: `socket.py` would import enum and selectors as w
 import os
 import sys
 import time
-import zlib
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: every import counts on this path
 if TYPE_CHECKING:
@@ -65,10 +64,12 @@ def enabled(argv: list[str]) -> bool:
 def identity() -> str:
     """What makes a server this client's: the interpreter and every source and native file of
     the installed package (path, size, mtime). A server started by another Maguyva version,
-    another index format or an edited checkout has another identity and is never used."""
+    another index format or an edited checkout has another identity and is never used. Sent
+    as it is (a few kB; hashing it would import `zlib`, a shared library to load)."""
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    parts = [sys.executable]
+    parts = [sys.executable, package]
     stack = [package]
+    skip = len(package) + 1
     while stack:
         top = stack.pop()
         with os.scandir(top) as entries:
@@ -78,9 +79,8 @@ def identity() -> str:
                         stack.append(entry.path)
                 elif entry.name.endswith((".py", ".so", ".pyi")):
                     st = entry.stat()
-                    parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
-    text = "\n".join(parts).encode()
-    return f"{len(parts)}-{zlib.crc32(text):08x}-{zlib.adler32(text):08x}"
+                    parts.append(f"{entry.path[skip:]}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts)
 
 
 def _path_options(argv: list[str]) -> dict[str, str] | None:
@@ -215,12 +215,15 @@ def _trace(message: str) -> None:
 
 
 def start_server(index_dir: str) -> subprocess.Popen[bytes] | None:
-    """Start a server for `index_dir` in its own session (it outlives this process)."""
+    """Start a server for `index_dir` in its own session (it outlives this process). `-P`:
+    `python -m` would put the working directory (the user's repository) first on the
+    module path, and a repository's own `json.py` or `logging/` would be imported."""
     import subprocess
 
+    argv = [sys.executable, "-P", "-m", "maguyva.interfaces.daemon", "--index-dir", index_dir]
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "maguyva.interfaces.daemon", "--index-dir", str(index_dir)],
+            argv,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )  # fmt: skip
