@@ -484,3 +484,38 @@ def test_the_server_never_imports_the_repositorys_modules(tmp_path: Path, daemon
         assert "answering in process" not in err and "wrote into our stdout" in err, err
     finally:
         _stop(root / ".maguyva")
+
+
+def _wchan(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return ""
+
+
+def test_a_server_killed_while_printing_is_not_asked_again(
+    requests_corpus: tuple[Path, Path], daemon_env: None
+) -> None:
+    """The server has begun writing into the client's stdout (blocked on a full pipe) when it
+    dies: asking another server would print those lines twice, so the client says so and
+    exits 2; what reached stdout is a prefix of the answer, never a repeat."""
+    root, index_dir = requests_corpus
+    argv = ['"self"', "--root", str(root), "--index-dir", str(index_dir), "--max-results", "1000",
+            "-C", "3"]  # fmt: skip
+    expected = _in_process(["search", *argv])[1]
+    assert _warm(argv)[0] == 0  # a server runs
+    pid = _server_pid(index_dir)
+    assert pid is not None
+    if not _wchan(pid):
+        pytest.skip("no /proc/PID/wchan here: cannot see the server wait on the pipe")
+    proc = subprocess.Popen([sys.executable, "-c", CLIENT, "search", *argv], cwd=root,
+                            env=_client_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        _wait_until(lambda: "pipe_write" in _wchan(pid), "the server to fill the pipe")
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 2, err
+    assert "the server died while answering" in err.decode()
+    assert 0 < len(out) < len(expected) and expected.startswith(out)
+    assert "starting another server" not in err.decode()

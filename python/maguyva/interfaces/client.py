@@ -17,9 +17,11 @@ died: the client starts another and asks again.
 With the request the client passes its stdout and stderr descriptors (SCM_RIGHTS): the server
 then writes the answer straight into them, as the in-process path would, and its answer line
 carries 0 and 0 bytes; no output crosses the socket, and the client only waits for the exit
-code. The server sends `+` before its first write into them: a server that dies after that
-is not asked again (the lines would print twice). Without descriptors to pass (a test's
-captured stream, `MAGUYVA_DAEMON_FDS=0`) the output comes over the socket as before.
+code. A third descriptor, a pipe's write end, hears `+` before the server's first write into
+them: a server that dies after that is not asked again (the lines would print twice). (A pipe
+nobody reads, not the socket: a byte on the socket would wake the waiting client once more,
+and on a loaded machine each wake-up is a wait for a core.) Without descriptors to pass (a
+test's captured stream, `MAGUYVA_DAEMON_FDS=0`) the output comes over the socket as before.
 """
 
 from __future__ import annotations
@@ -334,7 +336,7 @@ def _ask(sock: Any, request: bytes, fds: list[int] | None = None) -> tuple[str, 
             if not block:
                 raise ServerGone("the server closed the connection")
             data += block
-        head, _, rest = bytes(data).lstrip(b"+").partition(b"\n")
+        head, _, rest = bytes(data).partition(b"\n")
         if head.startswith(b"stale "):
             return "stale", 0, head[6:], b""
         code, n_out, n_err = (int(x) for x in head.split())
@@ -346,9 +348,9 @@ def _ask(sock: Any, request: bytes, fds: list[int] | None = None) -> tuple[str, 
             body += block
         return "ok", code, bytes(body[:n_out]), bytes(body[n_out : n_out + n_err])
     except (OSError, ValueError) as exc:
-        gone = exc if isinstance(exc, ServerGone) else ServerGone(str(exc))
-        gone.printed = data.startswith(b"+")
-        raise gone from None
+        if isinstance(exc, ServerGone):
+            raise
+        raise ServerGone(str(exc)) from None
     finally:
         sock.close()
 
@@ -396,15 +398,18 @@ def _answer(index_dir: str, request: bytes) -> int | None:
             if sock is None:
                 _trace("answering in process")
                 return None
+        begun = os.pipe() if fds else None  # the server writes `+` into it before printing
         try:
-            status, code, out, err = _ask(sock, request, fds)
+            status, code, out, err = _ask(sock, request, fds and [*fds, begun[1]])
         except ServerGone as exc:
+            exc.printed = _printed(begun)
             if exc.printed:  # asking again would print its lines twice
                 sys.stderr.write(f"maguyva: error: the server died while answering ({exc}; "
                                  f"see {os.path.join(index_dir, LOG)})\n")  # fmt: skip
                 return 2
             _trace(f"{exc}; starting another server (attempt {attempt + 1})")
             continue
+        _printed(begun)
         if status == "stale":
             _trace(f"stale server ({out.decode(errors='replace')}); starting another")
             _wait_gone(index_dir)
@@ -414,6 +419,20 @@ def _answer(index_dir: str, request: bytes) -> int | None:
         return code
     _trace("no answer from a server; answering in process")
     return None
+
+
+def _printed(begun: tuple[int, int] | None) -> bool:
+    """Did the server begin to print (a `+` in the pipe)? The pipe is closed."""
+    if begun is None:
+        return False
+    os.close(begun[1])
+    try:
+        os.set_blocking(begun[0], False)
+        return os.read(begun[0], 1) == b"+"
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(begun[0])
 
 
 def _wait_gone(index_dir: str) -> None:

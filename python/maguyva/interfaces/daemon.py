@@ -59,8 +59,8 @@ class _Stdout(io.TextIOWrapper):
 
 class _ClientFd(io.RawIOBase):
     """A descriptor the client passed (its stdout or stderr): the answer is written straight
-    into it. Before the first write the client is told (`+`): a server that dies after that
-    point must not be asked again, or the lines would print twice."""
+    into it. Before the first write the client is told (`+` into the pipe it passed): a server
+    that dies after that point must not be asked again, or the lines would print twice."""
 
     def __init__(self, fd: int, begun: Callable[[], None]) -> None:
         super().__init__()
@@ -202,10 +202,10 @@ class Server:
     def handle(self, conn: socket.socket, cli: Any) -> bool:
         """One request; False when the server should exit."""
         data = bytearray()
-        fds: list[int] = []  # the client's stdout and stderr, when it passed them
+        fds: list[int] = []  # the client's stdout, stderr and "begun" pipe, when it passed them
         try:
             while True:  # the client closes its side after the request
-                block, got, _, _ = socket.recv_fds(conn, 1 << 16, 2, socket.MSG_CMSG_CLOEXEC)
+                block, got, _, _ = socket.recv_fds(conn, 1 << 16, 3, socket.MSG_CMSG_CLOEXEC)
                 fds.extend(got)
                 if not block:
                     break
@@ -243,8 +243,8 @@ class Server:
             return True
         request = {"argv": argv, "cwd": cwd, "env": env, "tty": tty == "1",
                    "encoding": encoding, "errors": errors}  # fmt: skip
-        if len(fds) == 2:
-            code = self.run_into(request, cli, fds, conn)
+        if len(fds) == 3:
+            code = self.run_into(request, cli, fds)
             out = err = b""
         else:
             code, out, err = self.run(request, cli)
@@ -262,15 +262,16 @@ class Server:
         code = self._run(request, cli, out_buffer, err_buffer)
         return code, out_buffer.getvalue(), err_buffer.getvalue()
 
-    def run_into(self, request: dict[str, Any], cli: Any, fds: list[int], conn: Any) -> int:
+    def run_into(self, request: dict[str, Any], cli: Any, fds: list[int]) -> int:
         """Run the CLI with its output written straight into the client's stdout and stderr
-        (`fds`); `conn` hears `+` before the first byte is written."""
+        (`fds[0]`, `fds[1]`); the pipe `fds[2]` hears `+` before the first byte is written."""
         begun = []
 
         def tell() -> None:
             if not begun:
                 begun.append(True)
-                self._send(conn, b"+")
+                with contextlib.suppress(OSError):
+                    os.write(fds[2], b"+")
 
         out = io.BufferedWriter(_ClientFd(fds[0], tell), buffer_size=1 << 16)
         err = io.BufferedWriter(_ClientFd(fds[1], tell))
