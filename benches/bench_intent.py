@@ -4,7 +4,7 @@
     .venv/bin/python benches/bench_intent.py        # per-intent medians, for docs/BENCHMARKS.md
 
 The queries are the shipped evaluation sets' (hand-written and generated) and the phrasing set
-(`eval/phrasings/`, both halves), so the mix is real.
+(`eval/phrasings/`: both halves and every other file there), so the mix is real.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from maguyva.eval.phrasings import PHRASINGS, SPLITS
 from maguyva.eval.phrasings import load as load_phrasings
+from maguyva.eval.phrasings import load_file as load_phrasing_file
 from maguyva.eval.queryset import load_queries
 from maguyva.query.intent import classify
 
@@ -25,8 +27,11 @@ EVAL = Path(__file__).parent.parent / "eval"
 
 def queries_by_intent() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    texts = [q.query for q in load_queries(sorted(EVAL.glob("*.jsonl")))]
+    # one file at a time: the similar-code sets reuse ids across corpora
+    texts = [q.query for path in sorted(EVAL.glob("*.jsonl")) for q in load_queries([path])]
     texts += [p.query for split in ("dev", "heldout") for p in load_phrasings(split)]
+    texts += [p.query for path in sorted(PHRASINGS.glob("*.jsonl")) if path.stem not in SPLITS
+              for p in load_phrasing_file(path)]  # fmt: skip
     for text in texts:
         out.setdefault(classify(text).intent, []).append(text)
     return out

@@ -44,7 +44,8 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --generate: queries per kind (default 25)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="with --generate: sampling seed")
     parser.add_argument("--phrasings", action="store_true",
-                        help="score the intent classifier on eval/phrasings/ (--split dev|heldout)")  # fmt: skip
+                        help="score the intent classifier on eval/phrasings/ (--split tune|heldout), "
+                        "or on the phrasing files named (whole, or the hash half --split names)")  # fmt: skip
 
 
 def add_tune_arguments(parser: argparse.ArgumentParser) -> None:
@@ -128,8 +129,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.phrasings:
         from maguyva.eval import phrasings
 
-        split = "heldout" if args.split == "all" else args.split.replace("tune", "dev")
-        return phrasings.main(["--split", split, *(["--json"] if args.json else [])])
+        files = [arg for path in args.queries for arg in ("--file", str(path))]
+        split = args.split.replace("tune", "dev")
+        if not files and split == "all":
+            split = "heldout"
+        return phrasings.main(["--split", split, *files, *(["--json"] if args.json else [])])
     if not args.queries:
         raise ConfigError("name at least one query set (JSON Lines), or use --generate")
     from maguyva.eval.report import format_report

@@ -6,11 +6,16 @@ the query; the learned stage is trained on `dev` only and figures are reported o
 
     python -m maguyva.eval.phrasings                 # held-out figures
     python -m maguyva.eval.phrasings --split dev --failures
+    python -m maguyva.eval.phrasings --file eval/phrasings/independent.jsonl [--split heldout]
+
+Another set (`--file`, e.g. `independent.jsonl`, written by a second engineer) is scored whole
+by default; `--split dev|heldout` takes the half of it the same hash assigns (`split_of`).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -26,6 +31,7 @@ if TYPE_CHECKING:
 
 PHRASINGS = Path(__file__).resolve().parents[3] / "eval" / "phrasings"
 SPLITS = ("dev", "heldout")
+ALL = "all"
 CONFIDENT = 0.85
 """The direct path's threshold (SPEC.md, routing): a wrong intent above it skips fusion."""
 
@@ -52,21 +58,34 @@ class Scores:
     failures: list[dict[str, object]]
 
 
+def split_of(query: str) -> str:
+    """The fixed split of a question: `heldout` when its blake2b-64 digest is odd."""
+    digest = hashlib.blake2b(query.strip().encode(), digest_size=8).hexdigest()
+    return "heldout" if int(digest, 16) % 2 else "dev"
+
+
 def load(split: str, root: Path = PHRASINGS) -> list[Phrasing]:
-    """The phrasings of one split; a malformed line names its file and line."""
-    path = root / f"{split}.jsonl"
+    """The phrasings of one split (`all`: both); a malformed line names its file and line."""
+    if split == ALL:
+        return [item for name in SPLITS for item in load(name, root)]
+    return load_file(root / f"{split}.jsonl")
+
+
+def load_file(path: Path, split: str = ALL) -> list[Phrasing]:
+    """The phrasings of one file, or the half of it that `split_of` assigns to `split`."""
     out: list[Phrasing] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            item = Phrasing(row["id"], row["query"], row["intent"], row.get("target", ""))
+            item = Phrasing(row["id"], row["query"], row["intent"], row.get("target") or "")
         except (ValueError, KeyError) as exc:
             raise ValueError(f"{path}:{number}: {exc}") from None
         if item.intent not in INTENTS:
             raise ValueError(f"{path}:{number}: unknown intent {item.intent!r}")
-        out.append(item)
+        if split == ALL or split_of(item.query) == split:
+            out.append(item)
     return out
 
 
@@ -129,17 +148,25 @@ def _shorten(text: object, width: int = 70) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m maguyva.eval.phrasings", description=__doc__)
-    parser.add_argument("--split", default="heldout", choices=SPLITS)
+    parser.add_argument("--split", choices=[*SPLITS, ALL],
+                        help="default: heldout, or all with --file")  # fmt: skip
+    parser.add_argument("--file", type=Path, action="append",
+                        help="score this phrasing file instead (repeatable)")  # fmt: skip
     parser.add_argument("--failures", action="store_true", help="list the misclassified lines")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     try:
-        result = score(load(args.split))
+        if args.file:
+            split = args.split or ALL
+            result = score(item for path in args.file for item in load_file(path, split))
+        else:
+            split = args.split or "heldout"
+            result = score(load(split))
     except (OSError, ValueError) as exc:
         print(f"maguyva eval phrasings: {exc}", file=sys.stderr)
         return 2
     figures = {
-        "split": args.split, "n": result.n, "intent_accuracy": round(result.intent_accuracy, 3),
+        "split": split, "n": result.n, "intent_accuracy": round(result.intent_accuracy, 3),
         "fallback_rate": round(result.fallback_rate, 3),
         "target_accuracy": round(result.target_accuracy, 3),
         "confident_wrong": round(result.confident_wrong, 3),

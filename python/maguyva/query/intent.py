@@ -131,7 +131,7 @@ _LEADING_VERB = re.compile(
 # Stage one's phrase families, over the masked question (the target is "x").
 _IMPACT_STRONG = re.compile(
     r"\b(?:impact\w*|blast\s+radius|fallout|ripple|consequences?|downstream|upstream"
-    r"|dependents|dependencies|side\s+effects?|effects?\s+of|risk\w*|dangerous|safe|safely"
+    r"|dependents|dependencies|side\s+effects?|effects?\s+of|risk\w*|dangerous|(?<![-\w])safe|safely"
     r"|break|breaks|broken|breaking|stops?\s+working|go\s+wrong|affect\w*|retest\w*"
     r"|depends?\s+on|depending\s+on|rel(?:y|ies|ying)\s+on|scope\s+of\s+change)\b"
 )
@@ -150,7 +150,11 @@ _IMPACT_ASK = re.compile(
 )
 _REFS = re.compile(
     r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
-    r"|referenc\w*|refs|consum\w+|import\w*|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*|reads?"
+    r"|referenc\w*|refs|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
+    r"|(?:who|what|which\s+\w+)\s+reads?|reads?\s+(?:the\s+)?(?:[\w-]+\s+){0,2}x"
+    r"|passed\s+(?:around|to|into|in)|registered|subscrib\w+"
+    r"|implementations\s+of|implement[eo]rs|(?:who|what|anything)\s+implements"
+    r"|which\s+\w+s\s+implement|(?:classes|types|structs)\s+implementing"
     r"|occurrences?|appears?|render(?:s|ed)|inject\w*|wired|checks?\s+for|checked|returned"
     r"|depend\s+on\s+x\s+directly)\b"
 )
@@ -160,14 +164,16 @@ _DEF_PHRASE = re.compile(
     r"|go\s+to|goto|jump\s+to)\b"
 )
 _SHOW = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+need\s+|need\s+)?(?:show(?:\s+me)?|give\s+me"
+    r"(?:^|[,.;:!—]\s*)(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+need\s+|need\s+)?"
+    r"(?:show(?:\s+me)?|give\s+me"
     r"|open|print|find|locate|look\s+up|get|need)\b"
 )
 _UNDERSTAND = re.compile(
     r"\b(?:how|why|explain\w*|expalin|architecture|overview|walk\s+me\s+through|describe"
     r"|summar\w+|purpose|difference|understand|what\s+(?:does|do|is|are)\s+.*\b(?:do|for|mean)"
     r"|what\s+happens|tell\s+me\s+about|role\s+of|point\s+of|big\s+picture|design|flow"
-    r"|lifecycle)\b"
+    r"|lifecycle|(?:thread|type|memory|null|signal|fork|async)[- ]?safe(?:ty)?|idempotent"
+    r"|re-?entrant)\b"
 )
 _WORD = re.compile(r"[A-Za-z_][\w$]*")
 
@@ -225,6 +231,9 @@ def _keyword(text: str, terms: list[str]) -> Classification | None:
     if not match:
         return None
     name, rest = match.group("name"), match.group("rest").strip()
+    impl_for = re.match(r"for\s+(" + _IDENT + r")\s*$", rest)
+    if impl_for and match.group("kw").lower() == "impl":
+        name, rest = impl_for.group(1), ""  # "impl Display for ErrorKind": ErrorKind's impl
     plain = _targets._rank(name) >= 4
     if name.lower() in _targets.PROSE or name.lower() in STOP_WORDS:
         return None
@@ -242,9 +251,17 @@ def _literal(text: str) -> tuple[str, float, str] | None:
     for quoted in _QUOTED.finditer(text):
         literal = quoted.group("dq") or quoted.group("sq") or quoted.group("bq")
         if quoted.group("bq") is not None and _targets.best(f"`{literal}`", 0):
-            continue  # a backticked name is a name, not a literal
+            if not _LITERAL_ASK.search(text):
+                continue  # a backticked name is a name, not a literal, unless grep'd for
+            return literal, 0.90, "4:quoted-asked"
         return literal, 0.90, "4:quoted"
     return None
+
+
+_LITERAL_ASK = re.compile(
+    r"\b(?:grep|rg|strings?|literal(?:ly)?|text|exact(?:ly)?|verbatim)\b", re.IGNORECASE
+)
+"""Words that ask for the text itself: a backticked name after them is a literal."""
 
 
 def _error_token(text: str) -> tuple[str, float, str] | None:
@@ -270,6 +287,42 @@ _PLAIN_ANCHOR = re.compile(
     r"|where\s+is)\s+(?:the\s+)?(?:function\s+|method\s+|class\s+)?(?P<w>[a-z_]\w*)"
     r"(?:\s+(?:used|called|defined|declared|invoked|referenced))?\s*\??$"
 )
+
+
+_PLAIN_CHANGE = re.compile(
+    r"\b(?:chang\w*|renam\w*|delet\w*|remov\w*|modif\w*|mov(?:e|es|ed|ing)|drop\w*|refactor\w*"
+    r"|rewrit\w*|replac\w*|deprecat\w*|inlin\w*|split\w*|touch\w*|nuk\w*|kill\w*)\s+(?:the\s+)?"
+    r"(?:function\s+|method\s+|class\s+|module\s+|helper\s+)?(?P<w>[a-z_]\w*)\b"
+)
+_SIMILAR_NAMED = re.compile(
+    r"\b(?:similar\s+(?:code\s+)?to|resembl\w*|(?:near-?)?duplicat\w*\s+of|copies\s+of|clones?\s+of"
+    r"|copy-?pasted\s+(?:versions?\s+|copies\s+|code\s+)?of|(?:look|looks)\s+like"
+    r"|(?:code|functions?|implementations?|helpers?|classes|methods?|something|anything)\s+like)"
+    r"\s+(?:the\s+|a\s+|an\s+|our\s+)?(?:class\s+|function\s+|method\s+|helper\s+)?"
+    r"(?P<w>x\b|[a-z_]\w*)"
+)
+"""Code like a named function ("duplicates of normalize_phone", "anything resembling the
+debounce helper"): find_similar with the name as target, below the direct path (the snippet
+is the name's definition, which the engine has to look up)."""
+
+
+def _word_in(word: str, text: str) -> str:
+    """`word` (from the lower-cased shape) as the question spells it."""
+    found = re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE)
+    return found.group(0) if found else word
+
+
+_RAISED = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b")
+
+
+def _plain_changed(shape: str, text: str) -> str:
+    """A plain-word target right after a verb of change ("if I move slugify into ...")."""
+    for match in _PLAIN_CHANGE.finditer(shape):
+        word = match.group("w")
+        if word in _targets.PROSE or word in {"x", "it"}:
+            continue
+        return _word_in(word, text)
+    return ""
 
 
 def _plain_target(shape: str, text: str) -> str:
@@ -329,14 +382,20 @@ def _phrase(
     """Rules 1 (phrase), 2 and 3 over the question's shape."""
     name = target.text if target else ""
     has_x = target is not None
-    if has_x or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
+    similar = _SIMILAR_NAMED.search(shape)
+    if similar and (similar.group("w") == "x" or similar.group("w") not in _targets.PROSE):
+        word = similar.group("w")
+        named = name if word == "x" else _word_in(word, text)
+        return Classification(FIND_SIMILAR, 0.75, named, "0:similar-named", terms=terms)
+    changed = "" if has_x else _plain_changed(shape, text)
+    if has_x or changed or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
         impact = _IMPACT_STRONG.search(shape) or (
             _IMPACT_CHANGE.search(shape) and _IMPACT_ASK.search(shape)
         )
         if impact:
-            return Classification(IMPACT_ANALYSIS, 0.90, name or _plain_target(shape, text),
-                                  "3:impact", terms=terms)  # fmt: skip
-    refs = _REFS.search(shape)
+            plain = _plain_target(shape, text) or changed
+            return Classification(IMPACT_ANALYSIS, 0.90, name or plain, "3:impact", terms=terms)
+    refs = _REFS.search(shape) or (_ERROR_NAME.fullmatch(name) and _RAISED.search(shape))
     if refs and (has_x or _plain_target(shape, text)):
         # "where is x used" is rule 2 even though "where is" opens rule 1 phrases.
         return Classification(FIND_REFERENCES, 0.90, name or _plain_target(shape, text),
@@ -379,15 +438,22 @@ def classify(query: str) -> Classification:
         return keyword
 
     literal = _literal(text)
+    inline = inline_exception(text) if "\n" not in text else None
+    if inline and not (literal and inline.split(":")[0] in literal[0]):
+        # "why am I getting RecursionError: maximum recursion depth exceeded while calling":
+        # the message's words are not the question's ("calling" does not ask for callers).
+        # A quoted exception line is rule 4's quoted literal, below.
+        return Classification(EXACT_MATCH, 0.85, inline, "4:error-token", terms=terms)
     target = _targets.best(text)
     if target is not None and target.rank == 3 and len(text.split()) > 8:
         # A capitalised word in a long sentence is more often English ("a 303 See Other
         # reply") than a name; such a question is read without a target.
         target = None
     shape = _targets.mask(text, target)
-    if literal and not (target and target.rank == 0 and literal[0] == target.text):
+    asked = literal is not None and literal[2] == "4:quoted-asked"
+    if literal and (asked or not (target and target.rank == 0 and literal[0] == target.text)):
         quoted_name = re.fullmatch(_IDENT, literal[0]) is not None
-        if not quoted_name:
+        if not quoted_name or asked:
             return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
     phrase = _phrase(text, shape, target, terms)
     if phrase:

@@ -10,6 +10,7 @@ traceback is not taken for code to find similar copies of.
 
 from __future__ import annotations
 
+import json
 import re
 
 _EXC_NAME = r"(?:[a-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
@@ -23,7 +24,32 @@ _EXCEPTION_INLINE = re.compile(r"(?<![\w.])(?P<line>" + _EXC_NAME + r": \S.*)$")
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
 _FILE_LINE = re.compile(r"File \"[^\"]+\", line \d+")
 _JAVA_THREAD = re.compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
-_PREFIXES = re.compile(r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: )")
+_PREFIXES = re.compile(
+    r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: )"
+)
+# One stack frame, Java ("\tat com.acme.Ledger.reserve(Ledger.java:211)") or JavaScript
+# ("    at Object.resolve (/srv/api/tenant.js:27:11)", "    at /srv/api/index.js:3:1").
+_FRAME_AT = re.compile(
+    r"^\s*at\s+(?P<frame>(?:[\w$.<>\[\] ]+\s)?\(?[^()\s]+:\d+(?::\d+)?\)?"
+    r"|[\w$.<>]+\((?:[\w$.-]+\.(?:java|kt|scala|groovy):\d+|Native Method|Unknown Source)\))\s*$"
+)
+# A Go error chain ("dial tcp 10.0.3.17:5432: connect: connection refused"): lower-case words
+# joined by ": " at least twice, no question, and words of failure in it.
+_FAILURE_WORDS = re.compile(
+    r"\b(?:refused|reset|denied|fail\w*|invalid|cannot|can't|unable|timeout|timed out|exceeded"
+    r"|not found|no such|unexpected|EOF|unknown|missing|broken|closed|errors?|mismatch|unmarshal"
+    r"|overflow|deadline|illegal|unsupported|forbidden|unauthorized|rejected|aborted|panic\w*)\b"
+)
+_QUESTION_START = re.compile(
+    r"^(?:how|why|what|where|who|which|when|is|are|can|could|should|does|do|find|show|list"
+    r"|explain|search|grep|look|locate|tell|give|note|todo|fixme|quick|ok|hey|hi|context)\b",
+    re.IGNORECASE,
+)
+# Syslog / journald: "May 02 13:45:10 host proc[pid]: message".
+_SYSLOG = re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+[\w./@-]+(?:\[\d+\])?:\s+")
+# Go's log package: "2024/05/02 13:45:10 message" (no level or logger field; "http: ..." is
+# the message's own prefix), optionally with a "file.go:12: " source location.
+_GO_LOG = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:[\w./-]+\.go:\d+: )?")
 _RUST_PANIC_OLD = re.compile(r"panicked at '(?P<msg>.*)', [\w./\\-]+:\d+(?::\d+)?\s*$")
 _RUST_PANIC_NEW = re.compile(r"panicked at [\w./\\-]+:\d+(?::\d+)?:\s*$")
 _STACK_LINE = re.compile(
@@ -41,7 +67,7 @@ _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERRO|ERR|CRITICAL|FATAL
 # prose ("error handling", "warning signs of a leak").
 _LOG_START = re.compile(
     r"^\s*(?:" + _TIMESTAMP + r"|\[?" + _LEVEL + r"(?=[\s:\[\]])|\[(?i:" + _LEVEL + r")\]"
-    r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:)"
+    r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s)"
 )
 _LOGFMT_MSG = re.compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
 _KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] (?P<msg>.+)$")
@@ -71,7 +97,10 @@ def _message(line: str) -> str:
     klog = _KLOG.match(line)
     if klog:
         return klog.group("msg").strip()
-    rest = line.strip()
+    go = _GO_LOG.match(line)
+    if go and not re.match(r"\[?" + _LEVEL + r"\b", line[go.end() :], re.IGNORECASE):
+        return line[go.end() :].strip()
+    rest = _SYSLOG.sub("", line.strip(), count=1)
     logger_seen = False
     for _ in range(8):
         before = rest
@@ -105,6 +134,51 @@ def _exception_line(line: str) -> str | None:
     return match.group("line").strip() if match else None
 
 
+def _json_log(line: str) -> str | None:
+    """The message of a JSON log line (zap, bunyan, pino, structlog): `msg` or `message`."""
+    if not (line.startswith("{") and line.endswith("}")) or '"level"' not in line + '"severity"':
+        return None
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(row, dict) or not ({"level", "severity", "lvl"} & row.keys()):
+        return None
+    message = row.get("msg", row.get("message"))
+    return message.strip() if isinstance(message, str) and message.strip() else None
+
+
+def _one_line(first: str) -> str | None:
+    """A single pasted line that is not an exception line: a JSON or text log line, a stack
+    frame, a segfault, a Go error chain, a Python traceback frame."""
+    json_log = _json_log(first)
+    if json_log:
+        return json_log
+    if _SEGFAULT.match(first):
+        return first
+    if _is_log_line(first):
+        return _message(first)
+    frame = _FRAME_AT.match(first)
+    if frame:
+        return frame.group("frame").strip()
+    if _FILE_LINE.search(first):
+        return _FILE_LINE.search(first).group(0)  # type: ignore[union-attr]
+    return first if _error_chain(first) else None
+
+
+def _error_chain(line: str) -> bool:
+    parts = line.split(": ")
+    return (
+        len(parts) >= 3
+        and line[:1].islower()
+        and "?" not in line
+        and len(line) <= 300
+        and all(part.strip() for part in parts)
+        and not _QUESTION_START.match(line)
+        and bool(_FAILURE_WORDS.search(line))
+    )
+
+
 def pasted_error(text: str) -> str | None:
     """The line to search for when `text` is pasted error output or a log line, else None."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
@@ -128,12 +202,8 @@ def pasted_error(text: str) -> str | None:
         return found
     if len(lines) > 1 and found and all(not re.search(r"[{};=]\s*$", x) for x in lines):
         return found
-    if len(lines) == 1 and _SEGFAULT.match(first):
-        return first
-    if len(lines) == 1 and _is_log_line(first):
-        return _message(first)
-    if len(lines) == 1 and _FILE_LINE.search(first):
-        return _FILE_LINE.search(first).group(0)  # type: ignore[union-attr]
+    if len(lines) == 1:
+        return _one_line(first)
     return None
 
 

@@ -84,7 +84,9 @@ def candidates(query: str) -> list[Target]:
         text = match.group(kind or 0)
         if kind == "bq":
             inner = text.strip().removesuffix("()")
-            if _IDENT.fullmatch(inner) or re.fullmatch(r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+", inner):
+            if _IDENT.fullmatch(inner) or re.fullmatch(
+                r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+", inner
+            ):
                 out.append(Target(inner, match.start(), match.end(), 0))
             continue
         if kind == "flag":
@@ -101,11 +103,22 @@ def candidates(query: str) -> list[Target]:
     return out
 
 
+_ASIDE = re.compile(r"(?<!\S)\([^()]*\)")
+"""A parenthesised aside ("safe_expanduser (our os.path.expanduser wrapper)"), not call
+arguments (`mark_paid(invoice, at)`)."""
+
+
 def best(query: str, max_rank: int = 3) -> Target | None:
-    """The most code-like token (the first of the best rank), if any is at most `max_rank`."""
+    """The most code-like token (the first of the best rank), if any is at most `max_rank`.
+    A name inside a parenthesised aside loses to a code-like name outside it."""
     found = [c for c in candidates(query) if c.rank <= max_rank]
     if not found:
         return None
+    if "(" in query:
+        asides = [m.span() for m in _ASIDE.finditer(query)]
+        outside = [c for c in found if not any(a <= c.start < b for a, b in asides)]
+        if asides and any(c.rank <= 2 for c in outside):
+            found = outside
     top = min(c.rank for c in found)
     return next(c for c in found if c.rank == top)
 
