@@ -4,8 +4,8 @@
 
 Multinomial logistic regression (numpy, full-batch gradient descent, L2) over the features of
 `maguyva.query.intent_model.features`, computed on each question's shape (target masked), over
-`eval/phrasings/dev.jsonl` and the dev half (by `split_of`) of every other file there, such as
-`independent.jsonl`, the set a second engineer wrote. The
+`eval/phrasings/dev.jsonl` and the dev half (by `split_of`) of `independent.jsonl`, the set a
+second engineer wrote (`independent-b.jsonl` is a blind check: never trained on). The
 softmax temperature is fitted on 5-fold out-of-fold logits of the same dev half, so the shipped
 probabilities are calibrated on questions the fold's model did not see. The held-out half is
 never read. Deterministic: same input, same weights.
@@ -18,7 +18,7 @@ from collections import Counter
 
 import numpy as np
 
-from maguyva.eval.phrasings import PHRASINGS, SPLITS, Phrasing, load, load_file
+from maguyva.eval.phrasings import PHRASINGS, Phrasing, load, load_file
 from maguyva.model import INTENTS
 from maguyva.query import targets
 from maguyva.query.intent_model import MODEL, features
@@ -29,12 +29,15 @@ RATE = 0.5
 MIN_COUNT = 2
 
 
+TRAIN_FILES = ("independent.jsonl",)
+"""Phrasing files whose dev half is trained on, besides `dev.jsonl`."""
+
+
 def dev_items() -> list[Phrasing]:
-    """The shipped dev half, then the dev half of every other phrasing file (sorted by name)."""
+    """The shipped dev half, then the dev half of each of `TRAIN_FILES`."""
     items = load("dev")
-    for path in sorted(PHRASINGS.glob("*.jsonl")):
-        if path.stem not in SPLITS:
-            items += load_file(path, "dev")
+    for name in TRAIN_FILES:
+        items += load_file(PHRASINGS / name, "dev")
     return items
 
 

@@ -71,6 +71,14 @@ SHAPES = [
      "open cache.db: read header: unexpected EOF"),
     ("UnhandledPromiseRejectionWarning: Error: token expired", "exact_match",
      "Error: token expired"),
+    # from the dev half of independent-b.jsonl
+    ("xrefs PageCursor", "find_references", "PageCursor"),
+    ("could you explain why the importer keeps two URLs per feed", "understand_code", None),
+    ("func (c *Client) Resolve", "find_definition", "Resolve"),
+    ("who calls Invoice#void!", "find_references", "Invoice#void!"),
+    ("SQLSTATE[42P01]: Undefined table: relation users does not exist", "exact_match",
+     "SQLSTATE[42P01]: Undefined table: relation users does not exist"),
+    ("E0611 10:00:01.000001    12 sync.go:9] lease lost", "exact_match", "lease lost"),
 ]  # fmt: skip
 
 
@@ -83,8 +91,10 @@ def test_shapes_fixed_from_the_dev_half(query: str, intent: str, target: str | N
 
 
 @pytest.mark.parametrize(
-    "query", ["note: this is why: we retry", "how does it work: a: b", "callers in general: x: y"]
-)
+    "query",
+    ["note: this is why: we retry", "how does it work: a: b", "callers in general: x: y",
+     "ISO-8601 dates parsing"],
+)  # fmt: skip
 def test_prose_with_colons_is_not_an_error_chain(query: str):
     assert classify(query).intent != "exact_match"
 

@@ -150,7 +150,7 @@ _IMPACT_ASK = re.compile(
 )
 _REFS = re.compile(
     r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
-    r"|referenc\w*|refs|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
+    r"|referenc\w*|refs|xrefs?|cross-?referenc\w*|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
     r"|(?:who|what|which\s+\w+)\s+reads?|reads?\s+(?:the\s+)?(?:[\w-]+\s+){0,2}x"
     r"|passed\s+(?:around|to|into|in)|registered|subscrib\w+"
     r"|implementations\s+of|implement[eo]rs|(?:who|what|anything)\s+implements"
@@ -225,9 +225,13 @@ def _similar(query: str) -> Classification | None:
     return None
 
 
+_GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*\w*\s*\*?\s*[\w.]+(?:\[[\w, ]*\])?\s*\)\s*(?=\w)")
+"""A Go method's receiver: "func (s *Store) Compact" asks for the method `Compact`."""
+
+
 def _keyword(text: str, terms: list[str]) -> Classification | None:
     """Rule 1, keyword form: "class Session", "pub fn build_index", "export class X"."""
-    match = _DEF_KEYWORD.match(text)
+    match = _DEF_KEYWORD.match(_GO_RECEIVER.sub("func ", text, count=1))
     if not match:
         return None
     name, rest = match.group("name"), match.group("rest").strip()

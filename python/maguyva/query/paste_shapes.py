@@ -20,6 +20,12 @@ _EXCEPTION_LINE = re.compile(
     r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|fatal error"
     r"|(?:remote |fatal )?error)(?: \[[A-Z0-9_]+\])?: \S.*)$"
 )
+# A line that opens with a database or vendor error code: "SQLSTATE[23000]: ...",
+# "ORA-00942: ...", "ERROR 1045 (28000): ...", "E11000 duplicate key error ...".
+_ERROR_CODE_LINE = re.compile(
+    r"^(?:(?:SQLSTATE\[\w{5}\]|[A-Z]{2,5}-\d{3,5}|ERROR \d{3,5}(?: \(\w{5}\))?):"
+    r"|E\d{4,5}) \S"
+)
 _EXCEPTION_INLINE = re.compile(r"(?<![\w.])(?P<line>" + _EXC_NAME + r": \S.*)$")
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
 _FILE_LINE = re.compile(r"File \"[^\"]+\", line \d+")
@@ -158,6 +164,8 @@ def _one_line(first: str) -> str | None:
         return first
     if _is_log_line(first):
         return _message(first)
+    if _ERROR_CODE_LINE.match(first):  # after log lines: a klog header opens "E0502 ..."
+        return first
     frame = _FRAME_AT.match(first)
     if frame:
         return frame.group("frame").strip()

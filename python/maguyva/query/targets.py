@@ -21,6 +21,10 @@ _CANDIDATE = re.compile(
     r"|(?P<path>(?:[\w.-]+/)+[\w.-]*\w)"
     r"|(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"
 )
+_RUBY_SUFFIX = re.compile(r"[!?](?=\s|$|\()")
+"""`Cart#checkout!`, `Invoice#paid?`: in `#` notation a Ruby method's `!` or `?` is its name's."""
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
+""""TTLs", "APIs", "URLs": English plurals, not camelCase names."""
 _QUALIFIED = re.compile(r"\.|::|#|->")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*")
@@ -67,6 +71,8 @@ def _rank(word: str) -> int:
         return 2
     if _QUALIFIED.search(bare) and bare.lower() not in _NOT_QUALIFIED:
         return 1
+    if _PLURAL_ACRONYM.fullmatch(bare):
+        return 3
     if "_" in bare.strip("_") or bare.startswith("_") or "$" in bare or _CAMEL.search(bare):
         return 2
     if bare.lower() in PROSE:
@@ -96,10 +102,12 @@ def candidates(query: str) -> list[Target]:
         if kind == "path":
             out.append(Target(text.rstrip("."), match.start(), match.end(), 1))
             continue
-        word = text
+        word, end = text, match.end()
         if word.endswith("'s"):  # a possessive ("RetryPolicy's")
             word = word[:-2]
-        out.append(Target(word.removesuffix("()"), match.start(), match.end(), _rank(word)))
+        elif "#" in word and _RUBY_SUFFIX.match(query, end):
+            word, end = word + query[end], end + 1
+        out.append(Target(word.removesuffix("()"), match.start(), end, _rank(word)))
     return out
 
 
