@@ -35,7 +35,11 @@ from maguyva.modalities.semantic.embed.base import (
     binarize,
 )
 from maguyva.modalities.semantic.embed.hardware import execution_providers
-from maguyva.modalities.semantic.embed.int8_graph import int8_graph
+from maguyva.modalities.semantic.embed.int8_graph import (
+    DISABLED_OPTIMIZERS,
+    GRAPH_VERSION,
+    int8_graph,
+)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 DIM = 384
@@ -138,7 +142,9 @@ class MiniLMProvider(EmbeddingProvider):
     def model_id(self) -> str:
         """The int8-compute graph gives (slightly) different vectors: never mixed with the
         shipped graph's in an index or the cache."""
-        return MODEL_ID if self.graph == "weight-only" else f"{MODEL_ID}-compute"
+        if self.graph == "weight-only":
+            return MODEL_ID
+        return f"{MODEL_ID}-compute-v{GRAPH_VERSION}"  # v1 was "-compute"
 
     @property
     def loaded(self) -> bool:
@@ -197,8 +203,9 @@ class MiniLMProvider(EmbeddingProvider):
                     options.add_session_config_entry(key, value)
                 # a GPU when this onnxruntime build has one (CUDA), else the CPU: no setting
                 providers = execution_providers(list(ort.get_available_providers()))
+                disabled = list(DISABLED_OPTIMIZERS) if self.graph == "int8" else []
                 self._sessions[threads] = ort.InferenceSession(
-                    str(path), options, providers=providers
+                    str(path), options, providers=providers, disabled_optimizers=disabled
                 )
                 self.load_count += 1
                 MiniLMProvider.total_loads += 1
