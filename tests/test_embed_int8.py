@@ -1,5 +1,5 @@
 """The int8-compute graph of the local model (embed/int8_graph.py) and the defaults that
-docs/semantic.md states: built from the shipped file with the same integers, cached once,
+docs/semantic-embedder.md states: built from the shipped file with the same integers, cached,
 vectors close to the shipped graph's, one text per run."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from maguyva.modalities.semantic.embed.int8_graph import (
     int8_graph,
 )
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "semantic.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "semantic-embedder.md"
 SAMPLE = [
     "def read_json(path):\n    with open(path) as fh:\n        return json.load(fh)",
     "def sqrt(x):\n    return x ** 0.5",
@@ -177,7 +177,7 @@ def test_identities_differ_and_bad_graphs_are_refused() -> None:
 
 
 def test_defaults_are_what_the_docs_say() -> None:
-    """The "Defaults" paragraph of docs/semantic.md names the graph, window and batching in force."""
+    """The "Defaults" paragraph of docs/semantic-embedder.md names the settings in force."""
     text = DOCS.read_text(encoding="utf-8")
     start = text.index("Defaults (`embed/local.py`")
     line = text[start : text.index("\n\n", start)].replace("\n", " ")

@@ -7,7 +7,7 @@ nodes. onnxruntime's CPU optimizer fuses neither pattern. `fuse_encoder` rewrite
 float graph before quantization, as onnxruntime's `MultiHeadAttention` (the attention mask as
 its key padding mask) and `Gelu` contrib ops: the same arithmetic in a few fused kernels (the
 float graph's vectors stay those of the shipped graph, `tests/test_embed_int8.py`), for
-about 20 % less CPU per text (docs/semantic.md).
+about 20 % less CPU per text (docs/semantic-embedder.md).
 """
 
 from __future__ import annotations

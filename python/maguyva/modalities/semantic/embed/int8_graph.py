@@ -5,8 +5,8 @@ per output column and turned back into float (Cast, Mul) when the session loads,
 MatMul runs in fp32. Here those weights are folded into float and re-quantized by onnxruntime's
 dynamic quantization (int8, symmetric, per column: it reproduces the stored integers exactly),
 with the activations quantized to uint8 per run: the 36 weight MatMuls run on the CPU's int8
-instructions (VNNI where present) for about half the CPU (docs/semantic.md has the numbers and
-the MRR it costs). Each layer's attention and GELU become one fused node each (`fusion.py`).
+instructions (VNNI where present) for about half the CPU (docs/semantic-embedder.md has the
+numbers and the MRR it costs). Each layer's attention and GELU become one fused node each (`fusion.py`).
 Needs the `onnx` package, only to build the file.
 """
 
@@ -34,7 +34,7 @@ DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 """onnxruntime graph fusions the int8 graph's session turns off. SkipLayerNormalization, what
 onnxruntime makes of a residual Add and LayerNormalization, measured 5x slower on the CPU than
 the two nodes it replaces (352 vs 66 us for 128 x 384, onnxruntime 1.32): ~15 % of a text's
-CPU (docs/semantic.md)."""
+CPU (docs/semantic-embedder.md)."""
 
 
 def model_cache_dir() -> Path:

@@ -45,7 +45,8 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 DIM = 384
 LAYERS, FFN = 6, 1536
 """The encoder's shape (6 layers, hidden 384, feed-forward 1536): its multiply-accumulates per
-token (`hardware.encoder_macs_per_token`) give the compute floor in docs/semantic.md."""
+token (`hardware.encoder_macs_per_token`) give the compute floor in
+docs/semantic-embedder.md."""
 GRAPHS = ("int8", "weight-only")
 """How the MatMuls run: "int8" (the default) on the CPU's int8 instructions, through a graph
 derived once from the shipped file (`int8_graph`); "weight-only" is the shipped graph as is
@@ -60,14 +61,14 @@ and docstring first, so the cut falls in the body."""
 BATCH_SIZE = 1
 """Most texts per onnxruntime run. One: the int8 graph quantizes activations with one scale per
 run, so a text's vector would otherwise depend on its batch mates (and on their padding); one
-text per run also pads nothing and measured as cheap as 4 rows and cheaper than 16 or 64
-(docs/semantic.md)."""
+text per run also pads nothing, and on the fused graph 4-32 rows per run saved nothing
+consistent even with those shared scales (docs/semantic-embedder.md)."""
 BATCH_TOKENS = 2048
 """Most padded tokens per onnxruntime run (rows x longest text)."""
 
 SESSION_CONFIG = {"session.intra_op.allow_spinning": "0"}
 """onnxruntime configuration entries of every session: idle intra-op threads sleep instead of
-spinning, CPU that a shared machine's other work can use (docs/semantic.md)."""
+spinning, CPU that a shared machine's other work can use (docs/semantic-embedder.md)."""
 
 _HASHED: dict[Path, str] = {}
 _HASH_LOCK = threading.Lock()
