@@ -14,6 +14,7 @@ wall seconds. Run:
 
     .venv/bin/python benches/eval_embed.py --n 300 [--speed [--only "1 thread"]] [--repeat 3]
     .venv/bin/python benches/eval_embed.py --corpus /tmp/django-5.2.8 [--sample 400 --threads 2]
+        [--rows 4 8 16 32]
 """
 
 from __future__ import annotations
@@ -92,10 +93,12 @@ def evaluate(
     }
 
 
-def corpus_cost(root: Path, sample: int, threads: int) -> dict[str, Any]:
+def corpus_cost(root: Path, sample: int, threads: int, rows: list[int]) -> dict[str, Any]:
     """Chunk counts of a whole source tree (the build's extraction) and the default embedder's
     rate on a seeded sample of its own chunks, heads and full texts (the texts a build embeds),
-    extrapolated to every chunk: CPU-seconds, and wall seconds on `threads` intra-op threads."""
+    extrapolated to every chunk: CPU-seconds, and wall seconds on `threads` threads; beside
+    each, the compute floor (`floor`). `rows`: also the heads at that many texts per run
+    (cost only: activation scales are per run, so those vectors depend on their batch mates)."""
     from maguyva.config import effective_config
     from maguyva.modalities.semantic.texts import plan_chunk
     from maguyva.modalities.structural.modality import extract_repository
@@ -110,14 +113,22 @@ def corpus_cost(root: Path, sample: int, threads: int) -> dict[str, Any]:
     provider.embed(["warm up", "warm up again"], "document")
     out: dict[str, Any] = {"files": len(files), "chunks": len(chunks), "threads": threads,
                            "sample": len(picked)}  # fmt: skip
-    for kind in ("head", "text"):
-        texts = [getattr(p, kind) for p in picked]
+    runs = [("head", provider), ("text", provider)]
+    runs += [
+        (f"head, {n} rows per run", MiniLMProvider(threads=threads, batch_size=n)) for n in rows
+    ]
+    for kind, embedder in runs:
+        texts = [getattr(p, kind.split(",")[0]) for p in picked]
+        embedder.embed(["warm up", "warm up again"], "document")
         c0, w0 = _cpu_s(), time.perf_counter()
-        provider.embed(texts, "document")
+        tokens = embedder.embed(texts, "document").tokens
         cpu, wall = _cpu_s() - c0, time.perf_counter() - w0
         rate, wall_rate = len(texts) / cpu, len(texts) / wall
+        cost = floor(tokens, len(texts))
         out[kind] = {"per_cpu_s": round(rate, 1), "per_wall_s": round(wall_rate, 1),
-                     "all_cpu_s": round(len(chunks) / rate), "all_wall_s": round(len(chunks) / wall_rate)}  # fmt: skip
+                     "all_cpu_s": round(len(chunks) / rate), "all_wall_s": round(len(chunks) / wall_rate),
+                     "tokens": tokens, **{k: v for k, v in cost.items() if k.startswith("floor")}}  # fmt: skip
+    out["cpu"] = read_cpu().model
     return out
 
 
@@ -130,10 +141,15 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, help="instead: the cost of embedding this tree")
     ap.add_argument("--sample", type=int, default=400, help="chunks of --corpus to embed")
     ap.add_argument("--threads", type=int, default=2, help="intra-op threads for --corpus")
+    ap.add_argument(
+        "--rows", type=int, nargs="*", default=[], help="--corpus: heads at N rows per run"
+    )
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.corpus:
-        print(json.dumps(corpus_cost(args.corpus, args.sample, args.threads)), flush=True)
+        print(
+            json.dumps(corpus_cost(args.corpus, args.sample, args.threads, args.rows)), flush=True
+        )
         return
     data = pairs(args.n)
     queries = [q for q, _ in data]

@@ -1,5 +1,6 @@
 """The local embedder's execution providers come from what onnxruntime offers, and the CPU's
-int8 instructions are read from /proc/cpuinfo (the compute floor of docs/semantic.md)."""
+int8 instructions are read from /proc/cpuinfo (the compute floor of
+docs/semantic-embedder.md)."""
 
 from __future__ import annotations
 

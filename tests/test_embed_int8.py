@@ -1,11 +1,12 @@
 """The int8-compute graph of the local model (embed/int8_graph.py) and the defaults that
-docs/semantic.md states: built from the shipped file with the same integers, cached once,
+docs/semantic-embedder.md states: built from the shipped file with the same integers, cached,
 vectors close to the shipped graph's, one text per run."""
 
 from __future__ import annotations
 
 import re
 import sys
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +14,16 @@ import pytest
 
 from maguyva.errors import ProviderError
 from maguyva.modalities.semantic.embed import MiniLMProvider, local
-from maguyva.modalities.semantic.embed.int8_graph import build_int8_graph, int8_graph
+from maguyva.modalities.semantic.embed.fusion import fuse_encoder
+from maguyva.modalities.semantic.embed.int8_graph import (
+    DISABLED_OPTIMIZERS,
+    NUM_HEADS,
+    build_int8_graph,
+    fold_weight_dequantization,
+    int8_graph,
+)
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "semantic.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "semantic-embedder.md"
 SAMPLE = [
     "def read_json(path):\n    with open(path) as fh:\n        return json.load(fh)",
     "def sqrt(x):\n    return x ** 0.5",
@@ -50,6 +58,63 @@ def test_the_int8_graph_keeps_the_shipped_integers(built: Path) -> None:
     assert len(weights) == 36
     for name in weights:
         np.testing.assert_array_equal(derived[f"{name}_quantized"], shipped[f"{name}_q"])
+
+
+def test_each_layer_runs_one_fused_attention_and_gelu(built: Path) -> None:
+    import onnx
+
+    ops = [n.op_type for n in onnx.load(str(built)).graph.node]
+    assert ops.count("MultiHeadAttention") == 6 and ops.count("Gelu") == 6
+    assert not {"Softmax", "Erf", "IsNaN", "Transpose", "Where"} & set(ops)
+
+
+def _hidden(model: bytes | str, texts: list[str]) -> list[np.ndarray]:
+    """The last hidden state of each text, one run per text, on a plain float session."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    vocab = resources.files(local.TOKENIZER[0]).joinpath(local.TOKENIZER[1])
+    tokenizer = Tokenizer.from_str(vocab.read_text(encoding="utf-8"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(local.MAX_LENGTH)
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    out = []
+    for text in texts:
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+        mask, types = np.ones_like(ids), np.zeros_like(ids)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        out.append(session.run(None, feeds)[0][0])
+    return out
+
+
+def test_the_fused_float_graph_computes_what_the_shipped_graph_does() -> None:
+    """The rewrite alone (before quantization) changes no arithmetic that matters: every hidden
+    state of the fused float graph is the shipped graph's to float rounding."""
+    import onnx
+
+    model = onnx.load(str(local.model_path()))
+    assert fold_weight_dequantization(model) == 36
+    assert fuse_encoder(model, NUM_HEADS) == (6, 6)
+    fused = _hidden(model.SerializeToString(), SAMPLE)
+    shipped = _hidden(str(local.model_path()), SAMPLE)
+    for a, b in zip(fused, shipped, strict=True):
+        np.testing.assert_allclose(a, b, atol=2e-4)
+
+
+def test_the_session_keeps_residual_adds_and_layer_norms_apart(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """onnxruntime's SkipLayerNormalization fusion is off in the int8 session (it was slower)."""
+    import onnx
+
+    monkeypatch.setenv("MAGUYVA_MODEL_CACHE", str(built.parent))
+    saved = tmp_path / "optimized.onnx"
+    provider = MiniLMProvider(threads=1, session_options={"optimized_model_filepath": str(saved)})
+    provider.embed(["def f(): pass"], "document")
+    ops = {n.op_type for n in onnx.load(str(saved)).graph.node}
+    assert DISABLED_OPTIMIZERS == ("SkipLayerNormFusion",)
+    assert "SkipLayerNormalization" not in ops and "LayerNormalization" in ops
+    assert "MultiHeadAttention" in ops
 
 
 def test_the_graph_is_built_once(built: Path) -> None:
@@ -105,12 +170,14 @@ def test_identities_differ_and_bad_graphs_are_refused() -> None:
         MiniLMProvider().identity.cache_key
         != MiniLMProvider(graph="weight-only").identity.cache_key
     )
+    # the first int8 graph's vectors (unfused, before GRAPH_VERSION 2) are never reused
+    assert MiniLMProvider().model_id == f"{local.MODEL_ID}-compute-v2"
     with pytest.raises(ProviderError, match="graph must be one of"):
         MiniLMProvider(graph="fp16")
 
 
 def test_defaults_are_what_the_docs_say() -> None:
-    """The "Defaults" paragraph of docs/semantic.md names the graph, window and batching in force."""
+    """The "Defaults" paragraph of docs/semantic-embedder.md names the settings in force."""
     text = DOCS.read_text(encoding="utf-8")
     start = text.index("Defaults (`embed/local.py`")
     line = text[start : text.index("\n\n", start)].replace("\n", " ")
@@ -129,4 +196,5 @@ def test_defaults_are_what_the_docs_say() -> None:
         "tokens": str(local.BATCH_TOKENS),
         "optimization": "ORT_ENABLE_ALL",
         "spinning": spinning,
+        "fusion": ",".join(DISABLED_OPTIMIZERS),
     }

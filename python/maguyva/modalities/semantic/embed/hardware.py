@@ -1,6 +1,6 @@
 """What the machine offers the local embedder: onnxruntime's execution providers (a GPU when
 one is there, with no setting) and the CPU's int8 instructions (for the compute floor that
-docs/semantic.md measures the embedder against).
+docs/semantic-embedder.md measures the embedder against).
 
 Read at run time, never assumed: `/proc/cpuinfo` flags and `onnxruntime.get_available_providers()`.
 """

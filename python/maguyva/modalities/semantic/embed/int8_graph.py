@@ -5,8 +5,9 @@ per output column and turned back into float (Cast, Mul) when the session loads,
 MatMul runs in fp32. Here those weights are folded into float and re-quantized by onnxruntime's
 dynamic quantization (int8, symmetric, per column: it reproduces the stored integers exactly),
 with the activations quantized to uint8 per run: the 36 weight MatMuls run on the CPU's int8
-instructions (VNNI where present) for about half the CPU (docs/semantic.md has the numbers and
-the MRR it costs). Needs the `onnx` package, only to build the file.
+instructions (VNNI where present) for about half the CPU (docs/semantic-embedder.md has the
+numbers and the MRR it costs). Each layer's attention and GELU become one fused node each (`fusion.py`).
+Needs the `onnx` package, only to build the file.
 """
 
 from __future__ import annotations
@@ -18,9 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from maguyva.errors import ProviderError
+from maguyva.modalities.semantic.embed.fusion import fuse_encoder
 
-GRAPH_VERSION = 1
-"""Bump when the conversion changes: the cached file's name carries it."""
+GRAPH_VERSION = 2
+"""Bump when the conversion or the session's arithmetic changes (`DISABLED_OPTIMIZERS`): the
+cached file's name and the provider's model id carry it, so an index or embedding cache made
+with another version re-embeds instead of mixing vectors. 1: quantized MatMuls only; 2: fused
+attention and GELU (`fusion.py`), onnxruntime's SkipLayerNormalization fusion off."""
+
+NUM_HEADS = 12
+"""Attention heads of the shipped MiniLM (hidden 384 = 12 x 32)."""
+
+DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
+"""onnxruntime graph fusions the int8 graph's session turns off. SkipLayerNormalization, what
+onnxruntime makes of a residual Add and LayerNormalization, measured 5x slower on the CPU than
+the two nodes it replaces (352 vs 66 us for 128 x 384, onnxruntime 1.32): ~15 % of a text's
+CPU (docs/semantic-embedder.md)."""
 
 
 def model_cache_dir() -> Path:
@@ -81,6 +95,7 @@ def build_int8_graph(source: Path, target: Path) -> None:
     model = onnx.load(str(source))
     if fold_weight_dequantization(model) == 0:
         raise ProviderError(f"{source}: no weight-only int8 MatMul to convert")
+    fuse_encoder(model, NUM_HEADS)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=target.parent)
     os.close(fd)

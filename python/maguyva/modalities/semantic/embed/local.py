@@ -35,13 +35,18 @@ from maguyva.modalities.semantic.embed.base import (
     binarize,
 )
 from maguyva.modalities.semantic.embed.hardware import execution_providers
-from maguyva.modalities.semantic.embed.int8_graph import int8_graph
+from maguyva.modalities.semantic.embed.int8_graph import (
+    DISABLED_OPTIMIZERS,
+    GRAPH_VERSION,
+    int8_graph,
+)
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 DIM = 384
 LAYERS, FFN = 6, 1536
 """The encoder's shape (6 layers, hidden 384, feed-forward 1536): its multiply-accumulates per
-token (`hardware.encoder_macs_per_token`) give the compute floor in docs/semantic.md."""
+token (`hardware.encoder_macs_per_token`) give the compute floor in
+docs/semantic-embedder.md."""
 GRAPHS = ("int8", "weight-only")
 """How the MatMuls run: "int8" (the default) on the CPU's int8 instructions, through a graph
 derived once from the shipped file (`int8_graph`); "weight-only" is the shipped graph as is
@@ -56,14 +61,14 @@ and docstring first, so the cut falls in the body."""
 BATCH_SIZE = 1
 """Most texts per onnxruntime run. One: the int8 graph quantizes activations with one scale per
 run, so a text's vector would otherwise depend on its batch mates (and on their padding); one
-text per run also pads nothing and measured as cheap as 4 rows and cheaper than 16 or 64
-(docs/semantic.md)."""
+text per run also pads nothing, and on the fused graph 4-32 rows per run saved nothing
+consistent even with those shared scales (docs/semantic-embedder.md)."""
 BATCH_TOKENS = 2048
 """Most padded tokens per onnxruntime run (rows x longest text)."""
 
 SESSION_CONFIG = {"session.intra_op.allow_spinning": "0"}
 """onnxruntime configuration entries of every session: idle intra-op threads sleep instead of
-spinning, CPU that a shared machine's other work can use (docs/semantic.md)."""
+spinning, CPU that a shared machine's other work can use (docs/semantic-embedder.md)."""
 
 _HASHED: dict[Path, str] = {}
 _HASH_LOCK = threading.Lock()
@@ -138,7 +143,9 @@ class MiniLMProvider(EmbeddingProvider):
     def model_id(self) -> str:
         """The int8-compute graph gives (slightly) different vectors: never mixed with the
         shipped graph's in an index or the cache."""
-        return MODEL_ID if self.graph == "weight-only" else f"{MODEL_ID}-compute"
+        if self.graph == "weight-only":
+            return MODEL_ID
+        return f"{MODEL_ID}-compute-v{GRAPH_VERSION}"  # v1 was "-compute"
 
     @property
     def loaded(self) -> bool:
@@ -197,8 +204,9 @@ class MiniLMProvider(EmbeddingProvider):
                     options.add_session_config_entry(key, value)
                 # a GPU when this onnxruntime build has one (CUDA), else the CPU: no setting
                 providers = execution_providers(list(ort.get_available_providers()))
+                disabled = list(DISABLED_OPTIMIZERS) if self.graph == "int8" else []
                 self._sessions[threads] = ort.InferenceSession(
-                    str(path), options, providers=providers
+                    str(path), options, providers=providers, disabled_optimizers=disabled
                 )
                 self.load_count += 1
                 MiniLMProvider.total_loads += 1
