@@ -21,7 +21,7 @@ from maguyva.modalities import followups as follow
 from maguyva.modalities.protocol import BuildContext
 from maguyva.modalities.semantic.embed import EmbeddingCache, EmbeddingProvider, binarize
 from maguyva.modalities.semantic.layout import choose_layout
-from maguyva.modalities.semantic.planning import central, plan, text_of
+from maguyva.modalities.semantic.planning import central, older_vectors, plan, text_of
 from maguyva.modalities.semantic.queue import (
     HASH,
     HEAD_HASH,
@@ -30,6 +30,7 @@ from maguyva.modalities.semantic.queue import (
     Entry,
     Have,
     embed_phase,
+    entry_duplicates,
     in_order,
     left_to_embed,
     make_queue,
@@ -138,6 +139,9 @@ class Build:
             # for every vector-less chunk's hashes, as a full plan does
             ask |= {h for h in candidates.by_hash if h not in have}
         self.vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(sorted(ask))
+        self.vectors.update(
+            older_vectors(cache, self.texts, ask - set(self.vectors), self.identity)
+        )
         self.asked = len(ask)
         have.got |= set(self.vectors)
         self.affected = candidates.settle(set(self.vectors), have) | self.changed
@@ -316,6 +320,7 @@ class Build:
             "backlog_left": self.backlog_left,
             "left": self.left,
             "excluded": self.excluded,
+            "duplicates": entry_duplicates(chain.from_iterable(self.by_path.values())),
             "tokens": self.tokens,
             "embed_seconds": round(embed_seconds, 3),
             "chunks_per_s": round(embedded_new / embed_seconds, 2) if embedded_new else None,

@@ -5,9 +5,11 @@ exactly the texts a build would, without importing the build."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from maguyva.modalities.semantic.embed import ProviderIdentity, content_hash
+from maguyva.modalities.semantic.dedup import KeyMemo, vector_keys
+from maguyva.modalities.semantic.embed import ProviderIdentity
 from maguyva.model import Chunk
 
 HEAD_CHARS = 200
@@ -40,9 +42,11 @@ def embed_text(chunk: Chunk, identity: ProviderIdentity) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Planned:
-    """A chunk to embed: the full text and its head (phase one), each with its content hash.
-    `head is text` when the whole chunk is short enough to be its own head. Only the chunk's
-    id and whether it is a line window are kept, not the chunk (with its text)."""
+    """A chunk to embed: the full text and its head (phase one), each with the key its
+    vector is stored under (`dedup.vector_keys`: texts the model sees alike share one).
+    `head is text` when the whole chunk is short enough to be its own head; `head_hash ==
+    hash` also when the head alone fills the model's window. Only the chunk's id and whether
+    it is a line window are kept, not the chunk (with its text)."""
 
     id: str
     lines: bool  # a line window (no definition), embedded after definitions
@@ -52,9 +56,38 @@ class Planned:
     head_hash: str
 
 
+def plan_chunks(
+    chunks: Iterable[Chunk], identity: ProviderIdentity, memo: KeyMemo | None = None
+) -> list[Planned]:
+    """Each chunk's texts and their vector keys (computed in one batch, `memo`: those
+    known from earlier builds)."""
+    rows = []
+    for chunk in chunks:
+        text = embed_text(chunk, identity)
+        head = head_text(chunk)
+        rows.append((chunk, text, text if len(head) >= len(text) else head))
+    keys = iter(
+        vector_keys(
+            [t for _, text, head in rows for t in ((text,) if head is text else (text, head))],
+            identity,
+            memo,
+        )
+    )
+    planned = []
+    for chunk, text, head in rows:
+        key = next(keys)
+        planned.append(
+            Planned(
+                chunk.id,
+                chunk.kind == "lines",
+                text,
+                key,
+                head,
+                key if head is text else next(keys),
+            )
+        )
+    return planned  # fmt: skip
+
+
 def plan_chunk(chunk: Chunk, identity: ProviderIdentity) -> Planned:
-    text = embed_text(chunk, identity)
-    head = head_text(chunk)
-    head = text if len(head) >= len(text) else head
-    return Planned(chunk.id, chunk.kind == "lines", text, content_hash(text), head,
-                   content_hash(head))  # fmt: skip
+    return plan_chunks([chunk], identity)[0]
