@@ -3,8 +3,9 @@
 The build's own extraction and texts (`texts.embed_text`, `texts.head_text`) of a source tree;
 each level keys a text's vector by a normalised form and counts the distinct keys: full texts,
 heads that are not their whole chunk, and both together (what heads-first embeds). Levels are
-cumulative; "tokens" is what the local model sees (`dedup.vector_keys`: the shipped key), the
-ones after it change what the model sees (measured here, not shipped):
+cumulative from "whitespace" on; "heads seen as bodies" is what ships (`dedup`: exact keys, a
+head that fills the window takes its text's), "tokens" keys every text by the truncated ids
+the local model sees (lossless), the ones after it change what the model sees (not shipped):
 
     .venv/bin/python benches/neardup_savings.py /tmp/nd-corp/django-5.2.8 [--dump /tmp/dj.pkl]
 
@@ -14,6 +15,7 @@ ones after it change what the model sees (measured here, not shipped):
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import keyword
 import pickle
@@ -22,16 +24,26 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from maguyva.modalities.semantic.dedup import token_key, tokenizer
+import numpy as np
+
+from maguyva.modalities.semantic.dedup import heads_seen_as_bodies, tokenizer
 from maguyva.modalities.semantic.embed import MiniLMProvider, content_hash
 
 Texts = list[tuple[str, str, str, str]]  # header, body, full text, head (head is text: same)
 
 _NUMBER = re.compile(r"(?<![\w.])(?:0[xob][\da-f_]+|\d[\d_]*(?:\.\d*)?(?:e[+-]?\d+)?j?)", re.I)
-_STRING = re.compile(r"""(?P<q>'''|\"\"\"|'|")(?:\\.|(?!(?P=q)).)*(?P=q)""", re.S)
+_STRING = re.compile(
+    r"(?P<q>'''|\"\"\")(?:[^\\]|\\.)*?(?P=q)"  # triple-quoted, lazily
+    r"|(?P<s>['\"])(?:[^'\"\\\n]|\\.)*(?P=s)",  # one line
+    re.S,
+)
 _COMMENT = re.compile(r"(?m)(?:#|//)[^\n]*$")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+CUT = 1024  # `embed_text` keeps this many characters (128 tokens x 8)
 _KEEP = frozenset(keyword.kwlist) | {"self", "cls", "None", "True", "False"}
+
+
+IDENTITY = MiniLMProvider().identity
 
 
 def load(root: Path) -> Texts:
@@ -52,7 +64,7 @@ def load(root: Path) -> Texts:
 
 
 def _literals(body: str) -> str:
-    return _NUMBER.sub("0", _STRING.sub(lambda m: m["q"] * 2, body))
+    return _NUMBER.sub("0", _STRING.sub(lambda m: (m["q"] or m["s"]) * 2, body))
 
 
 def _idents(body: str) -> str:
@@ -95,6 +107,10 @@ def _count(full: list[str], heads: list[str | None]) -> dict[str, int]:
             "heads_total": len(separate)}  # fmt: skip
 
 
+def token_key(ids: list[int]) -> str:
+    return hashlib.sha256(b"ids\0" + np.asarray(ids, dtype=np.uint32).tobytes()).hexdigest()
+
+
 def _tokens(texts: list[str]) -> list[str]:
     tok = tokenizer(MiniLMProvider().identity.max_tokens or 128)
     out: list[str] = []
@@ -110,9 +126,18 @@ def measure(texts: Texts) -> list[dict[str, object]]:
     def row(name: str, full: list[str], heads: dict[int, str]) -> None:
         got = _count(full, [heads.get(i) for i in range(len(texts))])
         rows.append({"level": name, **got})
+        print(json.dumps(rows[-1]), flush=True)
 
     row("exact", [content_hash(t[2]) for t in texts],
         {i: content_hash(texts[i][3]) for i in separate})  # fmt: skip
+    t0 = time.process_time()
+    seen = heads_seen_as_bodies([(texts[i][2], texts[i][3]) for i in separate], IDENTITY)
+    cpu = time.process_time() - t0
+    exact = [content_hash(t[2]) for t in texts]
+    row("heads seen as bodies (shipped)", exact,
+        {i: exact[i] if same else content_hash(texts[i][3])
+         for i, same in zip(separate, seen, strict=True)})  # fmt: skip
+    print(json.dumps({"heads_check_cpu_s": round(cpu, 2), "heads": len(separate)}), flush=True)
     ws = [" ".join(t[2].split()) for t in texts]
     row("whitespace", ws, {i: " ".join(texts[i][3].split()) for i in separate})
     t0 = time.process_time()
@@ -121,10 +146,10 @@ def measure(texts: Texts) -> list[dict[str, object]]:
     row(
         "tokens (shipped)", keys[: len(texts)], dict(zip(separate, keys[len(texts) :], strict=True))
     )
-    rows[-1]["key_cpu_s"] = round(cpu, 2)
+    print(json.dumps({"token_keys_cpu_s": round(cpu, 2), "texts": len(keys)}), flush=True)
     for name, rewrite in LEVELS:
         assert rewrite is not None
-        pairs = [rewrite(t[0], t[1]) for t in texts]
+        pairs = [rewrite(t[0], t[1][:CUT]) for t in texts]
         full = [f"{h}\n{b}" if h else b for h, b in pairs]
         heads = [_head_of(h, b) for h, b in pairs]
         keys = _tokens(full + [heads[i] for i in separate])
@@ -145,8 +170,7 @@ def main() -> None:
         if args.dump:
             args.dump.write_bytes(pickle.dumps(texts))
     print(json.dumps({"chunks": len(texts)}))
-    for r in measure(texts):
-        print(json.dumps(r), flush=True)
+    measure(texts)
 
 
 if __name__ == "__main__":

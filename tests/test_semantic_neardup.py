@@ -1,8 +1,9 @@
-"""Near-duplicate chunks share one vector (`semantic.dedup`): texts the local model sees as the
-same token ids (whitespace, case, anything past its window) are embedded once. Real files (the
-standard library's json package plus a module with platform-conditional definitions, the
-pattern that makes such duplicates in real code), the local model, real edits through the
-indexer."""
+"""Texts the model sees alike share one vector: equal texts (platform-conditional definitions,
+the pattern that makes them in real code) and heads that fill the local model's window (their
+full text's ids, `semantic.dedup`) are embedded once, counted in the report, status and dry
+run, and stay valid when the chunk whose text was embedded is edited or deleted. Real files
+(the standard library's json package plus such a module), the local model, real edits
+through the indexer."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ from maguyva.api import Index
 from maguyva.build.indexer import Indexer
 from maguyva.config import effective_config
 from maguyva.modalities.semantic.coverage import describe
-from maguyva.modalities.semantic.dedup import KeyMemo, keys_by_tokens, tokenizer, vector_keys
+from maguyva.modalities.semantic.dedup import (
+    KeyMemo,
+    heads_seen_as_bodies,
+    keys_by_tokens,
+    tokenizer,
+)
 from maguyva.modalities.semantic.embed import (
-    EmbeddingCache,
     MiniLMProvider,
     ProviderIdentity,
     content_hash,
@@ -48,18 +53,20 @@ if sys.platform == "win32":
         return path[:2], path[2:]
 
 else:
+
     def normalise(path):
         """Lower-case a path and use the platform's separator."""
-        return path.lower().replace("/",  "\\\\")
+        return path.lower().replace("/", "\\\\")
 
     def split_drive(path):
         """The drive and the rest of a path."""
         return "", path
 '''
-"""Two `normalise` chunks that differ only in whitespace (the same tokens to the model), two
-`split_drive` chunks that differ in what they return (different vectors)."""
+"""Two equal `normalise` chunks (one vector), two `split_drive` chunks that differ in what
+they return (two vectors)."""
 
 CFG = {"modalities": ["text", "semantic"], "semantic_phases": "full", "semantic_follows": False}
+HEADS_FIRST = dict(CFG, semantic_phases="heads-first")
 
 
 def _corpus(root: Path, compat: str = COMPAT) -> None:
@@ -84,34 +91,37 @@ def _code_of(rows: dict, path: str, start: int) -> bytes:
     raise AssertionError(f"no row for {path}:{start}")
 
 
-def test_keys_are_the_token_ids_the_model_runs_on(tmp_path: Path) -> None:
-    """The key's tokenizer gives the provider's own ids on every chunk of a real package;
-    texts with equal ids get bit-equal vectors from the model; a different word, a different
-    key; a provider that sees the characters (Voyage) keys by the text's sha256."""
+def test_heads_that_fill_the_window_are_their_bodies(tmp_path: Path) -> None:
+    """The check's tokenizer gives the provider's own ids on every chunk of a real package; a
+    head found to fill the window gets the bit-equal vector of its full text from the model;
+    a head that does not, and any head of a provider that sees characters, is kept apart."""
     _corpus(tmp_path)
     provider = MiniLMProvider()
     identity = provider.identity
-    texts = [embed_text(c, identity) for c in _chunks(tmp_path)]
+    chunks = _chunks(tmp_path)
+    texts = [embed_text(c, identity) for c in chunks]
     _, theirs = provider._load(1)
     ours = tokenizer(int(identity.max_tokens or 0))
     assert [e.ids for e in theirs.encode_batch(texts)] == [e.ids for e in ours.encode_batch(texts)]
-    base = "json/x.py: function load\ndef load(fp):\n    return loads(fp.read())"
-    same = [
-        "json/x.py: function load\ndef load(fp):\n\treturn   loads(fp.read())",
-        "JSON/X.py: Function LOAD\ndef load(fp):\n    return loads(fp.read())",
-    ]
-    filled = base + " words" * 150  # past the window: what follows is not seen
-    long = [filled + " pad" * 20, filled + " other" * 20]
-    keys = vector_keys([base, *same, *long, base.replace("read", "readline")], identity)
-    assert keys[0] == keys[1] == keys[2] and keys[3] == keys[4] and keys[0] != keys[5]
-    out = provider.embed([base, *same, *long], "document")
-    assert (out.codes[0] == out.codes[1]).all() and (out.codes[0] == out.codes[2]).all()
-    assert (out.codes[3] == out.codes[4]).all() and out.floats is not None
-    assert np.array_equal(out.floats[0], out.floats[2])
-    assert np.array_equal(out.floats[3], out.floats[4])
+    planned = plan_chunks(chunks, identity)
+    shorter = [p for p in planned if len(p.head) < len(p.text)]
+    pairs = [(p.text, p.head) for p in shorter]
+    seen = heads_seen_as_bodies(pairs, identity)
+    assert seen == [p.head_hash == p.hash for p in shorter] and 0 < sum(seen) < len(seen)
+    filled = [p for p, same in zip(shorter, seen, strict=True) if same]
+    kept = [p for p, same in zip(shorter, seen, strict=True) if not same][:3]
+    out = provider.embed([t for p in filled + kept for t in (p.text, p.head)], "document")
+    assert out.floats is not None
+    for i in range(len(filled)):
+        assert np.array_equal(out.floats[2 * i], out.floats[2 * i + 1]), filled[i].head
+    for i in range(len(filled), len(filled) + len(kept)):
+        assert not np.array_equal(out.floats[2 * i], out.floats[2 * i + 1])
     voyage = ProviderIdentity("voyage", "voyage-code-3", 1024, max_tokens=32000)
-    assert not keys_by_tokens(voyage)
-    assert vector_keys([base, same[0]], voyage) == [content_hash(base), content_hash(same[0])]
+    assert not keys_by_tokens(voyage) and heads_seen_as_bodies(pairs, voyage) == [False] * len(
+        pairs
+    )
+    assert all(p.head_hash == content_hash(p.head) for p in plan_chunks(chunks, identity, heads=False)
+               if len(p.head) < len(p.text))  # fmt: skip
 
 
 def test_duplicates_embedded_once_counted_and_valid(tmp_path: Path) -> None:
@@ -121,31 +131,32 @@ def test_duplicates_embedded_once_counted_and_valid(tmp_path: Path) -> None:
     _corpus(tmp_path)
     provider = MiniLMProvider()
     planned = plan_chunks(_chunks(tmp_path), provider.identity)
-    distinct = {p.hash for p in planned}
-    assert len(distinct) == len(planned) - 1  # the two `normalise`
-    report = Indexer(tmp_path, config=CFG).update().modalities["semantic"]["report"]
+    distinct = {p.hash for p in planned} | {p.head_hash for p in planned}
+    assert len({p.hash for p in planned}) == len(planned) - 1  # the two `normalise`
+    report = Indexer(tmp_path, config=HEADS_FIRST).update().modalities["semantic"]["report"]
     assert report["new"] == len(distinct) and report["embedded"] == len(planned)
+    assert report["partial"] == 0
     # heads that already fill the window (a long signature twice: header and `def` line)
     filled = sum(1 for p in planned if len(p.head) < len(p.text) and p.head_hash == p.hash)
     assert filled > 0 and report["duplicates"] == {"texts": 1, "heads": filled}
-    memo_file = tmp_path / ".maguyva" / "cache" / "embeddings" / "token-keys.sqlite"
+    memo_file = tmp_path / ".maguyva" / "cache" / "embeddings" / "head-window.sqlite"
+    heads = [content_hash(p.head) for p in planned if len(p.head) < len(p.text)]
     with KeyMemo(memo_file.parent, provider.identity, write=False) as memo:
-        assert memo.get([content_hash(p.text) for p in planned]) == {
-            content_hash(p.text): p.hash for p in planned
-        }  # the build remembered every key; a plan through the memo gives the same keys
+        # the build remembered every head; a plan through the memo gives the same hashes
+        assert sorted(memo.get(heads)) == sorted(set(heads))
         assert plan_chunks(_chunks(tmp_path), provider.identity, memo) == planned
     rows = _rows(tmp_path)
-    first, second = (_code_of(rows, "json/compat.py", s) for s in (7, 16))
+    first, second = (_code_of(rows, "json/compat.py", s) for s in (7, 17))
     compat = [p for p in planned if "function normalise" in p.text]
-    assert len(compat) == 2 and compat[0].text != compat[1].text
+    assert len(compat) == 2 and compat[0].text == compat[1].text
     alone = provider.embed([compat[1].text], "document").codes[0].tobytes()
     assert first == second == alone
-    drive = [_code_of(rows, "json/compat.py", s) for s in (11, 20)]
+    drive = [_code_of(rows, "json/compat.py", s) for s in (11, 21)]
     assert drive[0] != drive[1]
     cov = Index.open(tmp_path).status()["modalities"]["semantic"]["coverage"]
     assert cov["duplicates"] == 1 + filled and cov["complete"]
     assert f"{1 + filled} duplicate texts share a vector" in describe(cov)
-    dry = dry_run(tmp_path, dict(CFG), sample=0)
+    dry = dry_run(tmp_path, dict(HEADS_FIRST), sample=0)
     assert dry.embedding["duplicates"] == {"texts": 1, "heads": filled}
     assert f"1 chunks and {filled} heads not embedded" in format_report(dry)
 
@@ -161,11 +172,11 @@ def test_owner_edited_then_deleted_duplicate_keeps_its_vector(tmp_path: Path) ->
     for writer in writers:
         writer.update()
     provider = MiniLMProvider()
-    dup_text = embed_text(next(c for c in _chunks(roots[0]) if c.start_line == 16
+    dup_text = embed_text(next(c for c in _chunks(roots[0]) if c.start_line == 17
                                and c.path == "json/compat.py"), provider.identity)  # fmt: skip
     want = provider.embed([dup_text], "document").codes[0].tobytes()
     assert _code_of(_rows(roots[0]), "json/compat.py", 7) == want  # shared before the edits
-    edited = COMPAT.replace('.replace("/", "\\\\")', '.replace("\\\\", "/")')
+    edited = COMPAT.replace('.replace("/", "\\\\")', '.replace("\\\\", "/")', 1)
     deleted = COMPAT.replace(
         '    def normalise(path):\n        """Lower-case a path and use the platform\'s '
         'separator."""\n        return path.lower().replace("/", "\\\\")\n\n',
@@ -184,26 +195,8 @@ def test_owner_edited_then_deleted_duplicate_keeps_its_vector(tmp_path: Path) ->
         gen = IndexDir(roots[0] / ".maguyva").current().path
         assert MODALITY.verify(gen / "semantic") == []
         rows = _rows(roots[0])
-        assert _code_of(rows, "json/compat.py", 16 if step == 0 else 12) == want, step
+        assert _code_of(rows, "json/compat.py", 17 if step == 0 else 13) == want, step
         assert reports[0]["duplicates"]["texts"] == 0
         if step == 0:  # the edited owner got a vector of its own
             assert reports[0]["new"] == 1 and _code_of(rows, "json/compat.py", 7) != want
         assert rows == _rows(roots[1]), f"step {step}: update differs from a full plan"
-
-
-def test_cache_keyed_by_text_is_still_used(tmp_path: Path) -> None:
-    """Vectors cached under the text's sha256 (an index built before token keys) are found
-    and copied under the token key: nothing is embedded again."""
-    _corpus(tmp_path)
-    provider = MiniLMProvider()
-    planned = plan_chunks(_chunks(tmp_path), provider.identity)
-    index = tmp_path / ".maguyva"
-    texts = list({content_hash(p.text): p.text for p in planned}.items())
-    with EmbeddingCache(index / "cache" / "embeddings", provider.identity) as cache:
-        cache.put_many([h for h, _ in texts], provider.embed([t for _, t in texts], "document"))
-    report = Indexer(tmp_path, config=CFG).update().modalities["semantic"]["report"]
-    assert report["new"] == 0 and report["embedded"] == len(planned), report
-    with EmbeddingCache(index / "cache" / "embeddings", provider.identity) as cache:
-        assert len(cache.get_many(sorted({p.hash for p in planned}))) == len(
-            {p.hash for p in planned}
-        )

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from maguyva.build.indexer import Indexer
-from maguyva.modalities.semantic.dedup import vector_keys
-from maguyva.modalities.semantic.embed import EmbeddingCache
+from maguyva.modalities.semantic.embed import EmbeddingCache, content_hash
 from maguyva.modalities.semantic.modality import MODALITY
 from maguyva.modalities.semantic.reader import pending_of, read_rows
 from maguyva.modalities.semantic.texts import embed_text
@@ -49,7 +48,7 @@ def _cache_from_elsewhere(root: Path, cfg: dict) -> None:
     provider = MODALITY._provider(cfg)
     texts = [embed_text(store.get(i), provider.identity) for i in chosen]
     with EmbeddingCache(index.cache_dir / "embeddings", provider.identity) as cache:
-        cache.put_many(vector_keys(texts, provider.identity), provider.embed(texts, "document"))
+        cache.put_many([content_hash(t) for t in texts], provider.embed(texts, "document"))
 
 
 def _edits(root: Path) -> list[tuple[str, ...]]:

@@ -95,16 +95,17 @@ def run_partition(job: PartitionJob) -> Segment:
 
 def _embed_into(segment: Segment, results: list[FileResult], config: dict[str, Any]) -> None:
     """Embed the full text of every chunk, exactly as the semantic modality would (same text,
-    same vector key), so the semantic build finds all of them cached."""
-    from maguyva.modalities.semantic.dedup import vector_keys
+    same content hash), so the semantic build finds all of them cached."""
+    from maguyva.modalities.semantic.embed import content_hash
     from maguyva.modalities.semantic.texts import embed_text
 
     provider = _provider(config)
     identity = provider.identity
     todo: dict[str, str] = {}
-    texts = [embed_text(chunk, identity) for r in results for chunk in r.chunks]
-    for key, text in zip(vector_keys(texts, identity), texts, strict=True):
-        todo.setdefault(key, text)
+    for r in results:
+        for chunk in r.chunks:
+            text = embed_text(chunk, identity)
+            todo.setdefault(content_hash(text), text)
     segment.model = identity.cache_key
     if not todo:
         segment.codes = np.zeros((0, identity.width), dtype=np.uint8)

@@ -21,7 +21,7 @@ from maguyva.modalities import followups as follow
 from maguyva.modalities.protocol import BuildContext
 from maguyva.modalities.semantic.embed import EmbeddingCache, EmbeddingProvider, binarize
 from maguyva.modalities.semantic.layout import choose_layout
-from maguyva.modalities.semantic.planning import central, older_vectors, plan, text_of
+from maguyva.modalities.semantic.planning import central, plan, text_of
 from maguyva.modalities.semantic.queue import (
     HASH,
     HEAD_HASH,
@@ -139,9 +139,6 @@ class Build:
             # for every vector-less chunk's hashes, as a full plan does
             ask |= {h for h in candidates.by_hash if h not in have}
         self.vectors: dict[str, tuple[np.ndarray, np.ndarray | None]] = cache.get_many(sorted(ask))
-        self.vectors.update(
-            older_vectors(cache, self.texts, ask - set(self.vectors), self.identity)
-        )
         self.asked = len(ask)
         have.got |= set(self.vectors)
         self.affected = candidates.settle(set(self.vectors), have) | self.changed

@@ -8,7 +8,7 @@ from typing import Any
 
 from maguyva.errors import CorruptIndexError, MaguyvaError
 from maguyva.modalities.protocol import BuildContext
-from maguyva.modalities.semantic.dedup import KeyMemo, by_text_hash, duplicates, keys_by_tokens
+from maguyva.modalities.semantic.dedup import KeyMemo, duplicates, keys_by_tokens
 from maguyva.modalities.semantic.embed import (
     EmbeddingCache,
     EmbeddingProvider,
@@ -46,28 +46,13 @@ def text_of(
     h, e, head = item
     p = texts.get(e[ID])
     if p is None:
-        for q in plan_chunks(ctx.chunks.of_paths([e[PATH]]), identity):  # type: ignore[attr-defined]
+        heads = ctx.config.get("semantic_phases") != "full"  # as `plan` did
+        for q in plan_chunks(ctx.chunks.of_paths([e[PATH]]), identity, None, heads):  # type: ignore[attr-defined]
             texts.setdefault(q.id, q)
         p = texts.get(e[ID])
     if p is None or (p.head_hash if head else p.hash) != h:
         raise CorruptIndexError(f"semantic: chunk {e[ID]} of {e[PATH]} is not what was planned")
     return p.head if head else p.text
-
-
-def older_vectors(
-    cache: EmbeddingCache, texts: dict[str, Planned], missing: set[str],
-    identity: ProviderIdentity,
-) -> dict[str, Any]:  # fmt: skip
-    """The vectors of `missing` keys that the cache holds under their planned texts' sha256
-    (stored before token keys: `dedup.by_text_hash`), so an upgrade embeds nothing again."""
-    wanted: dict[str, str] = {}
-    if missing:
-        for p in texts.values():
-            if p.hash in missing:
-                wanted.setdefault(p.hash, p.text)
-            if p.head_hash in missing:
-                wanted.setdefault(p.head_hash, p.head)
-    return by_text_hash(cache, wanted, identity)
 
 
 def file_text(ctx: BuildContext, path: str) -> str | None:
@@ -83,14 +68,15 @@ def plan(
     ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None,
     central: frozenset[str] | None = None, write_memo: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
-    """Which chunks are eligible (with their full and head texts and vector keys), which
-    are excluded as secrets (remote providers only). `chunks` (default: every chunk of the
-    build) narrows it, e.g. to the changed files' chunks of an update. The token keys of
-    texts planned before are read from the memo (`dedup.KeyMemo`; `write_memo`: add the
-    new ones)."""
+    """Which chunks are eligible (with their full and head texts and hashes), which are
+    excluded as secrets (remote providers only). `chunks` (default: every chunk of the
+    build) narrows it, e.g. to the changed files' chunks of an update. Which heads fill the
+    model's window is read from the memo for heads planned before (`dedup.KeyMemo`;
+    `write_memo`: add the new ones)."""
     identity = provider.identity
+    heads = ctx.config.get("semantic_phases") != "full"  # else no head is embedded
     memo = (KeyMemo(ctx.cache_dir / "embeddings", identity, write_memo)
-            if keys_by_tokens(identity) else None)  # fmt: skip
+            if heads and keys_by_tokens(identity) else None)  # fmt: skip
     # in the views' order (one segment of chunks at a time), then sorted by position
     keyed: list[tuple[tuple[str, int, int, str], Planned, Entry]] = []
     # per file, not per chunk: a file with a secret anywhere sends none of its chunks
@@ -98,7 +84,7 @@ def plan(
     batch: list[Chunk] = []
 
     def flush() -> None:
-        for chunk, p in zip(batch, plan_chunks(batch, identity, memo), strict=True):
+        for chunk, p in zip(batch, plan_chunks(batch, identity, memo, heads), strict=True):
             keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), p,
                           entry_of(chunk, p, central)))  # fmt: skip
         batch.clear()
@@ -156,7 +142,7 @@ def dry_run(ctx: BuildContext, provider: EmbeddingProvider) -> dict[str, Any]:
         "tokens_to_send": provider.count_tokens(texts) if texts else 0,
         "excluded": planned["excluded"],
         "excluded_files": planned["excluded_files"],
-        # texts not embedded because another chunk's has the same key (`dedup`)
+        # texts not embedded: an equal text, or a head the model sees as its body (`dedup`)
         "duplicates": duplicates(
             (p.hash, p.head_hash, len(p.head) < len(p.text)) for p in eligible
         ),

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from maguyva.modalities.semantic.dedup import KeyMemo, vector_keys
-from maguyva.modalities.semantic.embed import ProviderIdentity
+from maguyva.modalities.semantic.dedup import KeyMemo, heads_seen_as_bodies
+from maguyva.modalities.semantic.embed import ProviderIdentity, content_hash
 from maguyva.model import Chunk
 
 HEAD_CHARS = 200
@@ -42,10 +42,9 @@ def embed_text(chunk: Chunk, identity: ProviderIdentity) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Planned:
-    """A chunk to embed: the full text and its head (phase one), each with the key its
-    vector is stored under (`dedup.vector_keys`: texts the model sees alike share one).
+    """A chunk to embed: the full text and its head (phase one), each with its content hash.
     `head is text` when the whole chunk is short enough to be its own head; `head_hash ==
-    hash` also when the head alone fills the model's window. Only the chunk's id and whether
+    hash` also when the model sees the head as the text (it fills the window: `dedup`). Only the chunk's id and whether
     it is a line window are kept, not the chunk (with its text)."""
 
     id: str
@@ -57,36 +56,27 @@ class Planned:
 
 
 def plan_chunks(
-    chunks: Iterable[Chunk], identity: ProviderIdentity, memo: KeyMemo | None = None
-) -> list[Planned]:
-    """Each chunk's texts and their vector keys (computed in one batch, `memo`: those
-    known from earlier builds)."""
+    chunks: Iterable[Chunk], identity: ProviderIdentity, memo: KeyMemo | None = None,
+    heads: bool = True,
+) -> list[Planned]:  # fmt: skip
+    """Each chunk's texts and their hashes; a head the model sees as its full text takes the
+    text's hash (`dedup.heads_seen_as_bodies`; `heads`: look for them, `memo`: the heads
+    looked at before)."""
     rows = []
     for chunk in chunks:
         text = embed_text(chunk, identity)
         head = head_text(chunk)
         rows.append((chunk, text, text if len(head) >= len(text) else head))
-    keys = iter(
-        vector_keys(
-            [t for _, text, head in rows for t in ((text,) if head is text else (text, head))],
-            identity,
-            memo,
-        )
-    )
+    shorter = [i for i, (_, text, head) in enumerate(rows) if head is not text]
+    pairs = [(rows[i][1], rows[i][2]) for i in shorter] if heads else []
+    seen = heads_seen_as_bodies(pairs, identity, memo)
+    as_body = {i for i, same in zip(shorter, seen, strict=False) if same}
     planned = []
-    for chunk, text, head in rows:
-        key = next(keys)
-        planned.append(
-            Planned(
-                chunk.id,
-                chunk.kind == "lines",
-                text,
-                key,
-                head,
-                key if head is text else next(keys),
-            )
-        )
-    return planned  # fmt: skip
+    for i, (chunk, text, head) in enumerate(rows):
+        key = content_hash(text)
+        head_key = key if head is text or i in as_body else content_hash(head)
+        planned.append(Planned(chunk.id, chunk.kind == "lines", text, key, head, head_key))
+    return planned
 
 
 def plan_chunk(chunk: Chunk, identity: ProviderIdentity) -> Planned:
