@@ -144,6 +144,8 @@ def _semantic_estimate(
     for key in ("eligible", "cached", "to_embed", "heads_to_embed", "tokens_to_send"):
         if isinstance(report.get(key), int):
             out[key] = round(report[key] * scale)
+    if isinstance(report.get("duplicates"), dict):  # texts sharing another chunk's vector
+        out["duplicates"] = {k: round(v * scale) for k, v in report["duplicates"].items()}
     # The remote provider's bill, whatever provider is configured: the reference model.
     full_chars = sum(len(f"{c.header}\n{c.text}" if c.header else c.text) for c in chunks)
     head_chars = sum(len(head_text(c)) for c in chunks)
@@ -297,6 +299,10 @@ def format_report(report: DryRunReport) -> str:
         lines.append(f"  embed   {emb.get('to_embed', 0):,} chunks to embed, "
                      f"{emb.get('cached', 0):,} cached; "
                      f"{emb.get('tokens_to_send', 0):,} tokens with the configured provider")  # fmt: skip
+        dup = emb.get("duplicates") or {}
+        if any(dup.values()):
+            lines.append(f"  dedup   {dup.get('texts', 0):,} chunks and {dup.get('heads', 0):,} "
+                         "heads not embedded: the model sees another chunk's text")  # fmt: skip
         local = emb.get("local_time")
         if local:
             split = (f"{local['bodies']:,} bodies + {local['heads']:,} heads, heads first: the "

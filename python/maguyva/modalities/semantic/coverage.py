@@ -16,7 +16,9 @@ def coverage(report: dict[str, Any]) -> dict[str, Any]:
     """`chunks`: the chunks that may be embedded (secrets a remote provider is never sent are
     left out); `embedded`: those with their full vector; `head_only`: searchable by their
     head (header, signature, docstring) until their body follows; `pending`: no vector yet;
-    `left`: texts still to embed; `complete`: nothing left."""
+    `left`: texts still to embed; `complete`: nothing left; `duplicates`: texts (full or
+    head) not embedded because another chunk's text has the same vector key
+    (`semantic.dedup`)."""
     rows = int(report.get("embedded") or 0)
     partial = int(report.get("partial") or 0)
     pending = int(report.get("pending") or 0)
@@ -31,6 +33,7 @@ def coverage(report: dict[str, Any]) -> dict[str, Any]:
         "pending": pending,
         "left": left,
         "complete": left == 0,
+        "duplicates": sum(int(v) for v in (report.get("duplicates") or {}).values()),
     }
 
 
@@ -43,4 +46,6 @@ def describe(cov: dict[str, Any]) -> str:
         extra.append(f"{cov['head_only']:,} by their head only")
     if cov["left"]:
         extra.append(f"{cov['left']:,} texts left to embed")
+    if cov.get("duplicates"):
+        extra.append(f"{cov['duplicates']:,} duplicate texts share a vector")
     return text + (f" ({'; '.join(extra)})" if extra else "")

@@ -8,6 +8,7 @@ from typing import Any
 
 from maguyva.errors import CorruptIndexError, MaguyvaError
 from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.semantic.dedup import KeyMemo, duplicates, keys_by_tokens
 from maguyva.modalities.semantic.embed import (
     EmbeddingCache,
     EmbeddingProvider,
@@ -17,7 +18,11 @@ from maguyva.modalities.semantic.embed import (
 )
 from maguyva.modalities.semantic.priority import central_files
 from maguyva.modalities.semantic.queue import ID, PATH, Entry, entry_of, phases_of
-from maguyva.modalities.semantic.texts import Planned, embed_text, plan_chunk
+from maguyva.modalities.semantic.texts import Planned, embed_text, plan_chunks
+from maguyva.model import Chunk
+
+PLAN_BATCH = 512
+"""Chunks whose vector keys are computed together (`texts.plan_chunks`)."""
 
 
 def central(ctx: BuildContext) -> frozenset[str] | None:
@@ -41,8 +46,9 @@ def text_of(
     h, e, head = item
     p = texts.get(e[ID])
     if p is None:
-        for chunk in ctx.chunks.of_paths([e[PATH]]):  # type: ignore[attr-defined]
-            texts.setdefault(chunk.id, plan_chunk(chunk, identity))
+        heads = ctx.config.get("semantic_phases") != "full"  # as `plan` did
+        for q in plan_chunks(ctx.chunks.of_paths([e[PATH]]), identity, None, heads):  # type: ignore[attr-defined]
+            texts.setdefault(q.id, q)
         p = texts.get(e[ID])
     if p is None or (p.head_hash if head else p.hash) != h:
         raise CorruptIndexError(f"semantic: chunk {e[ID]} of {e[PATH]} is not what was planned")
@@ -60,16 +66,29 @@ def file_text(ctx: BuildContext, path: str) -> str | None:
 
 def plan(
     ctx: BuildContext, provider: EmbeddingProvider, chunks: Any = None,
-    central: frozenset[str] | None = None,
+    central: frozenset[str] | None = None, write_memo: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Which chunks are eligible (with their full and head texts and hashes), which are
     excluded as secrets (remote providers only). `chunks` (default: every chunk of the
-    build) narrows it, e.g. to the changed files' chunks of an update."""
+    build) narrows it, e.g. to the changed files' chunks of an update. Which heads fill the
+    model's window is read from the memo for heads planned before (`dedup.KeyMemo`;
+    `write_memo`: add the new ones)."""
     identity = provider.identity
+    heads = ctx.config.get("semantic_phases") != "full"  # else no head is embedded
+    memo = (KeyMemo(ctx.cache_dir / "embeddings", identity, write_memo)
+            if heads and keys_by_tokens(identity) else None)  # fmt: skip
     # in the views' order (one segment of chunks at a time), then sorted by position
     keyed: list[tuple[tuple[str, int, int, str], Planned, Entry]] = []
     # per file, not per chunk: a file with a secret anywhere sends none of its chunks
     secret_files: dict[str, str | None] = {}
+    batch: list[Chunk] = []
+
+    def flush() -> None:
+        for chunk, p in zip(batch, plan_chunks(batch, identity, memo, heads), strict=True):
+            keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), p,
+                          entry_of(chunk, p, central)))  # fmt: skip
+        batch.clear()
+
     for chunk in ctx.chunks if chunks is None else chunks:
         if provider.remote:
             if chunk.path not in secret_files:
@@ -78,9 +97,12 @@ def plan(
                 )
             if secret_files[chunk.path] is None:  # the file changed since: its chunks too
                 secret_files[chunk.path] = secret_reason(embed_text(chunk, identity))
-        p = plan_chunk(chunk, identity)
-        keyed.append(((chunk.path, chunk.start_line, chunk.end_line, chunk.id), p,
-                      entry_of(chunk, p, central)))  # fmt: skip
+        batch.append(chunk)
+        if len(batch) >= PLAN_BATCH:
+            flush()
+    flush()
+    if memo is not None:
+        memo.close()
     excluded: dict[str, int] = {}
     for (path, *_), _p, _e in keyed:
         if reason := secret_files.get(path):
@@ -96,7 +118,7 @@ def plan(
 def dry_run(ctx: BuildContext, provider: EmbeddingProvider) -> dict[str, Any]:
     """What a build would send: chunk and token counts, cache hits, secret exclusions.
     Loads no model for a remote provider (tokens are estimated)."""
-    planned = plan(ctx, provider)
+    planned = plan(ctx, provider, write_memo=False)
     eligible: list[Planned] = planned["eligible"]
     with EmbeddingCache(ctx.cache_dir / "embeddings", provider.identity) as cache:
         wanted = {p.hash for p in eligible} | {p.head_hash for p in eligible}
@@ -120,4 +142,8 @@ def dry_run(ctx: BuildContext, provider: EmbeddingProvider) -> dict[str, Any]:
         "tokens_to_send": provider.count_tokens(texts) if texts else 0,
         "excluded": planned["excluded"],
         "excluded_files": planned["excluded_files"],
+        # texts not embedded: an equal text, or a head the model sees as its body (`dedup`)
+        "duplicates": duplicates(
+            (p.hash, p.head_hash, len(p.head) < len(p.text)) for p in eligible
+        ),
     }

@@ -7,9 +7,11 @@ instead of sorting every chunk again."""
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from typing import Any
 
 from maguyva.errors import ConfigError
+from maguyva.modalities.semantic.dedup import duplicates
 from maguyva.modalities.semantic.priority import rank
 from maguyva.modalities.semantic.texts import Planned
 from maguyva.model import Chunk
@@ -45,6 +47,11 @@ def entry_of(chunk: Chunk, p: Planned, central: frozenset[str] | None = None) ->
             rank(chunk.path, p.lines, central),
             p.hash, p.head_hash, len(p.text), len(p.head), chunk.kind,
             chunk.qualified_name or chunk.name)  # fmt: skip
+
+
+def entry_duplicates(entries: Iterable[Entry]) -> dict[str, int]:
+    """Full texts and heads of these chunks not embedded because another's has their key."""
+    return duplicates((e[HASH], e[HEAD_HASH], e[HEAD_LEN] < e[TEXT_LEN]) for e in entries)
 
 
 Candidate = tuple[int, int, str, int, int, str, str, Entry]

@@ -5,8 +5,10 @@ exactly the texts a build would, without importing the build."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from maguyva.modalities.semantic.dedup import KeyMemo, heads_seen_as_bodies
 from maguyva.modalities.semantic.embed import ProviderIdentity, content_hash
 from maguyva.model import Chunk
 
@@ -41,8 +43,9 @@ def embed_text(chunk: Chunk, identity: ProviderIdentity) -> str:
 @dataclass(frozen=True, slots=True)
 class Planned:
     """A chunk to embed: the full text and its head (phase one), each with its content hash.
-    `head is text` when the whole chunk is short enough to be its own head. Only the chunk's
-    id and whether it is a line window are kept, not the chunk (with its text)."""
+    `head is text` when the whole chunk is short enough to be its own head; `head_hash ==
+    hash` also when the model sees the head as the text (it fills the window: `dedup`). Only the chunk's id and whether
+    it is a line window are kept, not the chunk (with its text)."""
 
     id: str
     lines: bool  # a line window (no definition), embedded after definitions
@@ -52,9 +55,29 @@ class Planned:
     head_hash: str
 
 
+def plan_chunks(
+    chunks: Iterable[Chunk], identity: ProviderIdentity, memo: KeyMemo | None = None,
+    heads: bool = True,
+) -> list[Planned]:  # fmt: skip
+    """Each chunk's texts and their hashes; a head the model sees as its full text takes the
+    text's hash (`dedup.heads_seen_as_bodies`; `heads`: look for them, `memo`: the heads
+    looked at before)."""
+    rows = []
+    for chunk in chunks:
+        text = embed_text(chunk, identity)
+        head = head_text(chunk)
+        rows.append((chunk, text, text if len(head) >= len(text) else head))
+    shorter = [i for i, (_, text, head) in enumerate(rows) if head is not text]
+    pairs = [(rows[i][1], rows[i][2]) for i in shorter] if heads else []
+    seen = heads_seen_as_bodies(pairs, identity, memo)
+    as_body = {i for i, same in zip(shorter, seen, strict=False) if same}
+    planned = []
+    for i, (chunk, text, head) in enumerate(rows):
+        key = content_hash(text)
+        head_key = key if head is text or i in as_body else content_hash(head)
+        planned.append(Planned(chunk.id, chunk.kind == "lines", text, key, head, head_key))
+    return planned
+
+
 def plan_chunk(chunk: Chunk, identity: ProviderIdentity) -> Planned:
-    text = embed_text(chunk, identity)
-    head = head_text(chunk)
-    head = text if len(head) >= len(text) else head
-    return Planned(chunk.id, chunk.kind == "lines", text, content_hash(text), head,
-                   content_hash(head))  # fmt: skip
+    return plan_chunks([chunk], identity)[0]
