@@ -20,6 +20,7 @@ from maguyva.build.previous import Previous
 from maguyva.build.spill import Spill
 from maguyva.model import SourceFile
 from maguyva.repo.changes import RepoState
+from maguyva.store import blocks
 from maguyva.store import generations as _store
 from maguyva.store.chunks import (
     CHUNKS_DIR,
@@ -180,7 +181,7 @@ def write_segments(
                 e = prev.index[p]  # type: ignore[union-attr]
                 chunk_bytes = old.sliced(p, e, "chunks")
                 fragment = old.sliced(p, e, "extract")
-            rows.append((p, chunk_bytes, chunk_bytes.count(b"\n"), fragment))
+            rows.append((p, chunk_bytes, blocks.count(chunk_bytes), fragment))
         del new
         if old is not None:  # this segment's payloads are done with (deltas are kept)
             old.forget(names)
@@ -234,7 +235,7 @@ def write_delta(
                 e = delta[p]
                 assert e is not None
                 chunk_bytes, fragment = old.sliced(p, e, "chunks"), old.sliced(p, e, "extract")
-            rows.append((p, chunk_bytes, chunk_bytes.count(b"\n"), fragment))
+            rows.append((p, chunk_bytes, blocks.count(chunk_bytes), fragment))
         old.close()
         entries: dict[str, list[int]] = {}
         files = (delta_file(number, "chunks"), delta_file(number, "extract"))
