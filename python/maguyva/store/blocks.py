@@ -3,29 +3,28 @@
 Segment and delta files of format 2 (`ROWS_VERSION`, the sealed header's version) are a
 concatenation of blocks, one per file, in path order:
 
-    \\x00  u32 compressed length  u32 raw length  u32 row count  u16 path length  path  zlib data
+    \\x00  u32 compressed length  u32 raw length  u32 row count  u16 path length  path  zstd frame
 
 (little-endian). The path and the count are readable without decompressing, so a reader
-indexes a segment by walking the block headers; the raw length is checked after
-decompression and zlib's own Adler-32 after that, on top of the sealed file's CRC-32 over
-the whole payload. Format 1 stored the same rows uncompressed (JSON Lines for chunks, a JSON
-object for extraction): a JSON row never starts with a NUL byte, so a row is read either way
-(`raw`) and a generation written before format 2 still opens; a build that rewrites a
-segment stores every row of it as a block again.
+indexes a segment by walking the block headers. The sealed file's CRC-32 covers the whole
+payload (checked when a segment is first opened, as for format 1); the frame is checked by
+the decoder and its decoded length against the header. Format 1 stored the same rows
+uncompressed (JSON Lines for chunks, a JSON object for extraction): a JSON row never starts
+with a NUL byte, so a row is read either way (`raw`) and a generation written before format
+2 still opens; a build that rewrites a segment stores every row of it as a block again.
 
-zlib (standard library, level 6): on the standard library's 737 files the chunk rows shrink
-from 1.67x to 0.35x the corpus and the extraction from 0.98x to 0.20x; a file's block
-decompresses in ~0.1 ms (docs/BENCHMARKS.md, index size).
+zstd (the Rust core's, `_core.zstd_compress`, GIL released) at `LEVEL`: the sizes and read
+latencies against format 1 and against zlib are in docs/BENCHMARKS.md (index size).
 """
 
 from __future__ import annotations
 
 import json
 import struct
-import zlib
 from collections.abc import Container, Iterator
 from pathlib import Path
 
+from maguyva import _core
 from maguyva.errors import CorruptIndexError
 from maguyva.support import sealed
 
@@ -46,7 +45,7 @@ def block(path: str, raw: bytes, count: int) -> bytes:
     if not raw or is_block(raw):
         return raw
     name = path.encode("utf-8", "surrogateescape")
-    data = zlib.compress(raw, LEVEL)
+    data = _core.zstd_compress(raw, LEVEL)
     return b"\x00" + _HEAD.pack(len(data), len(raw), count, len(name)) + name + data
 
 
@@ -81,11 +80,9 @@ def raw(data: bytes, where: Path | str) -> bytes:
     while at < len(data):
         clen, rlen, _count, _name_at, data_at = _head(data, at, where)
         try:
-            rows = zlib.decompress(data[data_at : data_at + clen])
-        except zlib.error as exc:
+            rows = _core.zstd_decompress(data[data_at : data_at + clen], rlen)
+        except ValueError as exc:
             raise CorruptIndexError(f"{where}: damaged row block at byte {at} ({exc})") from exc
-        if len(rows) != rlen:
-            raise CorruptIndexError(f"{where}: row block at byte {at} has the wrong length")
         out.append(rows)
         at = data_at + clen
     return b"".join(out)
