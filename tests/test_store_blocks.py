@@ -81,8 +81,9 @@ def _to_format_1(gen: Path, extractor: str) -> None:
 
 def test_a_format_1_index_opens_answers_and_updates(tmp_path: Path) -> None:
     """Built, then rewritten as format 1: fsck is clean, every chunk and every answer is the
-    same; an edit updates it (format 2 rows beside the linked format 1 segments) to exactly
-    what a from-scratch build of the edited tree stores."""
+    same; an edit updates it, every segment rewritten as blocks (from the stored rows, nothing
+    extracted again but the edit), to exactly what a from-scratch build of the edited tree
+    stores."""
     root = tmp_path / "repo"
     write_repo(root)
     build(root)
@@ -102,6 +103,10 @@ def test_a_format_1_index_opens_answers_and_updates(tmp_path: Path) -> None:
     assert not build(root).noop
     updated = IndexDir(root / ".maguyva").current(pin=False)
     assert updated.number > gen.number
+    for n in range(SEGMENTS):  # every segment written again, as blocks, once
+        for kind in ("chunks", "extract"):
+            assert not blocks.older_format(updated.path, segment_name(n, kind))
+    assert blocks.older_format(gen.path, segment_name(0, "chunks"))
     assert fsck(root / ".maguyva").ok
     fresh = tmp_path / "fresh"
     shutil.copytree(root, fresh, ignore=shutil.ignore_patterns(".maguyva"))

@@ -105,7 +105,9 @@ def write_layout(
     row are rewritten, the others linked, and `files.json` written whole."""
     state_json = state.to_json()
     redone = {f.path for f in redo}
-    if prev is not None:
+    # segments written before the row blocks: rewritten (not linked) once, as blocks
+    rows_format_1 = prev is not None and blocks.older_format(prev.path, segment_name(0, "chunks"))
+    if prev is not None and not rows_format_1:
         delta: dict[str, list[int] | None] = {}
         for p, e in prev.delta.items():
             if p in redone:
@@ -130,6 +132,8 @@ def write_layout(
     dirty = {segment_of(p) for p in (*redone, *gone)}
     if prev is not None:
         dirty |= {segment_of(p) for p in prev.delta}
+    if rows_format_1:
+        dirty = set(range(SEGMENTS))
     index, counts, rewritten = write_segments(tmp, files, prev, dirty, spill, phases, extractor)
     write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({
         "state": state_json,

@@ -104,6 +104,18 @@ def count(data: bytes) -> int:
     return data.count(b"\n")
 
 
+def older_format(gen_dir: Path, name: str) -> bool:
+    """Is the generation's segment file `name` (relative) of format 1, rows uncompressed?
+    (An update then rewrites every segment, once, instead of linking them.) False when the
+    file is missing or unreadable: the update's own checks deal with that."""
+    try:
+        with open(gen_dir / name, "rb") as fh:
+            head = fh.read(sealed.MAX_HEADER)
+        return int(head.split(b" ", 3)[2]) < ROWS_VERSION
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def check_file(path: Path, kind: str) -> None:
     """fsck of one chunk or extraction segment (or delta file): the sealed checksum, then
     every block decompressed and every row parsed as JSON; raises `CorruptIndexError`."""
