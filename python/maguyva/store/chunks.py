@@ -214,6 +214,10 @@ DECODED_PATHS = 4096
 that touches 40,000 files of the kernel must not keep 1.2 million chunk objects (10 GB)."""
 
 
+RAW_PATHS = 64
+"""Per store, how many files' decompressed rows `record` keeps (its rows are not decoded)."""
+
+
 class _SegmentRows:
     """One verified chunk segment as a path -> byte range table over its file: a path's rows
     are read (`pread`) and decoded only when asked for. The file descriptor stays open so a
@@ -357,6 +361,7 @@ class SegmentedChunkStore:
         self._overrides: dict[str, list[int] | None] = dict(delta["index"]) if delta else {}
         self._segments: dict[int, _SegmentRows] = {}
         self._rows: OrderedDict[str, ChunkStore | None] = OrderedDict()  # path -> its rows
+        self._raw: OrderedDict[str, bytes] = OrderedDict()  # path -> rows, decompressed
         self._lock = threading.Lock()
         self._decoded: dict[tuple[int, ...], Any] = {}
         self._inherited: dict[tuple[int, ...], Any] = {}
@@ -484,7 +489,15 @@ class SegmentedChunkStore:
             if segment.whole is not None:
                 return segment.whole.record(chunk_id, path)
             where, data = segment.file, segment.raw(path)
-        line = _record_line(blocks.raw(data or b"", where), chunk_id)
+        with self._lock:
+            rows = self._raw.get(path)
+        if rows is None:
+            rows = blocks.raw(data or b"", where)
+            with self._lock:  # the next question showing this file decompresses nothing
+                self._raw[path] = rows
+                while len(self._raw) > RAW_PATHS:
+                    self._raw.popitem(last=False)
+        line = _record_line(rows, chunk_id)
         if line is None:
             return None
         found = decode_chunk_lines(line, where)
