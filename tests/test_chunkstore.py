@@ -11,6 +11,7 @@ import pytest
 
 from maguyva.build.indexer import build_index
 from maguyva.errors import CorruptIndexError
+from maguyva.store import blocks
 from maguyva.store.chunks import ChunkStore, SegmentedChunkStore, segment_of
 from maguyva.store.generations import IndexDir
 
@@ -168,7 +169,10 @@ def test_a_segment_in_another_record_layout_is_decoded_whole(generation: Path, t
     shutil.copytree(generation, copy)
     n = segment_of("json/decoder.py")
     segment = copy / "chunks" / f"{n:02d}.jsonl"
-    records = [json.loads(line) for line in read_sealed(segment, "chunks").splitlines()]
+    records = [
+        json.loads(line)
+        for line in blocks.raw(read_sealed(segment, "chunks", 2), segment).splitlines()
+    ]
     payload = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode()
     segment.unlink()
     write_sealed(segment, "chunks", payload)
@@ -193,7 +197,7 @@ def test_a_segment_whose_file_rows_are_split_is_decoded_whole(generation: Path, 
     shutil.copytree(generation, copy)
     n = segment_of("json/decoder.py")
     segment = copy / "chunks" / f"{n:02d}.jsonl"
-    lines = read_sealed(segment, "chunks").splitlines(keepends=True)
+    lines = blocks.raw(read_sealed(segment, "chunks", 2), segment).splitlines(keepends=True)
     mine = [ln for ln in lines if json.loads(ln)["path"] == "json/decoder.py"]
     others = [ln for ln in lines if json.loads(ln)["path"] != "json/decoder.py"]
     assert len(mine) >= 2 and others

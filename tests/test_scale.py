@@ -29,6 +29,7 @@ from maguyva.model import SourceFile
 from maguyva.scale.distributed import InlineExecutor, distributed_build
 from maguyva.scale.dryrun import VOYAGE_CODE_3_USD_PER_MTOK, dry_run, format_report
 from maguyva.scale.vectorstore import LanceDBStore, LocalHammingStore, open_store
+from maguyva.store import blocks
 from maguyva.store.generations import IndexDir
 from maguyva.store.segments import Segment, SegmentCache, partition
 
@@ -481,7 +482,9 @@ def test_lazy_views_equal_the_stored_segments(stdlib_corpus):
 
     whole = {}
     for part in sorted((gen / "extract").glob("*.json")):
-        for path, (_digest, row) in sealed.read_sealed_json(part, "extract")["files"].items():
+        payload = sealed.read_sealed(part, "extract", blocks.ROWS_VERSION)
+        for path, _n, at, size in blocks.blocks(payload, part):
+            _digest, row = json.loads(blocks.raw(payload[at : at + size], part))
             whole[path] = decode_extraction(path, row)
     extraction = SegmentExtraction(gen, index, cache=8)
     assert len(extraction) == len(whole) and list(extraction) == sorted(whole)
@@ -554,8 +557,8 @@ def test_extract_hook_builds_the_same_index(tmp_path):
 
     def stored(index_dir: Path) -> tuple[bytes, bytes]:
         gen = max(index_dir.glob("gen-*"))
-        return (b"".join(sealed.read_sealed(p, "chunks") for p in sorted(gen.glob("chunks/*"))),
-                b"".join(sealed.read_sealed(p, "extract") for p in sorted(gen.glob("extract/*"))))  # fmt: skip
+        return (b"".join(sealed.read_sealed(p, "chunks", 2) for p in sorted(gen.glob("chunks/*"))),
+                b"".join(sealed.read_sealed(p, "extract", 2) for p in sorted(gen.glob("extract/*"))))  # fmt: skip
 
     config = {"modalities": MODALITIES, "jobs": 1}
     Indexer(root, config={**config, "index_dir": str(tmp_path / "a")}, extract=hook).update()

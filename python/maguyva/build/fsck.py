@@ -22,6 +22,7 @@ from typing import Any
 from maguyva.errors import MaguyvaError
 from maguyva.modalities.protocol import VerifiableModality
 from maguyva.modalities.registry import MODALITY_MODULES
+from maguyva.store import blocks
 from maguyva.store.checksums import verify_generation
 from maguyva.store.chunks import ChunkStore
 from maguyva.store.generations import MANIFEST, IndexDir
@@ -94,9 +95,12 @@ def check_generation(
                 problems.append(str(exc))
             except OSError as exc:
                 problems.append(_unreadable(path, exc))
-    for path in sorted((gen_dir / "extract").glob("*.json")):
+    rows = sorted((gen_dir / "extract").glob("*.json")) + sorted(
+        (gen_dir / "delta").glob("*.extract.json")
+    )
+    for path in rows:
         try:
-            sealed.read_sealed_json(path, "extract")
+            blocks.check_file(path, "extract")
         except MaguyvaError as exc:
             problems.append(str(exc))
         except OSError as exc:

@@ -20,6 +20,7 @@ from maguyva.build.previous import Previous
 from maguyva.build.spill import Spill
 from maguyva.model import SourceFile
 from maguyva.repo.changes import RepoState
+from maguyva.store import blocks
 from maguyva.store import generations as _store
 from maguyva.store.chunks import (
     CHUNKS_DIR,
@@ -104,7 +105,9 @@ def write_layout(
     row are rewritten, the others linked, and `files.json` written whole."""
     state_json = state.to_json()
     redone = {f.path for f in redo}
-    if prev is not None:
+    # segments written before the row blocks: rewritten (not linked) once, as blocks
+    rows_format_1 = prev is not None and blocks.older_format(prev.path, segment_name(0, "chunks"))
+    if prev is not None and not rows_format_1:
         delta: dict[str, list[int] | None] = {}
         for p, e in prev.delta.items():
             if p in redone:
@@ -129,6 +132,8 @@ def write_layout(
     dirty = {segment_of(p) for p in (*redone, *gone)}
     if prev is not None:
         dirty |= {segment_of(p) for p in prev.delta}
+    if rows_format_1:
+        dirty = set(range(SEGMENTS))
     index, counts, rewritten = write_segments(tmp, files, prev, dirty, spill, phases, extractor)
     write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({
         "state": state_json,
@@ -180,7 +185,7 @@ def write_segments(
                 e = prev.index[p]  # type: ignore[union-attr]
                 chunk_bytes = old.sliced(p, e, "chunks")
                 fragment = old.sliced(p, e, "extract")
-            rows.append((p, chunk_bytes, chunk_bytes.count(b"\n"), fragment))
+            rows.append((p, chunk_bytes, blocks.count(chunk_bytes), fragment))
         del new
         if old is not None:  # this segment's payloads are done with (deltas are kept)
             old.forget(names)
@@ -234,7 +239,7 @@ def write_delta(
                 e = delta[p]
                 assert e is not None
                 chunk_bytes, fragment = old.sliced(p, e, "chunks"), old.sliced(p, e, "extract")
-            rows.append((p, chunk_bytes, chunk_bytes.count(b"\n"), fragment))
+            rows.append((p, chunk_bytes, blocks.count(chunk_bytes), fragment))
         old.close()
         entries: dict[str, list[int]] = {}
         files = (delta_file(number, "chunks"), delta_file(number, "extract"))

@@ -12,6 +12,7 @@ from typing import Any
 
 from maguyva.errors import CorruptIndexError, IndexVersionError, MaguyvaError
 from maguyva.repo.changes import RACY_NS, RepoState
+from maguyva.store import blocks
 from maguyva.store.chunks import SEGMENTS, delta_file
 from maguyva.store.fileindex import SEGMENT_INDEX_VERSION, FileIndex, read_file_index
 from maguyva.store.generations import Generation, IndexDir, write_sealed_atomic
@@ -148,12 +149,13 @@ class WriterMemo:
                 return None  # an older layout: extract again once
             digests = {p: r[2] for p, r in fi.state["files"].items() if p in fi.index}
             if self.verified != current.number:  # checksums of what we may link, once
+                version = blocks.ROWS_VERSION
                 for n in range(SEGMENTS):
-                    sealed.read_sealed(current.path / segment_name(n, "chunks"), "chunks")
-                    sealed.read_sealed(current.path / segment_name(n, "extract"), "extract")
+                    for kind in ("chunks", "extract"):
+                        sealed.read_sealed(current.path / segment_name(n, kind), kind, version)
                 for d in {e[5] for e in fi.delta.values() if e is not None}:
-                    sealed.read_sealed(current.path / delta_file(d, "chunks"), "chunks")
-                    sealed.read_sealed(current.path / delta_file(d, "extract"), "extract")
+                    for kind in ("chunks", "extract"):
+                        sealed.read_sealed(current.path / delta_file(d, kind), kind, version)
                 self.verified = current.number
         except (MaguyvaError, KeyError, TypeError, ValueError, AttributeError) as exc:
             log.warning("%s: previous extraction unusable (%s); extracting again", current.path,

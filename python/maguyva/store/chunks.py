@@ -21,6 +21,7 @@ from typing import Any
 
 from maguyva.errors import CorruptIndexError, MaguyvaError
 from maguyva.model import Chunk
+from maguyva.store import blocks
 from maguyva.store.generations import write_sealed
 from maguyva.support.sealed import read_sealed, read_sealed_json
 
@@ -103,7 +104,9 @@ def apply_state_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, 
 
 
 def decode_chunk_lines(payload: bytes, where: Path) -> list[Chunk]:
-    """Chunks from JSON Lines (a verified payload or a slice of one)."""
+    """Chunks from JSON Lines (a verified payload or a slice of one; compressed blocks,
+    `store.blocks`, are decompressed first)."""
+    payload = blocks.raw(payload, where)
     chunks: list[Chunk] = []
     for number, line in enumerate(payload.split(b"\n"), start=1):
         if not line:
@@ -117,7 +120,7 @@ def decode_chunk_lines(payload: bytes, where: Path) -> list[Chunk]:
 
 def decode_chunks(path: Path) -> list[Chunk]:
     """One sealed chunk file, verified (header, size, checksum) and decoded."""
-    return decode_chunk_lines(read_sealed(path, "chunks"), path)
+    return decode_chunk_lines(read_sealed(path, "chunks", blocks.ROWS_VERSION), path)
 
 
 class ChunkStore:
@@ -211,6 +214,10 @@ DECODED_PATHS = 4096
 that touches 40,000 files of the kernel must not keep 1.2 million chunk objects (10 GB)."""
 
 
+RAW_PATHS = 64
+"""Per store, how many files' decompressed rows `record` keeps (its rows are not decoded)."""
+
+
 class _SegmentRows:
     """One verified chunk segment as a path -> byte range table over its file: a path's rows
     are read (`pread`) and decoded only when asked for. The file descriptor stays open so a
@@ -226,8 +233,10 @@ class _SegmentRows:
         if not path.exists():
             self.whole = ChunkStore([])
             return
-        payload = read_sealed(path, "chunks")
-        if not self._index(payload):
+        payload = read_sealed(path, "chunks", blocks.ROWS_VERSION)
+        if blocks.is_block(payload):
+            self.ranges = {p: (at, length, n) for p, n, at, length in blocks.blocks(payload, path)}
+        elif not self._index(payload):
             self.ranges = {}
             self.whole = ChunkStore(decode_chunk_lines(payload, path))
             return
@@ -310,7 +319,7 @@ class _SegmentRows:
             return self.whole.get(chunk_id)
         assert self.fd is not None
         size = os.fstat(self.fd).st_size - self.start
-        payload = os.pread(self.fd, size, self.start)
+        payload = blocks.raw(os.pread(self.fd, size, self.start), self.file)
         needle = b'{"id": ' + json.dumps(chunk_id).encode() + b","
         at = payload.find(needle)
         while at > 0 and payload[at - 1 : at] != b"\n":  # only at a record's start
@@ -352,6 +361,7 @@ class SegmentedChunkStore:
         self._overrides: dict[str, list[int] | None] = dict(delta["index"]) if delta else {}
         self._segments: dict[int, _SegmentRows] = {}
         self._rows: OrderedDict[str, ChunkStore | None] = OrderedDict()  # path -> its rows
+        self._raw: OrderedDict[str, bytes] = OrderedDict()  # path -> rows, decompressed
         self._lock = threading.Lock()
         self._decoded: dict[tuple[int, ...], Any] = {}
         self._inherited: dict[tuple[int, ...], Any] = {}
@@ -397,7 +407,7 @@ class SegmentedChunkStore:
         key = _identity(path)
         if key is None:
             raise CorruptIndexError(f"{path}: missing")
-        return self._reuse((*key, -1), lambda: read_sealed(path, "chunks"))
+        return self._reuse((*key, -1), lambda: read_sealed(path, "chunks", blocks.ROWS_VERSION))
 
     def _delta_rows(self, path: str, entry: list[int]) -> ChunkStore:
         where = self.gen_dir / delta_file(entry[5], "chunks")
@@ -479,7 +489,15 @@ class SegmentedChunkStore:
             if segment.whole is not None:
                 return segment.whole.record(chunk_id, path)
             where, data = segment.file, segment.raw(path)
-        line = _record_line(data or b"", chunk_id)
+        with self._lock:
+            rows = self._raw.get(path)
+        if rows is None:
+            rows = blocks.raw(data or b"", where)
+            with self._lock:  # the next question showing this file decompresses nothing
+                self._raw[path] = rows
+                while len(self._raw) > RAW_PATHS:
+                    self._raw.popitem(last=False)
+        line = _record_line(rows, chunk_id)
         if line is None:
             return None
         found = decode_chunk_lines(line, where)

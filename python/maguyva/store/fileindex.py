@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from maguyva.store import blocks
 from maguyva.store.chunks import FILES_JSON, SEGMENTS, apply_state_delta, read_delta, segment_of
 from maguyva.store.views import RowFiles, SegmentChunks
 from maguyva.support import sealed
@@ -77,7 +78,8 @@ def stored_rows(gen_dir: Path) -> tuple[bytes, dict[str, Any]]:
     files = RowFiles(gen_dir)
     try:
         chunks = b"".join(view._payload(n) for n in range(SEGMENTS) if counts[n])
-        extraction = {p: json.loads(files.sliced(p, e, "extract")) for p, e in fi.index.items()}
+        extraction = {p: json.loads(blocks.raw(files.sliced(p, e, "extract"), gen_dir))
+                      for p, e in fi.index.items()}  # fmt: skip
     finally:
         view.close()
         files.close()

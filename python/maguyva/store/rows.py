@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from maguyva.store.extraction import EXTRACTION_SCHEMA
+from maguyva.store import blocks
 from maguyva.store.generations import write_sealed
 from maguyva.store.views import segment_name
 
@@ -27,27 +27,27 @@ def write_rows(
     delta: int | None = None,
 ) -> int:
     """Write a chunk file and an extraction file (`names`) from `rows` (path, chunk lines,
-    chunk count, extraction fragment; sorted by path); fill `index` (entries of a `delta`
-    file carry its number). Returns the chunk count."""
+    chunk count, extraction fragment; sorted by path), each row stored as a compressed block
+    (`store.blocks`; a row that is a block already is copied as it is); fill `index` (entries
+    of a `delta` file carry its number). Returns the chunk count. `extractor` is recorded in
+    the generation's manifest, not here (format 1 wrapped the extraction in a JSON object
+    naming it)."""
+    del extractor
     chunk_parts: list[bytes] = []
-    extract_parts = [b'{"extractor":', canonical_json(extractor), b',"files":{']
-    coff = 0
-    eoff = sum(len(p) for p in extract_parts)
-    total = 0
-    for i, (path, chunk_bytes, count, fragment) in enumerate(rows):
-        key = (b"," if i else b"") + canonical_json(path) + b":"
-        extract_parts.append(key)
-        eoff += len(key)
-        extract_parts.append(fragment)
-        entry = [coff, len(chunk_bytes), count, eoff, len(fragment)]
+    extract_parts: list[bytes] = []
+    coff = eoff = total = 0
+    for path, chunk_bytes, count, fragment in rows:
+        chunk_block = blocks.block(path, chunk_bytes, count)
+        extract_block = blocks.block(path, fragment, 1)
+        entry = [coff, len(chunk_block), count, eoff, len(extract_block)]
         index[path] = entry if delta is None else [*entry, delta]
-        chunk_parts.append(chunk_bytes)
-        coff += len(chunk_bytes)
-        eoff += len(fragment)
+        chunk_parts.append(chunk_block)
+        extract_parts.append(extract_block)
+        coff += len(chunk_block)
+        eoff += len(extract_block)
         total += count
-    extract_parts.append(b'},"schema":' + canonical_json(EXTRACTION_SCHEMA) + b"}")
-    write_sealed(tmp / names[0], "chunks", b"".join(chunk_parts))
-    write_sealed(tmp / names[1], "extract", b"".join(extract_parts))
+    write_sealed(tmp / names[0], "chunks", b"".join(chunk_parts), blocks.ROWS_VERSION)
+    write_sealed(tmp / names[1], "extract", b"".join(extract_parts), blocks.ROWS_VERSION)
     return total
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from maguyva.errors import CorruptIndexError
 from maguyva.extract.types import FileExtraction
 from maguyva.model import Chunk
+from maguyva.store import blocks
 from maguyva.store.chunks import (
     CHUNKS_DIR,
     decode_chunk_lines,
@@ -80,7 +81,8 @@ class RowFiles:
     def payload(self, name: str, kind: str) -> bytes:
         got = self._payloads.get(name)
         if got is None:
-            got = self._payloads[name] = sealed.read_sealed(self.gen_dir / name, kind)
+            got = self._payloads[name] = sealed.read_sealed(self.gen_dir / name, kind,
+                                                            blocks.ROWS_VERSION)  # fmt: skip
         return got
 
     def forget(self, names: Iterable[str]) -> None:
@@ -132,11 +134,14 @@ class SegmentChunks(Sequence[Chunk]):
         return self._starts[-1]
 
     def _payload(self, n: int) -> bytes:
-        """Segment `n`'s chunk lines as a from-scratch build would write them (verified)."""
+        """Segment `n`'s chunk lines (decompressed) as a from-scratch build would store them
+        (verified)."""
+        where = self.gen_dir / segment_name(n, "chunks")
         if n not in self._dirty or self._index is None:
-            return sealed.read_sealed(self.gen_dir / segment_name(n, "chunks"), "chunks")
+            return blocks.raw(sealed.read_sealed(where, "chunks", blocks.ROWS_VERSION), where)
         paths = sorted(p for p in self._index if segment_of(p) == n)
-        return b"".join(self._files.sliced(p, self._index[p], "chunks") for p in paths)
+        return b"".join(blocks.raw(self._files.sliced(p, self._index[p], "chunks"), where)
+                        for p in paths)  # fmt: skip
 
     def segment(self, n: int) -> list[Chunk]:
         """The chunks of segment `n`, decoded (verified against the file's checksum)."""
@@ -238,7 +243,8 @@ class SegmentExtraction(Mapping[str, FileExtraction]):
         entry = self._index[path]  # KeyError for an unknown path, as a dict would
         data = self._files.row(path, entry, "extract")
         try:
-            _digest, row = json.loads(data)
+            _digest, row = json.loads(blocks.raw(data, self.gen_dir / entry_name(path, entry,
+                                                                               "extract")))  # fmt: skip
             ex = decode_extraction(path, row)
         except (ValueError, TypeError) as exc:
             raise CorruptIndexError(f"{self.gen_dir}: bad extraction record for {path}") from exc

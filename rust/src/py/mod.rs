@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod content;
 mod errors;
 mod fusion;
 mod graphio;
@@ -19,6 +20,7 @@ mod walk;
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    content::register(m)?;
     errors::register(m)?;
     fusion::register(m)?;
     graphio::register(m)?;

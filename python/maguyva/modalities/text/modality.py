@@ -31,6 +31,7 @@ from maguyva.errors import BadQueryError, CorruptIndexError, MaguyvaError, Modal
 from maguyva.modalities.protocol import BuildContext, RetrieverQuery
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.model import Hit
+from maguyva.store import blocks
 from maguyva.store.chunks import CHUNKS_DIR, ChunkStore, segment_of
 from maguyva.store.extraction import extractor_fingerprint
 from maguyva.support import sealed
@@ -444,7 +445,7 @@ def _segment_spans(file: Path, paths: set[str]) -> list[tuple[str, int, int, str
         for p in paths
         for k in (json.dumps(p).encode(), json.dumps(p, ensure_ascii=False).encode())
     }
-    payload = sealed.read_sealed(file, "chunks")
+    payload = blocks.rows_of(sealed.read_sealed(file, "chunks", blocks.ROWS_VERSION), file, paths)
     starts: set[int] = set()
     for key in keys:
         at = payload.find(key)

@@ -1,0 +1,121 @@
+"""Index size against the corpus, per kind of file (issue 21, "one copy of the content").
+
+    python benches/index_size.py ROOT [ROOT ...] [--index-dir DIR]
+
+Reads the index of each ROOT (`ROOT/.maguyva` unless `--index-dir`), takes the current
+generation from its manifest, and prints one row per kind of file: bytes on disk and the
+ratio to the corpus (the bytes of the indexed files, from the generation's file state). Each
+inode is counted once (generations hard-link what they share); `cache/` and the older
+generations still on disk are shown apart. Reads files only: it imports nothing of Maguyva,
+so it measures an index written by any version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+KINDS = (
+    ("chunk store", ("chunks/", "delta/*.chunks", "chunks.jsonl")),
+    ("extraction", ("extract/", "delta/*.extract", "extract.json")),
+    ("text content", ("text/*.bin",)),
+    ("text postings", ("text/*.idx",)),
+    ("BM25 postings", ("text/*.bm25",)),
+    ("structural", ("structural/",)),
+    ("graph", ("graph/",)),
+    ("file state, meta, checksums", ("",)),
+)
+
+
+def _kind(rel: str) -> str:
+    for name, patterns in KINDS:
+        for pattern in patterns:
+            if not pattern:
+                return name
+            if pattern.endswith("/") and rel.startswith(pattern):
+                return name
+            if "*" in pattern:
+                folder, tail = pattern.split("*")
+                if rel.startswith(folder) and tail in rel[len(folder) :]:
+                    return name
+            if rel == pattern:
+                return name
+    return KINDS[-1][0]
+
+
+def _payload(path: Path) -> dict:
+    """A sealed JSON file's payload (the header line skipped)."""
+    data = path.read_bytes()
+    return json.loads(data[data.index(b"\n") + 1 :])
+
+
+def corpus_bytes(gen: Path) -> tuple[int, int]:
+    """(files, bytes) of the generation's indexed files."""
+    files = _payload(gen / "files.json")["state"]["files"]
+    delta = gen / "files-delta.json"
+    if delta.exists():
+        change = _payload(delta)["state"]["files"]
+        for p in change["del"]:
+            files.pop(p, None)
+        files.update(change["set"])
+    return len(files), sum(int(v[0]) for v in files.values())
+
+
+def measure(index: Path) -> dict:
+    manifest = _payload(index / "manifest.json")
+    gen = (
+        index / manifest["dir"]
+        if "dir" in manifest
+        else index / f"gen-{manifest['generation']:06d}"
+    )
+    seen: set[tuple[int, int]] = set()
+    sizes: dict[str, int] = {name: 0 for name, _ in KINDS}
+    for path in sorted(gen.rglob("*")):
+        st = path.lstat()
+        if not path.is_file() or (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        sizes[_kind(path.relative_to(gen).as_posix())] += st.st_size
+    current = sum(sizes.values())
+    cache = others = 0
+    for path in index.rglob("*"):
+        st = path.lstat()
+        if not path.is_file() or (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        if path.relative_to(index).parts[0] == "cache":
+            cache += st.st_size
+        else:
+            others += st.st_size
+    n_files, corpus = corpus_bytes(gen)
+    return {"index": str(index), "generation": gen.name, "files": n_files, "corpus": corpus,
+            "kinds": sizes, "generation_total": current, "cache": cache,
+            "other_generations_and_leftovers": others}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("roots", nargs="+", type=Path)
+    parser.add_argument("--index-dir", type=Path, action="append", default=[])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    indexes = args.index_dir or [r / ".maguyva" for r in args.roots]
+    results = [measure(i) for i in indexes]
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return 0
+    for r in results:
+        corpus = r["corpus"]
+        print(f"{r['index']} ({r['generation']}): {r['files']} files, corpus {corpus:,} bytes")
+        rows = [*r["kinds"].items(), ("generation total", r["generation_total"]),
+                ("cache/", r["cache"]),
+                ("older generations, leftovers", r["other_generations_and_leftovers"])]  # fmt: skip
+        for name, size in rows:
+            print(f"  {name:<30} {size:>12,}  {size / corpus:6.3f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
