@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from maguyva.modalities.protocol import RetrieverQuery
+from maguyva.modalities.text import literal
 from maguyva.modalities.text import modality as text
 from maguyva.model import Hit
 
@@ -33,11 +34,11 @@ def reference(searcher: text.TextSearcher, query: RetrieverQuery, k: int) -> lis
     target = query.target if query.regex else query.target.strip()
     files, _, _ = searcher._raw(
         target, regex=query.regex, case=query.case, whole_word=query.whole_word,
-        path_glob=query.path_glob, max_lines=text.MAX_FILES_RANKED * text.MAX_LINES_PER_FILE,
-        max_files=text.MAX_FILES_RANKED, max_lines_per_file=text.MAX_LINES_PER_FILE,
+        path_glob=query.path_glob, max_lines=literal.MAX_FILES_RANKED * literal.MAX_LINES_PER_FILE,
+        max_files=literal.MAX_FILES_RANKED, max_lines_per_file=literal.MAX_LINES_PER_FILE,
         count_all=False,
     )  # fmt: skip
-    definition = None if query.regex else text._definition_pattern(target)
+    definition = None if query.regex else literal.definition_pattern(target)
     ranked: list[Any] = []
     file_lines: dict[str, list[int]] = {}
     for path, _n, _nl, lines in files:
@@ -49,11 +50,11 @@ def reference(searcher: text.TextSearcher, query: RetrieverQuery, k: int) -> lis
             key = chunk[2] if chunk else ("line", line)
             spans[key] = chunk if chunk else (line, line, None)
             groups.setdefault(key, []).append((line, line_text, cols))
-        demoted = text._is_demoted(path)
+        demoted = literal.is_demoted(path)
         for key, group in groups.items():
             start, end = spans[key][0], spans[key][1]
             is_def = definition is not None and any(definition.search(t) for _, t, _ in group)
-            whole = any(text._any_whole_word(t, cols) for _, t, cols in group)
+            whole = any(literal.any_whole_word(t, cols) for _, t, cols in group)
             n = sum(len(cols) for _, _, cols in group)
             sort_key = (not is_def, demoted, not whole, -n / max(1, end - start + 1),
                         len(path), path, start)  # fmt: skip
@@ -110,6 +111,6 @@ def test_the_odd_lines_are_decided(searcher):
     odd = [h for h in hits if h.path == "odd.py"]
     assert odd and any(h.extra["definition"] for h in odd)
     # `\x1c` is whitespace to `re`: the second line is a class definition of `self`
-    assert re.search(r"^\s*class\b", "class\x1cself") and text._rust_dialect(
-        text._definition_pattern("self")
+    assert re.search(r"^\s*class\b", "class\x1cself") and literal.rust_dialect(
+        literal.definition_pattern("self")
     )

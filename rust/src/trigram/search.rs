@@ -2,6 +2,7 @@
 //! stored content with the `regex` crate (linear time), report lines and byte columns.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use globset::GlobMatcher;
 use rayon::prelude::*;
@@ -9,6 +10,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
 use super::index::{Segment, TextIndex};
+use super::memo::Lru;
 use super::ngram;
 use super::plan::{self, Query};
 use super::postings;
@@ -31,7 +33,7 @@ const STREAMING_MAX_LINES: usize = 32;
 /// ... and when there are at least this many candidates (see `search`).
 const STREAMING_MIN_CANDIDATES: usize = 512;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Case {
     Sensitive,
     Insensitive,
@@ -176,6 +178,21 @@ pub fn compile(spec: &SearchSpec) -> CoreResult<Compiled> {
         whole_word: spec.whole_word,
         max_len: hir.properties().maximum_len(),
     })
+}
+
+/// Compiled searches kept for their next use: `(pattern, regex, case, whole_word)`.
+type CompiledKey = (String, bool, Case, bool);
+/// How many compiled searches are kept (each at most [`REGEX_SIZE_LIMIT`]; a literal's is a
+/// few kB).
+pub const COMPILED_CAPACITY: usize = 64;
+static COMPILED: LazyLock<Lru<CompiledKey, Compiled>> =
+    LazyLock::new(|| Lru::new(COMPILED_CAPACITY));
+
+/// [`compile`], remembered: the same spec again (the same literal asked twice, or by two
+/// retrievers of one question) reuses the regex and the plan (a bounded LRU).
+pub fn compile_cached(spec: &SearchSpec) -> CoreResult<Arc<Compiled>> {
+    let key = (spec.pattern.clone(), spec.regex, spec.case, spec.whole_word);
+    COMPILED.get_or_try(&key, || compile(spec))
 }
 
 /// Sorted candidate documents (logical ids), or `None` for "every document". Planning may
@@ -696,7 +713,8 @@ pub fn with_content<T>(
 
 /// Search the index. Results are in document (path) order; limits stop the scan early.
 pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> {
-    let compiled = compile(spec)?;
+    let held = compile_cached(spec)?;
+    let compiled: &Compiled = &held;
     let glob: Option<GlobMatcher> = match &spec.path_glob {
         Some(g) if !g.is_empty() => Some(
             globset::GlobBuilder::new(g)
@@ -746,14 +764,14 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
                 Some(max_len) => verify_streaming(
                     index,
                     d,
-                    &compiled,
+                    compiled,
                     max_len,
                     spec.max_lines_per_file,
                     FIRST_STEP,
                 ),
                 None => BUFFER.with(|cell| {
                     with_content(index, d, &mut cell.borrow_mut(), |c| {
-                        verify_doc(d, c, &compiled, spec.max_lines_per_file, spec.count_all)
+                        verify_doc(d, c, compiled, spec.max_lines_per_file, spec.count_all)
                     })
                 }),
             };
