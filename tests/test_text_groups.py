@@ -73,7 +73,7 @@ def reference(searcher: text.TextSearcher, query: RetrieverQuery, k: int) -> lis
 
 
 @pytest.fixture(scope="module")
-def searcher(tmp_path_factory) -> text.TextSearcher:
+def text_dir(tmp_path_factory) -> Path:
     from maguyva.interfaces.cli.main import main
 
     root = tmp_path_factory.mktemp("groups") / "repo"
@@ -86,7 +86,12 @@ def searcher(tmp_path_factory) -> text.TextSearcher:
     (root / "odd.rs").write_text(ODD.replace("self", "Self"), encoding="utf-8")
     assert main(["-q", "index", str(root), "--modalities", "text,structural"]) == 0
     gen = max((root / ".maguyva").glob("gen-*"))
-    return text.TextSearcher(gen / "text")
+    return gen / "text"
+
+
+@pytest.fixture(scope="module")
+def searcher(text_dir: Path) -> text.TextSearcher:
+    return text.TextSearcher(text_dir)
 
 
 QUERIES = [
@@ -114,3 +119,38 @@ def test_the_odd_lines_are_decided(searcher):
     assert re.search(r"^\s*class\b", "class\x1cself") and literal.rust_dialect(
         literal.definition_pattern("self")
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "intent", "options"),
+    [("self", "find_definition", {}), ("return", "exact_match", {}),
+     ("def", "exact_match", {"case": "insensitive"}), ("s+elf", "exact_match", {"regex": True}),
+     ("import", "find_references", {})],
+)  # fmt: skip
+def test_the_best_k_are_the_prefix_of_the_full_ranking(searcher, target, intent, options):
+    """Rust keeps only the best k groups (and those `re` decides): any k gives the first k of
+    the ranking of every group."""
+    query = RetrieverQuery(text=target, intent=intent, target=target, **options)
+    everything = searcher._literal(query, 10**6)
+    assert len(everything) > 10
+    for k in (1, 2, 3, 7, 20, 50, len(everything) - 1, len(everything)):
+        assert searcher._literal(query, k) == everything[:k], k
+
+
+def test_the_decoded_content_cache(text_dir: Path, monkeypatch):
+    """A search keeps the documents it decoded (within the budget) and answers as a searcher
+    without the cache (`MAGUYVA_TEXT_CACHE_MB=0`) does, asked once or again."""
+    monkeypatch.setenv("MAGUYVA_TEXT_CACHE_MB", "0")
+    uncached = text.TextSearcher(text_dir)
+    monkeypatch.setenv("MAGUYVA_TEXT_CACHE_MB", "1")
+    cached = text.TextSearcher(text_dir)
+    assert cached._index.content_cache_size() == (0, 0, 1 << 20)
+    for target in ("self", "return", "JSONDecodeError"):
+        query = RetrieverQuery(text=target, intent="exact_match", target=target)
+        want = uncached._literal(query, 50)
+        assert cached._literal(query, 50) == want
+        assert cached._literal(query, 50) == want
+        assert cached.grep(target) == uncached.grep(target)
+    docs, size, budget = cached._index.content_cache_size()
+    assert docs > 0 and 0 < size <= budget
+    assert uncached._index.content_cache_size() == (0, 0, 0)

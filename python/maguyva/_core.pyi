@@ -219,6 +219,11 @@ class TextIndex:
         are then those of the reported lines), and for many candidates and a bounded pattern
         (a literal) each file is decoded only up to there.
         Raises BadQueryError for a bad or oversized regex, ValueError for a bad glob or case."""
+    def content_cache_size(self) -> tuple[int, int, int]:
+        """The documents that `search` and `literal_top` decoded, kept for the next
+        questions: `(documents, bytes, budget in bytes)`; the budget is
+        `MAGUYVA_TEXT_CACHE_MB` when set at open (0: off), else 64 MiB, and a document over
+        an eighth of it is not kept."""
     def literal_top(
         self,
         pattern: str,

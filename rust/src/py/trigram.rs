@@ -153,6 +153,9 @@ struct TextIndex {
     inner: index::TextIndex,
     /// The segments' BM25 postings; `None` for an index built before them.
     bm25: Option<Bm25Index>,
+    /// Documents decoded by literal and regex searches, kept for the next ones (bounded:
+    /// `search::content_cache_budget`).
+    cache: search::ContentCache,
 }
 
 /// The 256 flags of `word` (see `WordBytes`).
@@ -211,7 +214,17 @@ impl TextIndex {
         let bm25 = py
             .detach(|| Bm25Index::open(&dir, &names, &inner))
             .map_err(to_py)?;
-        Ok(Self { inner, bm25 })
+        Ok(Self {
+            inner,
+            bm25,
+            cache: search::ContentCache::new(search::content_cache_budget()),
+        })
+    }
+
+    /// The decoded-content cache: `(documents, bytes, budget in bytes)`.
+    fn content_cache_size(&self) -> (usize, usize, usize) {
+        let (docs, bytes) = self.cache.size();
+        (docs, bytes, self.cache.budget())
     }
 
     /// Whether every segment has BM25 postings (an index built before them has none).
@@ -295,7 +308,7 @@ impl TextIndex {
             count_all,
         };
         let out = py
-            .detach(|| search::search(&self.inner, &spec))
+            .detach(|| search::search_in(&self.inner, &spec, Some(&self.cache)))
             .map_err(to_py)?;
         let files = out
             .files
@@ -367,7 +380,7 @@ impl TextIndex {
         let inner = &self.inner;
         let (files, groups, n_groups) = py
             .detach(|| -> crate::error::CoreResult<_> {
-                let out = search::search(inner, &spec)?;
+                let out = search::search_in(inner, &spec, Some(&self.cache))?;
                 let chosen =
                     rank::top_groups(inner, &out.files, definition.as_deref(), &word, demoted, k);
                 // Each file a chosen group is in, once (the groups come in file order).

@@ -1,8 +1,12 @@
-//! A small bounded least-recently-used map, for compiled patterns: a literal question
-//! compiles its verifying regex, its trigram plan and its definition pattern, and an agent
-//! asks the same few targets again and again (issue 21). Compiling `def __init__(self`
-//! costs more than verifying a rare literal's candidates.
+//! Bounded least-recently-used caches for a warm engine (issue 21):
+//! - [`Lru`], a few entries: compiled patterns (a literal question compiles its verifying
+//!   regex, its trigram plan and its definition pattern, and an agent asks the same few
+//!   targets again and again; compiling `def __init__(self` costs more than verifying a rare
+//!   literal's candidates);
+//! - [`ByteLru`], bounded in bytes: decoded documents (a common literal verifies hundreds of
+//!   files, and decoding them is most of its cost).
 
+use std::collections::BTreeMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
@@ -90,6 +94,93 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     }
 }
 
+/// Shared byte strings under a total size: the least recently used are dropped to make room;
+/// a value larger than an eighth of the budget is not kept (one file must not evict all).
+pub struct ByteLru<K> {
+    budget: usize,
+    inner: Mutex<ByteSlots<K>>,
+}
+
+struct ByteSlots<K> {
+    map: FxHashMap<K, (Arc<[u8]>, u64)>,
+    /// Last use -> key, oldest first.
+    order: BTreeMap<u64, K>,
+    bytes: usize,
+    tick: u64,
+}
+
+impl<K: Hash + Eq + Clone> ByteLru<K> {
+    pub fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            inner: Mutex::new(ByteSlots {
+                map: FxHashMap::default(),
+                order: BTreeMap::new(),
+                bytes: 0,
+                tick: 0,
+            }),
+        }
+    }
+
+    pub fn get(&self, key: &K) -> Option<Arc<[u8]>> {
+        if self.budget == 0 {
+            return None;
+        }
+        let mut guard = self.lock();
+        let slots = &mut *guard;
+        slots.tick += 1;
+        let tick = slots.tick;
+        let (value, used) = slots.map.get_mut(key)?;
+        let old = std::mem::replace(used, tick);
+        let value = Arc::clone(value);
+        slots.order.remove(&old);
+        slots.order.insert(tick, key.clone());
+        Some(value)
+    }
+
+    /// Keep `value` under `key` (a copy of it), dropping the oldest entries to make room.
+    pub fn insert(&self, key: &K, value: &[u8]) {
+        if self.budget == 0 || value.len() > self.budget / 8 {
+            return;
+        }
+        let value: Arc<[u8]> = Arc::from(value);
+        let mut guard = self.lock();
+        let slots = &mut *guard;
+        if slots.map.contains_key(key) {
+            return;
+        }
+        while slots.bytes + value.len() > self.budget {
+            let Some((_, oldest)) = slots.order.pop_first() else {
+                break;
+            };
+            if let Some((gone, _)) = slots.map.remove(&oldest) {
+                slots.bytes -= gone.len();
+            }
+        }
+        slots.tick += 1;
+        let tick = slots.tick;
+        slots.bytes += value.len();
+        slots.order.insert(tick, key.clone());
+        slots.map.insert(key.clone(), (value, tick));
+    }
+
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Entries and bytes held now.
+    pub fn size(&self) -> (usize, usize) {
+        let slots = self.lock();
+        (slots.map.len(), slots.bytes)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ByteSlots<K>> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +210,23 @@ mod tests {
         assert!(lru.get_or_try(&"x", || Err::<u32, _>("bad")).is_err());
         assert!(lru.is_empty());
         assert_eq!(*lru.get_or_try(&"x", || Ok::<_, ()>(7)).expect("ok"), 7);
+    }
+
+    #[test]
+    fn byte_lru_stays_under_its_budget() {
+        let lru: ByteLru<u32> = ByteLru::new(80);
+        for k in 0..10u32 {
+            lru.insert(&k, &[k as u8; 10]);
+        }
+        assert_eq!(lru.size(), (8, 80));
+        assert!(lru.get(&0).is_none() && lru.get(&1).is_none());
+        assert_eq!(lru.get(&2).as_deref(), Some(&[2u8; 10][..]));
+        lru.insert(&10, &[10; 10]); // drops 3: 2 was used since
+        assert!(lru.get(&3).is_none() && lru.get(&2).is_some());
+        lru.insert(&11, &[0; 11]); // over an eighth of the budget: not kept
+        assert!(lru.get(&11).is_none());
+        let off: ByteLru<u32> = ByteLru::new(0);
+        off.insert(&1, &[]);
+        assert!(off.get(&1).is_none());
     }
 }

@@ -10,7 +10,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
 use super::index::{Segment, TextIndex};
-use super::memo::Lru;
+use super::memo::{ByteLru, Lru};
 use super::ngram;
 use super::plan::{self, Query};
 use super::postings;
@@ -697,6 +697,23 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// Decoded documents of one index kept for its next questions, by logical id (a
+/// [`ByteLru`]; the caller owns it beside the index and drops it with the index).
+pub type ContentCache = ByteLru<u32>;
+
+/// The decoded-content cache's budget in bytes: `MAGUYVA_TEXT_CACHE_MB` (0 turns it off),
+/// else [`CONTENT_CACHE_MB`].
+pub fn content_cache_budget() -> usize {
+    std::env::var("MAGUYVA_TEXT_CACHE_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(CONTENT_CACHE_MB)
+        .saturating_mul(1 << 20)
+}
+
+/// The default budget of a [`ContentCache`], in MiB.
+pub const CONTENT_CACHE_MB: usize = 64;
+
 /// Run `f` on document `d`'s content (decompressed into `buf` unless stored as is).
 pub fn with_content<T>(
     index: &TextIndex,
@@ -704,15 +721,49 @@ pub fn with_content<T>(
     buf: &mut Vec<u8>,
     f: impl FnOnce(&[u8]) -> T,
 ) -> CoreResult<T> {
+    with_content_cached(index, d, buf, None, f)
+}
+
+/// [`with_content`], first from `cache` (a compressed document decoded here is kept there;
+/// one stored as is is read in place).
+pub fn with_content_cached<T>(
+    index: &TextIndex,
+    d: u32,
+    buf: &mut Vec<u8>,
+    cache: Option<&ContentCache>,
+    f: impl FnOnce(&[u8]) -> T,
+) -> CoreResult<T> {
+    if let Some(bytes) = cache.and_then(|c| c.get(&d)) {
+        return Ok(f(&bytes));
+    }
     DECOMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
         let bytes = index.read(d, &mut slot, buf)?;
+        if let Some(c) = cache {
+            let (seg, local) = index.locate(d);
+            let stored_as_is = index
+                .segments()
+                .get(seg as usize)
+                .is_none_or(|seg| seg.doc(local).codec == super::format::CODEC_STORED);
+            if !stored_as_is {
+                c.insert(&d, bytes);
+            }
+        }
         Ok(f(bytes))
     })
 }
 
 /// Search the index. Results are in document (path) order; limits stop the scan early.
 pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> {
+    search_in(index, spec, None)
+}
+
+/// [`search`], reading documents through `cache` (see [`with_content_cached`]).
+pub fn search_in(
+    index: &TextIndex,
+    spec: &SearchSpec,
+    cache: Option<&ContentCache>,
+) -> CoreResult<SearchOutput> {
     let held = compile_cached(spec)?;
     let compiled: &Compiled = &held;
     let glob: Option<GlobMatcher> = match &spec.path_glob {
@@ -760,8 +811,17 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
             if failed.load(Ordering::Relaxed) {
                 return Ok(None);
             }
-            let r = match streaming {
-                Some(max_len) => verify_streaming(
+            let cached = streaming.and(cache).and_then(|c| c.get(&d));
+            let r = match (streaming, cached) {
+                // Decoded already: the whole content decides as its prefixes would.
+                (Some(_), Some(bytes)) => Ok(verify_doc(
+                    d,
+                    &bytes,
+                    compiled,
+                    spec.max_lines_per_file,
+                    false,
+                )),
+                (Some(max_len), None) => verify_streaming(
                     index,
                     d,
                     compiled,
@@ -769,8 +829,8 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
                     spec.max_lines_per_file,
                     FIRST_STEP,
                 ),
-                None => BUFFER.with(|cell| {
-                    with_content(index, d, &mut cell.borrow_mut(), |c| {
+                (None, _) => BUFFER.with(|cell| {
+                    with_content_cached(index, d, &mut cell.borrow_mut(), cache, |c| {
                         verify_doc(d, c, compiled, spec.max_lines_per_file, spec.count_all)
                     })
                 }),
@@ -1009,6 +1069,33 @@ mod tests {
                     let got = found_docs(&index, needle, case);
                     prop_assert_eq!(&got, &want, "{:?} {:?}", needle, case);
                 }
+            }
+            let _ = std::fs::remove_dir_all(&root);
+            let _ = std::fs::remove_dir_all(&out);
+        }
+
+        /// Searching through a decoded-content cache (empty, then filled by the first
+        /// search, with a budget that keeps only some documents) answers as reading the
+        /// index does, and the cache stays within its budget.
+        #[test]
+        fn cached_search_equals_uncached(
+            docs in proptest::collection::vec("[abcAB_ \n]{0,400}", 1..24),
+            needles in proptest::collection::vec("[abcAB_ ]{1,5}", 1..6),
+            budget in 0usize..4000,
+            per_file in 1usize..4,
+        ) {
+            // zstd, so that every document is decoded (LZ4 keeps tiny ones as is).
+            let opts = BuildOptions { zstd_level: 1, ..BuildOptions::default() };
+            let (root, out, index) = index_docs("c", &docs, &opts);
+            let cache = ContentCache::new(budget);
+            for needle in &needles {
+                let sp = SearchSpec { max_lines_per_file: per_file, ..spec(needle, Case::Insensitive) };
+                let want = search(&index, &sp).expect("search").files;
+                for _ in 0..2 {
+                    let got = search_in(&index, &sp, Some(&cache)).expect("cached").files;
+                    prop_assert_eq!(&got, &want, "{:?}", needle);
+                }
+                prop_assert!(cache.size().1 <= budget);
             }
             let _ = std::fs::remove_dir_all(&root);
             let _ = std::fs::remove_dir_all(&out);

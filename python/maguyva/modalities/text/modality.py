@@ -9,8 +9,9 @@ with the generation they come from.
 Search has two modes. Literal questions (exact_match, definitions, references, or an explicit
 regex) search `query.target` and rank the chunks that contain it: definition lines and
 whole-word matches first, then match density, then shorter paths, with tests, vendored and
-generated files after the implementation. Natural-language questions rank chunks by BM25 over
-the question's salient terms, identifiers split into sub-words.
+generated files after the implementation (`literal.py`; the best k are chosen in Rust).
+Natural-language questions rank chunks by BM25 over the question's salient terms,
+identifiers split into sub-words.
 """
 
 from __future__ import annotations
