@@ -116,8 +116,12 @@ pub fn group_file(
         }
         let g = &mut groups[at];
         if let Some((s, e, id)) = chunk {
-            // The span of the group's last line's chunk (equal ids, equal content).
-            (g.start, g.end, g.chunk_id) = (s, e, Some(id.to_string()));
+            // The span of the group's last line's chunk (equal ids, equal content); the id
+            // is the group's key, copied once.
+            (g.start, g.end) = (s, e);
+            if g.chunk_id.is_none() {
+                g.chunk_id = Some(id.to_string());
+            }
         }
         g.lines.push(hit.line);
         let raw = hit.text.as_bytes();

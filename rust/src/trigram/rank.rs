@@ -32,6 +32,9 @@ pub fn definition_regex(pattern: &str) -> Result<Arc<Regex>, regex::Error> {
     DEFINITIONS.get_or_try(&pattern.to_string(), || Regex::new(pattern))
 }
 
+/// Below this many files, grouping runs on the calling thread.
+const PARALLEL_MIN_FILES: usize = 64;
+
 /// A group's ranking features, borrowed from its file.
 #[derive(Debug, Clone, Copy)]
 struct Key<'a> {
@@ -87,10 +90,13 @@ pub fn top_groups(
     demoted: &[u8],
     k: usize,
 ) -> Chosen {
-    let grouped: Vec<Vec<Group>> = files
-        .par_iter()
-        .map(|f| group_file(f, &index.chunks(f.doc), definition, word))
-        .collect();
+    let group = |f: &FileHits| group_file(f, &index.chunks(f.doc), definition, word);
+    // A few files are grouped faster than the pool's threads wake (see `search`).
+    let grouped: Vec<Vec<Group>> = if files.len() < PARALLEL_MIN_FILES {
+        files.iter().map(group).collect()
+    } else {
+        files.par_iter().map(group).collect()
+    };
     let mut keys: Vec<Key<'_>> = Vec::new();
     let mut undecided: Vec<(usize, usize)> = Vec::new();
     for (file, (f, groups)) in files.iter().zip(&grouped).enumerate() {
