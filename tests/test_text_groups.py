@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from maguyva.modalities.protocol import RetrieverQuery
+from maguyva.modalities.text import literal
 from maguyva.modalities.text import modality as text
 from maguyva.model import Hit
 
@@ -33,11 +34,11 @@ def reference(searcher: text.TextSearcher, query: RetrieverQuery, k: int) -> lis
     target = query.target if query.regex else query.target.strip()
     files, _, _ = searcher._raw(
         target, regex=query.regex, case=query.case, whole_word=query.whole_word,
-        path_glob=query.path_glob, max_lines=text.MAX_FILES_RANKED * text.MAX_LINES_PER_FILE,
-        max_files=text.MAX_FILES_RANKED, max_lines_per_file=text.MAX_LINES_PER_FILE,
+        path_glob=query.path_glob, max_lines=literal.MAX_FILES_RANKED * literal.MAX_LINES_PER_FILE,
+        max_files=literal.MAX_FILES_RANKED, max_lines_per_file=literal.MAX_LINES_PER_FILE,
         count_all=False,
     )  # fmt: skip
-    definition = None if query.regex else text._definition_pattern(target)
+    definition = None if query.regex else literal.definition_pattern(target)
     ranked: list[Any] = []
     file_lines: dict[str, list[int]] = {}
     for path, _n, _nl, lines in files:
@@ -49,11 +50,11 @@ def reference(searcher: text.TextSearcher, query: RetrieverQuery, k: int) -> lis
             key = chunk[2] if chunk else ("line", line)
             spans[key] = chunk if chunk else (line, line, None)
             groups.setdefault(key, []).append((line, line_text, cols))
-        demoted = text._is_demoted(path)
+        demoted = literal.is_demoted(path)
         for key, group in groups.items():
             start, end = spans[key][0], spans[key][1]
             is_def = definition is not None and any(definition.search(t) for _, t, _ in group)
-            whole = any(text._any_whole_word(t, cols) for _, t, cols in group)
+            whole = any(literal.any_whole_word(t, cols) for _, t, cols in group)
             n = sum(len(cols) for _, _, cols in group)
             sort_key = (not is_def, demoted, not whole, -n / max(1, end - start + 1),
                         len(path), path, start)  # fmt: skip
@@ -72,7 +73,7 @@ def reference(searcher: text.TextSearcher, query: RetrieverQuery, k: int) -> lis
 
 
 @pytest.fixture(scope="module")
-def searcher(tmp_path_factory) -> text.TextSearcher:
+def text_dir(tmp_path_factory) -> Path:
     from maguyva.interfaces.cli.main import main
 
     root = tmp_path_factory.mktemp("groups") / "repo"
@@ -85,7 +86,12 @@ def searcher(tmp_path_factory) -> text.TextSearcher:
     (root / "odd.rs").write_text(ODD.replace("self", "Self"), encoding="utf-8")
     assert main(["-q", "index", str(root), "--modalities", "text,structural"]) == 0
     gen = max((root / ".maguyva").glob("gen-*"))
-    return text.TextSearcher(gen / "text")
+    return gen / "text"
+
+
+@pytest.fixture(scope="module")
+def searcher(text_dir: Path) -> text.TextSearcher:
+    return text.TextSearcher(text_dir)
 
 
 QUERIES = [
@@ -110,6 +116,41 @@ def test_the_odd_lines_are_decided(searcher):
     odd = [h for h in hits if h.path == "odd.py"]
     assert odd and any(h.extra["definition"] for h in odd)
     # `\x1c` is whitespace to `re`: the second line is a class definition of `self`
-    assert re.search(r"^\s*class\b", "class\x1cself") and text._rust_dialect(
-        text._definition_pattern("self")
+    assert re.search(r"^\s*class\b", "class\x1cself") and literal.rust_dialect(
+        literal.definition_pattern("self")
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "intent", "options"),
+    [("self", "find_definition", {}), ("return", "exact_match", {}),
+     ("def", "exact_match", {"case": "insensitive"}), ("s+elf", "exact_match", {"regex": True}),
+     ("import", "find_references", {})],
+)  # fmt: skip
+def test_the_best_k_are_the_prefix_of_the_full_ranking(searcher, target, intent, options):
+    """Rust keeps only the best k groups (and those `re` decides): any k gives the first k of
+    the ranking of every group."""
+    query = RetrieverQuery(text=target, intent=intent, target=target, **options)
+    everything = searcher._literal(query, 10**6)
+    assert len(everything) > 10
+    for k in (1, 2, 3, 7, 20, 50, len(everything) - 1, len(everything)):
+        assert searcher._literal(query, k) == everything[:k], k
+
+
+def test_the_decoded_content_cache(text_dir: Path, monkeypatch):
+    """A search keeps the documents it decoded (within the budget) and answers as a searcher
+    without the cache (`MAGUYVA_TEXT_CACHE_MB=0`) does, asked once or again."""
+    monkeypatch.setenv("MAGUYVA_TEXT_CACHE_MB", "0")
+    uncached = text.TextSearcher(text_dir)
+    monkeypatch.setenv("MAGUYVA_TEXT_CACHE_MB", "1")
+    cached = text.TextSearcher(text_dir)
+    assert cached._index.content_cache_size() == (0, 0, 1 << 20)
+    for target in ("self", "return", "JSONDecodeError"):
+        query = RetrieverQuery(text=target, intent="exact_match", target=target)
+        want = uncached._literal(query, 50)
+        assert cached._literal(query, 50) == want
+        assert cached._literal(query, 50) == want
+        assert cached.grep(target) == uncached.grep(target)
+    docs, size, budget = cached._index.content_cache_size()
+    assert docs > 0 and 0 < size <= budget
+    assert uncached._index.content_cache_size() == (0, 0, 0)

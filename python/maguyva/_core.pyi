@@ -221,12 +221,19 @@ class TextIndex:
         are then those of the reported lines), and for many candidates and a bounded pattern
         (a literal) each file is decoded only up to there.
         Raises BadQueryError for a bad or oversized regex, ValueError for a bad glob or case."""
-    def literal_groups(
+    def content_cache_size(self) -> tuple[int, int, int]:
+        """The documents that `search` and `literal_top` decoded, kept for the next
+        questions: `(documents, bytes, budget in bytes)`; the budget is
+        `MAGUYVA_TEXT_CACHE_MB` when set at open (0: off), else 64 MiB, and a document over
+        an eighth of it is not kept."""
+    def literal_top(
         self,
         pattern: str,
         *,
         definition: str | None,
         word: bytes,
+        demoted: bytes,
+        k: int,
         regex: bool = False,
         case: str = "smart",
         whole_word: bool = False,
@@ -234,36 +241,36 @@ class TextIndex:
         max_lines: int = 1000,
         max_files: int = ...,
         max_lines_per_file: int = ...,
-        count_all: bool = True,
     ) -> tuple[
+        list[tuple[str, list[int], bool]],
         list[
             tuple[
+                int,
+                int,
+                int,
+                str | None,
                 str,
                 list[int],
-                list[
-                    tuple[
-                        int,
-                        int,
-                        str | None,
-                        str,
-                        list[int],
-                        list[list[int]],
-                        bool,
-                        bool | None,
-                        list[str] | None,
-                    ]
-                ],
+                list[list[int]],
+                bool,
+                bool | None,
+                list[str] | None,
             ]
         ],
         int,
-        bool,
     ]:
-        """`search`, each file's lines grouped by smallest enclosing chunk: `([(path,
-        matching_lines, [(start, end, chunk_id, first_line_text, lines, [[line, start, end]],
-        whole_word, is_definition, texts)])], candidates, truncated)`. `definition` (the
-        `regex` crate's dialect) decides ASCII lines; a group with another line has
-        `is_definition` None and its `texts` for Python's `re`. `word`: 256 flags, the bytes
-        that glue a match into a word."""
+        """The best `k` chunks holding the pattern (`search` with `count_all=False`), for the
+        text modality's literal ranking: each file's lines grouped by smallest enclosing
+        chunk, ranked in Rust (definition, not demoted, whole word, density, path length,
+        path, start line), and only the best `k` groups returned, plus every group with
+        `is_definition` None (a line that is not ASCII, decided by Python's `re` from its
+        `texts`; `definition`, in the `regex` crate's dialect, decides the others). Returns
+        `([(path, matching_lines, demoted)], [(file_slot, start, end, chunk_id,
+        first_line_text, lines, [[line, start, end]], whole_word, is_definition, texts)],
+        n_groups)`, the groups in search order (path, then group), `n_groups` counting all
+        of them. `word`: 256 flags, the bytes that glue a match into a word; `demoted`: one
+        flag per document in `paths()` order. The compiled pattern and definition are kept
+        (bounded LRU) for the next question."""
     def bm25(
         self, terms: list[str], k: int, *, max_docs: int = 4000, method: str = "auto"
     ) -> list[tuple[str, int, int, str | None, float, list[int], list[int]]]:

@@ -14,16 +14,19 @@ use crate::bm25::score::Bm25Index;
 use crate::py::errors::to_py;
 use crate::trigram::bm25;
 use crate::trigram::build::{self, BuildInput, BuildOptions, ChunkSpan};
-use crate::trigram::groups::{self, WordBytes};
+use crate::trigram::groups::WordBytes;
 use crate::trigram::index;
+use crate::trigram::rank;
 use crate::trigram::search::{self, Case, SearchSpec};
 
 /// `(path, [(start_line, end_line, chunk_id)])`: one file to index and its chunks.
 type FileChunks = (String, Vec<(u32, u32, String)>);
 /// `(path, n_matches, n_lines, [(line, text, [(start, end)])])`
 type FileTuple = (String, u32, u32, Vec<(u32, String, Vec<(u32, u32)>)>);
-/// `(start, end, chunk_id, snippet, lines, columns, whole, is_def, texts)`: one chunk's lines.
-type GroupTuple = (
+/// `(file slot, start, end, chunk_id, snippet, lines, columns, whole, is_def, texts)`: one
+/// chunk's lines; the slot indexes the files returned beside it.
+type TopGroup = (
+    usize,
     u32,
     u32,
     Option<String>,
@@ -34,8 +37,8 @@ type GroupTuple = (
     Option<bool>,
     Option<Vec<String>>,
 );
-/// `(path, file's matching lines, groups)`
-type GroupedFile = (String, Vec<u32>, Vec<GroupTuple>);
+/// `(path, the file's matching lines, demoted)`
+type TopFile = (String, Vec<u32>, bool);
 /// `(path, start_line, end_line, chunk_id, score, lines, term indices)`
 type ChunkTuple = (String, u32, u32, Option<String>, f64, Vec<u32>, Vec<usize>);
 
@@ -150,6 +153,17 @@ struct TextIndex {
     inner: index::TextIndex,
     /// The segments' BM25 postings; `None` for an index built before them.
     bm25: Option<Bm25Index>,
+    /// Documents decoded by literal and regex searches, kept for the next ones (bounded:
+    /// `search::content_cache_budget`).
+    cache: search::ContentCache,
+}
+
+/// The 256 flags of `word` (see `WordBytes`).
+fn word_bytes(word: &[u8]) -> PyResult<WordBytes> {
+    let flags: [u8; 256] = word
+        .try_into()
+        .map_err(|_| PyValueError::new_err("word must hold 256 flags"))?;
+    Ok(WordBytes(flags.map(|b| b != 0)))
 }
 
 fn parse_case(case: &str) -> PyResult<Case> {
@@ -200,7 +214,17 @@ impl TextIndex {
         let bm25 = py
             .detach(|| Bm25Index::open(&dir, &names, &inner))
             .map_err(to_py)?;
-        Ok(Self { inner, bm25 })
+        Ok(Self {
+            inner,
+            bm25,
+            cache: search::ContentCache::new(search::content_cache_budget()),
+        })
+    }
+
+    /// The decoded-content cache: `(documents, bytes, budget in bytes)`.
+    fn content_cache_size(&self) -> (usize, usize, usize) {
+        let (docs, bytes) = self.cache.size();
+        (docs, bytes, self.cache.budget())
     }
 
     /// Whether every segment has BM25 postings (an index built before them has none).
@@ -284,7 +308,7 @@ impl TextIndex {
             count_all,
         };
         let out = py
-            .detach(|| search::search(&self.inner, &spec))
+            .detach(|| search::search_in(&self.inner, &spec, Some(&self.cache)))
             .map_err(to_py)?;
         let files = out
             .files
@@ -304,19 +328,24 @@ impl TextIndex {
         Ok((files, out.candidates, out.truncated))
     }
 
-    /// As `search`, each file's lines grouped by enclosing chunk with their ranking features
+    /// The best `k` chunks holding a literal (or regex), for the text modality's ranking:
+    /// the search's lines grouped by enclosing chunk, ranked in Rust, and only the best `k`
+    /// groups (plus those whose definition flag Python decides) returned, in search order
     /// (`definition`: the target's definition pattern in the `regex` crate's dialect; `word`:
-    /// 256 flags, the bytes that glue a match into a word); see `maguyva._core.pyi`.
-    #[pyo3(signature = (pattern, *, definition, word, regex=false, case="smart",
+    /// 256 flags, the bytes that glue a match into a word; `demoted`: one flag per document,
+    /// in `paths()` order). Returns `(files, groups, n_groups)`; see `maguyva._core.pyi`.
+    #[pyo3(signature = (pattern, *, definition, word, demoted, k, regex=false, case="smart",
                         whole_word=false, path_glob=None, max_lines=1000, max_files=usize::MAX,
-                        max_lines_per_file=usize::MAX, count_all=true))]
+                        max_lines_per_file=usize::MAX))]
     #[allow(clippy::too_many_arguments)]
-    fn literal_groups(
+    fn literal_top(
         &self,
         py: Python<'_>,
         pattern: String,
         definition: Option<String>,
         word: &[u8],
+        demoted: &[u8],
+        k: usize,
         regex: bool,
         case: &str,
         whole_word: bool,
@@ -324,18 +353,17 @@ impl TextIndex {
         max_lines: usize,
         max_files: usize,
         max_lines_per_file: usize,
-        count_all: bool,
-    ) -> PyResult<(Vec<GroupedFile>, usize, bool)> {
-        let mut flags = [false; 256];
-        if word.len() != 256 {
-            return Err(PyValueError::new_err("word must hold 256 flags"));
+    ) -> PyResult<(Vec<TopFile>, Vec<TopGroup>, usize)> {
+        let word = word_bytes(word)?;
+        if demoted.len() != self.inner.n_docs() as usize {
+            return Err(PyValueError::new_err(format!(
+                "demoted must hold one flag per document ({}), got {}",
+                self.inner.n_docs(),
+                demoted.len()
+            )));
         }
-        for (f, &b) in flags.iter_mut().zip(word) {
-            *f = b != 0;
-        }
-        let word = WordBytes(flags);
         let definition = definition
-            .map(|d| regex::Regex::new(&d))
+            .map(|d| rank::definition_regex(&d))
             .transpose()
             .map_err(|e| PyValueError::new_err(format!("bad definition pattern: {e}")))?;
         let spec = SearchSpec {
@@ -347,37 +375,41 @@ impl TextIndex {
             max_lines,
             max_files,
             max_lines_per_file,
-            count_all,
+            count_all: false,
         };
         let inner = &self.inner;
-        let out = py
+        let (files, groups, n_groups) = py
             .detach(|| -> crate::error::CoreResult<_> {
-                let out = search::search(inner, &spec)?;
-                let files: Vec<GroupedFile> = out
-                    .files
-                    .iter()
-                    .map(|f| {
-                        let spans = inner.chunks(f.doc);
-                        let grouped = groups::group_file(f, &spans, definition.as_ref(), &word);
-                        (
-                            inner.path(f.doc).to_string(),
-                            f.lines.iter().map(|l| l.line).collect(),
-                            grouped
-                                .into_iter()
-                                .map(|g| {
-                                    (
-                                        g.start, g.end, g.chunk_id, g.snippet, g.lines, g.columns,
-                                        g.whole, g.is_def, g.texts,
-                                    )
-                                })
-                                .collect(),
-                        )
-                    })
-                    .collect();
-                Ok((files, out.candidates, out.truncated))
+                let out = search::search_in(inner, &spec, Some(&self.cache))?;
+                let chosen =
+                    rank::top_groups(inner, &out.files, definition.as_deref(), &word, demoted, k);
+                // Each file a chosen group is in, once (the groups come in file order).
+                let mut files: Vec<TopFile> = Vec::new();
+                let mut slot_of: Option<(usize, usize)> = None;
+                let mut groups: Vec<TopGroup> = Vec::with_capacity(chosen.entries.len());
+                for (file, g) in chosen.entries {
+                    let slot = match slot_of {
+                        Some((f, slot)) if f == file => slot,
+                        _ => {
+                            let f = &out.files[file];
+                            files.push((
+                                inner.path(f.doc).to_string(),
+                                f.lines.iter().map(|l| l.line).collect(),
+                                demoted[f.doc as usize] != 0,
+                            ));
+                            slot_of = Some((file, files.len() - 1));
+                            files.len() - 1
+                        }
+                    };
+                    groups.push((
+                        slot, g.start, g.end, g.chunk_id, g.snippet, g.lines, g.columns, g.whole,
+                        g.is_def, g.texts,
+                    ));
+                }
+                Ok((files, groups, chosen.groups))
             })
             .map_err(to_py)?;
-        Ok(out)
+        Ok((files, groups, n_groups))
     }
 
     /// BM25 over chunks for lower-cased terms; the best `k` chunks. `method`: "auto" (the

@@ -40,46 +40,48 @@ impl WordBytes {
     }
 }
 
-/// For each of `lines` (ascending), the smallest of `spans` holding it (ties: the earlier
-/// start, then the smaller id), as the chunk store's `enclosing` chooses.
+/// For each of `lines`, the smallest of `spans` holding it (ties: the earlier start, then
+/// the smaller id), as the chunk store's `enclosing` chooses. Each span looks at the lines
+/// it holds only (two binary searches in the sorted lines): a common literal's few matching
+/// lines in a long file are not a pass over every line of every span (a module's chunk spans
+/// the whole file, its classes most of it).
 pub fn enclosing<'a>(
     spans: &[(u32, u32, &'a str)],
     lines: &[u32],
 ) -> Vec<Option<(u32, u32, &'a str)>> {
     let key = |s: &(u32, u32, &'a str)| (s.1 - s.0, s.0, s.2);
-    let (Some(&lo), Some(&hi)) = (lines.iter().min(), lines.iter().max()) else {
-        return Vec::new();
+    let sorted_already = lines.windows(2).all(|w| w[0] <= w[1]);
+    let order: Vec<usize> = if sorted_already {
+        Vec::new()
+    } else {
+        let mut order: Vec<usize> = (0..lines.len()).collect();
+        order.sort_by_key(|&i| lines[i]);
+        order
     };
-    if hi - lo > 1 << 20 {
-        // Far-apart lines (not a file's): one scan of the spans per line.
-        return lines
-            .iter()
-            .map(|&l| {
-                spans
-                    .iter()
-                    .filter(|s| s.0 <= l && l <= s.1)
-                    .min_by_key(|s| key(s))
-                    .copied()
-            })
-            .collect();
-    }
-    // One pass over the spans, clipped to the lines asked about.
-    let mut best: Vec<Option<usize>> = vec![None; (hi - lo) as usize + 1];
+    let sorted: std::borrow::Cow<'_, [u32]> = if sorted_already {
+        std::borrow::Cow::Borrowed(lines)
+    } else {
+        std::borrow::Cow::Owned(order.iter().map(|&i| lines[i]).collect())
+    };
+    let mut best: Vec<Option<usize>> = vec![None; lines.len()];
     for (i, span) in spans.iter().enumerate() {
-        let (from, to) = (span.0.max(lo), span.1.min(hi));
-        if span.1 < span.0 || from > to {
+        if span.1 < span.0 {
             continue;
         }
-        for slot in &mut best[(from - lo) as usize..=(to - lo) as usize] {
+        let from = sorted.partition_point(|&l| l < span.0);
+        let to = sorted.partition_point(|&l| l <= span.1);
+        for slot in &mut best[from..to.max(from)] {
             if slot.is_none_or(|j| key(span) < key(&spans[j])) {
                 *slot = Some(i);
             }
         }
     }
-    lines
-        .iter()
-        .map(|&l| best[(l - lo) as usize].map(|i| spans[i]))
-        .collect()
+    let mut out: Vec<Option<(u32, u32, &'a str)>> = vec![None; lines.len()];
+    for (p, b) in best.into_iter().enumerate() {
+        let at = if sorted_already { p } else { order[p] };
+        out[at] = b.map(|i| spans[i]);
+    }
+    out
 }
 
 /// Group one file's hits; `spans` are its chunks, `definition` the target's definition
@@ -114,8 +116,12 @@ pub fn group_file(
         }
         let g = &mut groups[at];
         if let Some((s, e, id)) = chunk {
-            // The span of the group's last line's chunk (equal ids, equal content).
-            (g.start, g.end, g.chunk_id) = (s, e, Some(id.to_string()));
+            // The span of the group's last line's chunk (equal ids, equal content); the id
+            // is the group's key, copied once.
+            (g.start, g.end) = (s, e);
+            if g.chunk_id.is_none() {
+                g.chunk_id = Some(id.to_string());
+            }
         }
         g.lines.push(hit.line);
         let raw = hit.text.as_bytes();
@@ -179,6 +185,34 @@ mod tests {
                 None
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// The smallest enclosing span of each line (in any order, repeated or not) is the
+        /// one a scan of every span finds.
+        #[test]
+        fn enclosing_equals_a_scan_of_every_span(
+            spans in proptest::collection::vec((0u32..60, 0u32..40, 0usize..4), 0..12),
+            lines in proptest::collection::vec(0u32..110, 0..30),
+        ) {
+            const IDS: [&str; 4] = ["a", "b", "c", "d"];
+            // Some spans end before they start (refused), as a damaged table could hold.
+            let spans: Vec<(u32, u32, &str)> = spans
+                .iter()
+                .map(|&(s, len, id)| if id == 3 && len > 30 { (s + 5, s, IDS[id]) } else { (s, s + len, IDS[id]) })
+                .collect();
+            let want: Vec<Option<(u32, u32, &str)>> = lines
+                .iter()
+                .map(|&l| {
+                    spans
+                        .iter()
+                        .filter(|s| s.0 <= l && l <= s.1)
+                        .min_by_key(|s| (s.1 - s.0, s.0, s.2))
+                        .copied()
+                })
+                .collect();
+            proptest::prop_assert_eq!(enclosing(&spans, &lines), want);
+        }
     }
 
     #[test]

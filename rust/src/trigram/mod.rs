@@ -11,6 +11,8 @@
 //! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
 //! - [`groups`]: a literal's matching lines grouped by enclosing chunk, with their ranking
 //!   features.
+//! - [`rank`]: the best `k` of those groups, selected in Rust (the rest never reach Python).
+//! - [`memo`]: a bounded LRU of compiled patterns.
 //! - [`bm25`]: chunk ranking for natural-language questions.
 
 pub mod bm25;
@@ -19,9 +21,11 @@ pub mod format;
 pub mod groups;
 pub mod index;
 pub mod lz4;
+pub mod memo;
 pub mod ngram;
 pub mod plan;
 pub mod postings;
+pub mod rank;
 pub mod search;
 
 /// Every readable file under `dir`, recursively (symlinks not followed), for the ignored

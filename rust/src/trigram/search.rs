@@ -2,6 +2,7 @@
 //! stored content with the `regex` crate (linear time), report lines and byte columns.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use globset::GlobMatcher;
 use rayon::prelude::*;
@@ -9,6 +10,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
 use super::index::{Segment, TextIndex};
+use super::memo::{ByteLru, Lru};
 use super::ngram;
 use super::plan::{self, Query};
 use super::postings;
@@ -23,6 +25,10 @@ pub const MAX_LINE_TEXT: usize = 1024;
 const SMALL_CANDIDATES: usize = 16;
 /// Below this many, a literal's planning stops once a list removes under 5% of them.
 const FEW_CANDIDATES: usize = 64;
+/// Candidates holding fewer bytes than this are verified on the calling thread: waking the
+/// pool's threads costs about what it saves there (with the decoded content cached, 1 MiB is
+/// ~0.3 ms of scanning), and idle workers spin before they sleep.
+const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 /// An OR of more parts than this collects its documents in a bitmap.
 const OR_BITMAP_PARTS: usize = 16;
 /// Files-only and few-lines questions (`count_all: false`, at most this many lines per file)
@@ -31,7 +37,7 @@ const STREAMING_MAX_LINES: usize = 32;
 /// ... and when there are at least this many candidates (see `search`).
 const STREAMING_MIN_CANDIDATES: usize = 512;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Case {
     Sensitive,
     Insensitive,
@@ -176,6 +182,21 @@ pub fn compile(spec: &SearchSpec) -> CoreResult<Compiled> {
         whole_word: spec.whole_word,
         max_len: hir.properties().maximum_len(),
     })
+}
+
+/// Compiled searches kept for their next use: `(pattern, regex, case, whole_word)`.
+type CompiledKey = (String, bool, Case, bool);
+/// How many compiled searches are kept (each at most [`REGEX_SIZE_LIMIT`]; a literal's is a
+/// few kB).
+pub const COMPILED_CAPACITY: usize = 64;
+static COMPILED: LazyLock<Lru<CompiledKey, Compiled>> =
+    LazyLock::new(|| Lru::new(COMPILED_CAPACITY));
+
+/// [`compile`], remembered: the same spec again (the same literal asked twice, or by two
+/// retrievers of one question) reuses the regex and the plan (a bounded LRU).
+pub fn compile_cached(spec: &SearchSpec) -> CoreResult<Arc<Compiled>> {
+    let key = (spec.pattern.clone(), spec.regex, spec.case, spec.whole_word);
+    COMPILED.get_or_try(&key, || compile(spec))
 }
 
 /// Sorted candidate documents (logical ids), or `None` for "every document". Planning may
@@ -680,6 +701,23 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// Decoded documents of one index kept for its next questions, by logical id (a
+/// [`ByteLru`]; the caller owns it beside the index and drops it with the index).
+pub type ContentCache = ByteLru<u32>;
+
+/// The decoded-content cache's budget in bytes: `MAGUYVA_TEXT_CACHE_MB` (0 turns it off),
+/// else [`CONTENT_CACHE_MB`].
+pub fn content_cache_budget() -> usize {
+    std::env::var("MAGUYVA_TEXT_CACHE_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(CONTENT_CACHE_MB)
+        .saturating_mul(1 << 20)
+}
+
+/// The default budget of a [`ContentCache`], in MiB.
+pub const CONTENT_CACHE_MB: usize = 64;
+
 /// Run `f` on document `d`'s content (decompressed into `buf` unless stored as is).
 pub fn with_content<T>(
     index: &TextIndex,
@@ -687,16 +725,51 @@ pub fn with_content<T>(
     buf: &mut Vec<u8>,
     f: impl FnOnce(&[u8]) -> T,
 ) -> CoreResult<T> {
+    with_content_cached(index, d, buf, None, f)
+}
+
+/// [`with_content`], first from `cache` (a compressed document decoded here is kept there;
+/// one stored as is is read in place).
+pub fn with_content_cached<T>(
+    index: &TextIndex,
+    d: u32,
+    buf: &mut Vec<u8>,
+    cache: Option<&ContentCache>,
+    f: impl FnOnce(&[u8]) -> T,
+) -> CoreResult<T> {
+    if let Some(bytes) = cache.and_then(|c| c.get(&d)) {
+        return Ok(f(&bytes));
+    }
     DECOMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
         let bytes = index.read(d, &mut slot, buf)?;
+        if let Some(c) = cache {
+            let (seg, local) = index.locate(d);
+            let stored_as_is = index
+                .segments()
+                .get(seg as usize)
+                .is_none_or(|seg| seg.doc(local).codec == super::format::CODEC_STORED);
+            if !stored_as_is {
+                c.insert(&d, bytes);
+            }
+        }
         Ok(f(bytes))
     })
 }
 
 /// Search the index. Results are in document (path) order; limits stop the scan early.
 pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> {
-    let compiled = compile(spec)?;
+    search_in(index, spec, None)
+}
+
+/// [`search`], reading documents through `cache` (see [`with_content_cached`]).
+pub fn search_in(
+    index: &TextIndex,
+    spec: &SearchSpec,
+    cache: Option<&ContentCache>,
+) -> CoreResult<SearchOutput> {
+    let held = compile_cached(spec)?;
+    let compiled: &Compiled = &held;
     let glob: Option<GlobMatcher> = match &spec.path_glob {
         Some(g) if !g.is_empty() => Some(
             globset::GlobBuilder::new(g)
@@ -742,18 +815,27 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
             if failed.load(Ordering::Relaxed) {
                 return Ok(None);
             }
-            let r = match streaming {
-                Some(max_len) => verify_streaming(
+            let cached = streaming.and(cache).and_then(|c| c.get(&d));
+            let r = match (streaming, cached) {
+                // Decoded already: the whole content decides as its prefixes would.
+                (Some(_), Some(bytes)) => Ok(verify_doc(
+                    d,
+                    &bytes,
+                    compiled,
+                    spec.max_lines_per_file,
+                    false,
+                )),
+                (Some(max_len), None) => verify_streaming(
                     index,
                     d,
-                    &compiled,
+                    compiled,
                     max_len,
                     spec.max_lines_per_file,
                     FIRST_STEP,
                 ),
-                None => BUFFER.with(|cell| {
-                    with_content(index, d, &mut cell.borrow_mut(), |c| {
-                        verify_doc(d, c, &compiled, spec.max_lines_per_file, spec.count_all)
+                (None, _) => BUFFER.with(|cell| {
+                    with_content_cached(index, d, &mut cell.borrow_mut(), cache, |c| {
+                        verify_doc(d, c, compiled, spec.max_lines_per_file, spec.count_all)
                     })
                 }),
             };
@@ -762,16 +844,30 @@ pub fn search(index: &TextIndex, spec: &SearchSpec) -> CoreResult<SearchOutput> 
             }
             r
         };
-        let found: Vec<CoreResult<Option<FileHits>>> = if chunk.len() <= SMALL_CANDIDATES {
-            chunk.iter().map(|&d| verify_one(d)).collect()
-        } else {
-            chunk.par_iter().map(|&d| verify_one(d)).collect()
-        };
+        let found: Vec<CoreResult<Option<FileHits>>> =
+            if chunk.len() <= SMALL_CANDIDATES || raw_bytes(index, chunk) < PARALLEL_MIN_BYTES {
+                chunk.iter().map(|&d| verify_one(d)).collect()
+            } else {
+                chunk.par_iter().map(|&d| verify_one(d)).collect()
+            };
         if collect_block(found, spec, &mut out, &mut lines)? {
             break;
         }
     }
     Ok(out)
+}
+
+/// The decoded size of documents `docs`.
+fn raw_bytes(index: &TextIndex, docs: &[u32]) -> u64 {
+    docs.iter()
+        .map(|&d| {
+            let (s, local) = index.locate(d);
+            index
+                .segments()
+                .get(s as usize)
+                .map_or(0, |seg| u64::from(seg.doc(local).raw_len))
+        })
+        .sum()
 }
 
 /// Append one verified block to the output; true when a limit was reached.
@@ -991,6 +1087,33 @@ mod tests {
                     let got = found_docs(&index, needle, case);
                     prop_assert_eq!(&got, &want, "{:?} {:?}", needle, case);
                 }
+            }
+            let _ = std::fs::remove_dir_all(&root);
+            let _ = std::fs::remove_dir_all(&out);
+        }
+
+        /// Searching through a decoded-content cache (empty, then filled by the first
+        /// search, with a budget that keeps only some documents) answers as reading the
+        /// index does, and the cache stays within its budget.
+        #[test]
+        fn cached_search_equals_uncached(
+            docs in proptest::collection::vec("[abcAB_ \n]{0,400}", 1..24),
+            needles in proptest::collection::vec("[abcAB_ ]{1,5}", 1..6),
+            budget in 0usize..4000,
+            per_file in 1usize..4,
+        ) {
+            // zstd, so that every document is decoded (LZ4 keeps tiny ones as is).
+            let opts = BuildOptions { zstd_level: 1, ..BuildOptions::default() };
+            let (root, out, index) = index_docs("c", &docs, &opts);
+            let cache = ContentCache::new(budget);
+            for needle in &needles {
+                let sp = SearchSpec { max_lines_per_file: per_file, ..spec(needle, Case::Insensitive) };
+                let want = search(&index, &sp).expect("search").files;
+                for _ in 0..2 {
+                    let got = search_in(&index, &sp, Some(&cache)).expect("cached").files;
+                    prop_assert_eq!(&got, &want, "{:?}", needle);
+                }
+                prop_assert!(cache.size().1 <= budget);
             }
             let _ = std::fs::remove_dir_all(&root);
             let _ = std::fs::remove_dir_all(&out);

@@ -9,8 +9,9 @@ with the generation they come from.
 Search has two modes. Literal questions (exact_match, definitions, references, or an explicit
 regex) search `query.target` and rank the chunks that contain it: definition lines and
 whole-word matches first, then match density, then shorter paths, with tests, vendored and
-generated files after the implementation. Natural-language questions rank chunks by BM25 over
-the question's salient terms, identifiers split into sub-words.
+generated files after the implementation (`literal.py`; the best k are chosen in Rust).
+Natural-language questions rank chunks by BM25 over the question's salient terms,
+identifiers split into sub-words.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, ClassVar
 from maguyva import _core
 from maguyva.errors import BadQueryError, CorruptIndexError, MaguyvaError, ModalityUnavailable
 from maguyva.modalities.protocol import BuildContext, RetrieverQuery
+from maguyva.modalities.text.literal import CASES, IDENT, demoted_flags, literal_hits
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.model import Hit
 from maguyva.store import blocks
@@ -45,20 +47,9 @@ MIN_MERGE_DOCS = 64
 LITERAL_INTENTS = frozenset(
     {"exact_match", "find_definition", "find_references", "impact_analysis"}
 )
-MAX_FILES_RANKED = 2000
-MAX_LINES_PER_FILE = 200
 MAX_TERMS = 24
-CASES = ("sensitive", "insensitive", "smart")
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SUBWORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_DEF_WORDS = (
-    r"def|class|fn|func|function|struct|enum|trait|interface|type|impl|const|let|var|static|"
-    r"module|object|record|namespace|macro_rules!|#\s*define|typedef|val|package"
-)
-_TESTISH = re.compile(
-    r"(^|/)(tests?|testing|spec|__tests__|fixtures?)(/|$)|(^|/)test_[^/]*$|_test\.\w+$"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,52 +83,13 @@ def split_terms(terms: list[str]) -> list[str]:
             out.append(low)
 
     for term in terms:
-        for ident in _IDENT.findall(term):
+        for ident in IDENT.findall(term):
             parts = [p for piece in ident.split("_") for p in _SUBWORD.findall(piece)]
             if len(parts) > 1:
                 add(ident)
             for part in parts:
                 add(part)
     return out[:MAX_TERMS]
-
-
-def _is_demoted(path: str) -> bool:
-    return bool(_core.is_demoted_path(path) or _TESTISH.search(path))
-
-
-def _definition_pattern(target: str) -> re.Pattern[str] | None:
-    name = target.rsplit(".", 1)[-1].strip()
-    if not _IDENT.fullmatch(name):
-        return None
-    return re.compile(
-        rf"^\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|static|async|abstract"
-        rf"|final|default|inline|virtual|override)\s+)*(?:{_DEF_WORDS})\b[^\n]*?\b{re.escape(name)}\b"
-    )
-
-
-def _rust_dialect(definition: re.Pattern[str] | None) -> str | None:
-    """The definition pattern for the `regex` crate, which decides ASCII lines (the others go
-    to `re`): Python's `\\s` also matches `\\x1c`-`\\x1f`; `\\w`, `\\b` agree on ASCII."""
-    if definition is None:
-        return None
-    return definition.pattern.replace(r"\s", r"[\s\x1c-\x1f]")
-
-
-_WORD_BYTES = bytes(
-    1 if (chr(b).isalnum() or chr(b) == "_") else 0 for b in range(256)
-)  # what `_any_whole_word` sees glued to a match: a byte decoded as latin-1
-
-
-def _any_whole_word(text: str, columns: list[tuple[int, int]]) -> bool:
-    """True when one of the byte ranges `columns` of the line is not glued to a word
-    character (the line is encoded once for all of them)."""
-    raw = text.encode("utf-8", "surrogateescape")
-    for start, end in columns:
-        before = raw[start - 1 : start].decode("latin-1") if start > 0 else ""
-        after = raw[end : end + 1].decode("latin-1")
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-    return False
 
 
 class TextSearcher:
@@ -152,6 +104,7 @@ class TextSearcher:
         # engine has one; loading it took ~4 s on an 11k-file repository). `chunks` is kept
         # for callers that pass one; it is not used.
         self._index = open_index(text_dir)
+        self._demoted: bytes | None = None
         if not self._index.has_bm25_postings:
             log.warning(
                 "text: %s has no BM25 postings (built by an older Maguyva): questions scan "
@@ -211,66 +164,14 @@ class TextSearcher:
         return self._bm25(query, k)
 
     def _literal(self, query: RetrieverQuery, k: int) -> list[Hit]:
-        target = query.target if query.regex else query.target.strip()
-        definition = None if query.regex else _definition_pattern(target)
-        case = query.case
-        if case not in CASES:
-            raise BadQueryError(f"case must be one of {', '.join(CASES)}, got {case!r}")
-        try:
-            # Each file's lines come grouped by enclosing chunk, with the features ranked
-            # on (a common literal matches tens of thousands of lines: one tuple per chunk
-            # crosses the binding, not one per line).
-            files, _, _ = self._index.literal_groups(
-                target, definition=_rust_dialect(definition), word=_WORD_BYTES,
-                regex=query.regex, case=case, whole_word=query.whole_word,
-                path_glob=query.path_glob, max_lines=MAX_FILES_RANKED * MAX_LINES_PER_FILE,
-                max_files=MAX_FILES_RANKED, max_lines_per_file=MAX_LINES_PER_FILE,
-                count_all=False,
-            )  # fmt: skip
-        except BadQueryError:
-            raise
-        except ValueError as exc:
-            raise BadQueryError(str(exc)) from exc
-        # Rank on plain tuples; build `Hit`s for the best k only.
-        ranked: list[tuple[tuple[Any, ...], str, tuple[Any, ...], list[int], bool, bool]] = []
-        file_lines: dict[str, list[int]] = {}
-        for path, lines, groups in files:
-            file_lines[path] = lines
-            demoted = _is_demoted(path)
-            for group in groups:
-                start, end, _chunk_id, _snippet, group_lines, columns, whole, is_def, texts = group
-                if definition is None:
-                    is_def = False
-                elif is_def is None:  # a line that is not ASCII: Python's `re` decides
-                    is_def = any(definition.search(text) for text in texts)
-                density = len(columns) / max(1, end - start + 1)
-                sort_key = (not is_def, demoted, not whole, -density, len(path), path, start)
-                ranked.append((sort_key, path, group, group_lines, is_def, whole))
-        ranked.sort(key=lambda entry: entry[0])
-        hits = []
-        for sort_key, path, group, group_lines, is_def, whole in ranked[:k]:
-            start, end, chunk_id, snippet, _, columns = group[:6]
-            score = 2.0 * is_def + 1.0 * whole + min(-sort_key[3], 1.0)
-            hits.append(
-                Hit(
-                    path=path,
-                    start_line=start,
-                    end_line=end,
-                    key=chunk_id,
-                    score=round(score, 4),
-                    snippet=snippet,
-                    lines=group_lines,
-                    extra={
-                        "columns": columns,
-                        "definition": is_def,
-                        "whole_word": whole,
-                        # every matching line of the file, also those of chunks ranked below
-                        # k: answers list each match, as ripgrep does
-                        "file_lines": file_lines[path],
-                    },
-                )
-            )
-        return hits
+        return literal_hits(self._index, query, k, self._demoted_flags())
+
+    def _demoted_flags(self) -> bytes:
+        """`literal.demoted_flags` of the index's paths, made on the first literal question
+        (the index is immutable; two threads racing make the same bytes)."""
+        if self._demoted is None:
+            self._demoted = demoted_flags(self._index.paths())
+        return self._demoted
 
     def _bm25(self, query: RetrieverQuery, k: int) -> list[Hit]:
         source = list(query.terms) or [query.target or query.text]
