@@ -33,7 +33,7 @@ def test_response_carries_everything_the_spec_lists(engine: Engine):
     response = engine.search("how does the decoder scan strings", limit=5)
     assert response.intent == "understand_code" and response.confidence == 0.75
     assert response.fusion_strategy == "rrf" and response.preset == "default"
-    assert response.k == 40
+    assert response.k == 10  # understand_code: file evidence, k=10 (routing.FILE_EVIDENCE_K)
     assert set(response.weights) == {"semantic", "text", "structural"}
     assert "semantic" in response.unavailable  # selected, not built: reported, not skipped
     assert response.total_ms > 0 and "classify" in response.timings_ms

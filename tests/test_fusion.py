@@ -77,6 +77,57 @@ def test_rust_fusion_equals_reference(lists, centrality, k, limit):
         assert g[2] == pytest.approx(w[1], abs=1e-9)
 
 
+def reference_fuse_by_file(lists, centrality, k, limit):
+    """File evidence, written plainly: each list counts once per file, at its first entry of
+    any chunk of that file; the file is shown by its best chunk (the spec's chunk score), whose
+    boost and demotion scale the file's sum."""
+    file_raw: dict[str, float] = {}
+    for weight, items in lists:
+        seen = set()
+        for rank, (_, path) in enumerate(items):
+            if path not in seen:
+                seen.add(path)
+                file_raw[path] = file_raw.get(path, 0.0) + weight / (k + rank + 1)
+    fused = []
+    for key, _ in reference_fuse(lists, centrality, k, 10**6):
+        path = next(p for _, entries in lists for kk, p in entries if kk == key)
+        c = centrality.get(key, centrality.get(path, 0.0))
+        boost = min(1 + 0.3 * math.log(1 + max(c, 0.0)), 1.5)
+        demoted = _core.is_demoted_path(path)
+        fused.append((file_raw[path] * boost * (0.5 if demoted else 1.0), path, key))
+    fused.sort(key=lambda t: (-t[0], t[1], t[2]))
+    return [(key, score) for score, _, key in fused][:limit]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ranked,
+    st.dictionaries(st.one_of(keys, paths), st.floats(0, 100), max_size=10),
+    st.integers(0, 100),
+    st.integers(1, 50),
+)
+def test_file_evidence_equals_reference(lists, centrality, k, limit):
+    lists = consistent(lists)
+    got = _core.fuse(lists, centrality, float(k), limit, by_file=True)
+    want = reference_fuse_by_file(lists, centrality, k, limit)
+    assert [g[0] for g in got] == [w[0] for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert g[2] == pytest.approx(w[1], abs=1e-9)
+
+
+def test_file_evidence_counts_two_retrievers_on_two_chunks_of_one_file():
+    """Semantic's first chunk and text's first chunk are different chunks of `a.rs`: by chunk
+    the one chunk both found lower (`b`) wins, by file `a.rs` does, shown by its best chunk
+    and explained by the file's ranks."""
+    lists = [(0.5, [("a1", "a.rs"), ("b", "b.rs")]), (0.2, [("a2", "a.rs"), ("b", "b.rs")])]
+    assert _core.fuse(lists, {}, 10.0, 5)[0][0] == "b"
+    top = _core.fuse(lists, {}, 10.0, 5, by_file=True)[0]
+    assert top[:2] == ("a1", "a.rs")
+    assert top[2] == pytest.approx(0.5 / 11 + 0.2 / 11)
+    assert [(c[0], c[1]) for c in top[5]] == [(0, 0), (1, 0)]
+    assert top[6] == ["a2"]
+
+
 def test_provenance_explains_the_score():
     lists = [(0.6, [("x", "x.py"), ("y", "y.py")]), (0.2, [("y", "y.py")])]
     (key, _path, score, boost, demoted, contributions, folded), *_ = _core.fuse(lists, {}, 40.0, 5)

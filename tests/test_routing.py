@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from maguyva.errors import BadQueryError
-from maguyva.query.routing import WEIGHTS, plan_query
+from maguyva.query.routing import FILE_EVIDENCE_K, WEIGHTS, plan_query
 
 SPEC_WEIGHTS = {
     "find_definition": (0.2, 0.1, 0.6, 0.1),
@@ -42,7 +42,18 @@ def test_default_preset_low_confidence_fuses_top_three(intent: str, expected: tu
     plan = plan_query(intent, 0.5)
     assert plan.strategy == "rrf"
     assert plan.modalities == expected
-    assert plan.k == 40
+    # a question in words is fused on file evidence, with its own k (docs/eval.md)
+    assert plan.k == FILE_EVIDENCE_K.get(intent, 40)
+    assert plan.by_file == (intent == "understand_code")
+
+
+def test_file_evidence_keeps_an_explicit_k_and_thorough_k60():
+    assert plan_query("understand_code", 0.4, k=25).k == 25
+    assert plan_query("understand_code", 0.4, k=25).by_file
+    thorough = plan_query("understand_code", 0.4, preset="thorough")
+    assert thorough.k == 60 and thorough.by_file
+    fallback = plan_query("understand_code", 0.4, preset="quick").fallback
+    assert fallback is not None and fallback.k == 10 and fallback.by_file
 
 
 @pytest.mark.parametrize("intent", list(SPEC_WEIGHTS))

@@ -48,6 +48,8 @@ def fuse(
     centrality: dict[str, float],
     k: float,
     limit: int,
+    *,
+    by_file: bool = False,
 ) -> list[tuple[str, str, float, float, bool, list[tuple[int, int, float]], list[str]]]:
     """Weighted Reciprocal Rank Fusion.
 
@@ -57,6 +59,10 @@ def fuse(
     when `is_demoted_path(path)`. Only the best key per path is kept. Returns at most `limit`
     tuples `(key, path, score, boost, demoted, [(list, rank, contribution)], folded_keys)`,
     best first, ties broken by path then key. Raises ValueError if `k` is negative or not finite.
+
+    With `by_file`, a file's score counts each list once, at the rank of its best-ranked chunk
+    of that file (agreement on different chunks of one file counts); the file is shown by its
+    best chunk with that chunk's boost, and the contributions are the file's ranks.
     """
 
 def fuse_ids(

@@ -123,11 +123,34 @@ pub fn is_demoted_path(path: &str) -> bool {
 /// Fuse ranked lists. `centrality` maps an item key (or its path, as a fallback) to its scaled
 /// centrality. Returns at most `limit` items, best first; ties are broken by path then key so
 /// the order is deterministic.
-pub fn fuse<'a, 'c, S: BuildHasher>(
+pub fn fuse<'a, S: BuildHasher>(
+    lists: &[RankedList<'a>],
+    centrality: &HashMap<&str, f64, S>,
+    k: f64,
+    limit: usize,
+) -> Vec<Fused<'a>> {
+    fuse_with(lists, centrality, k, limit, Evidence::Chunk)
+}
+
+/// What a list's agreement is counted on before the best chunk per file is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// A result's score is its own chunk's contributions (SPEC.md's formula).
+    Chunk,
+    /// A result's score is its file's: each list contributes once per file, at the rank of
+    /// its best-ranked chunk of that file, so two retrievers that find different chunks of one
+    /// file agree on it. The file is still shown by its best chunk, with that chunk's boost.
+    File,
+}
+
+/// [`fuse`] with the evidence chosen: [`Evidence::File`] scores each file by the best rank
+/// every list gave any of its chunks (the contributions reported are those file ranks).
+pub fn fuse_with<'a, 'c, S: BuildHasher>(
     lists: &[RankedList<'a>],
     centrality: &HashMap<&'c str, f64, S>,
     k: f64,
     limit: usize,
+    evidence: Evidence,
 ) -> Vec<Fused<'a>> {
     let expected: usize = lists.iter().map(|l| l.items.len()).sum();
     // Fx hashing: keys are short, trusted strings from our own retrievers.
@@ -191,6 +214,17 @@ pub fn fuse<'a, 'c, S: BuildHasher>(
             .or_insert(i);
     }
     let mut heads: Vec<usize> = head_of_path.values().copied().collect();
+    if evidence == Evidence::File {
+        for (path, contributions) in file_contributions(lists, k) {
+            if let Some(&head) = head_of_path.get(path) {
+                let item = &mut fused[head];
+                let raw: f64 = contributions.iter().map(|c| c.contribution).sum();
+                let demotion = if item.demoted { DEMOTION_FACTOR } else { 1.0 };
+                item.score = raw * item.boost * demotion;
+                item.contributions = contributions;
+            }
+        }
+    }
     let by_rank = |a: &usize, b: &usize| better(&fused[*a], &fused[*b]);
     if heads.len() > limit {
         heads.select_nth_unstable_by(limit, by_rank);
@@ -221,6 +255,28 @@ pub fn fuse<'a, 'c, S: BuildHasher>(
             item
         })
         .collect()
+}
+
+/// Per file, each list's first (best-ranked) entry of any of its chunks, as a contribution.
+fn file_contributions<'a>(
+    lists: &[RankedList<'a>],
+    k: f64,
+) -> FxHashMap<&'a str, Vec<Contribution>> {
+    let mut by_path: FxHashMap<&'a str, Vec<Contribution>> = FxHashMap::default();
+    for (list_no, list) in lists.iter().enumerate() {
+        for (rank, &(_, path)) in list.items.iter().enumerate() {
+            let contributions = by_path.entry(path).or_default();
+            if contributions.last().is_some_and(|c| c.list == list_no) {
+                continue;
+            }
+            contributions.push(Contribution {
+                list: list_no,
+                rank,
+                contribution: list.weight / (k + rank as f64 + 1.0),
+            });
+        }
+    }
+    by_path
 }
 
 /// Result order: higher score first, then path, then key (deterministic on ties).
@@ -539,6 +595,44 @@ mod tests {
         let expected = 0.5 / 62.0 + 0.5 / 61.0;
         assert!((out[0].score - expected).abs() < 1e-12);
         assert_eq!(out[0].contributions.len(), 2);
+    }
+
+    #[test]
+    fn file_evidence_counts_agreement_on_different_chunks_of_a_file() {
+        // Semantic finds chunk a1 of a.rs first, text finds a2 of the same file; b.rs has one
+        // chunk both found lower. By chunk, b wins (agreement on one chunk); by file, a does.
+        let lists = vec![
+            list(0.5, &[("a1", "a.rs"), ("b", "b.rs")]),
+            list(0.5, &[("a2", "a.rs"), ("b", "b.rs")]),
+        ];
+        let none = HashMap::<&str, f64>::new();
+        let by_chunk = fuse_with(&lists, &none, 10.0, 10, Evidence::Chunk);
+        assert_eq!(by_chunk[0].key, "b");
+        let by_file = fuse_with(&lists, &none, 10.0, 10, Evidence::File);
+        assert_eq!(by_file[0].key, "a1");
+        assert_eq!(by_file[0].folded, vec!["a2"]);
+        assert!((by_file[0].score - 2.0 * 0.5 / 11.0).abs() < 1e-12);
+        let ranks: Vec<(usize, usize)> = by_file[0]
+            .contributions
+            .iter()
+            .map(|c| (c.list, c.rank))
+            .collect();
+        assert_eq!(ranks, vec![(0, 0), (1, 0)]);
+        assert!((by_file[1].score - 2.0 * 0.5 / 12.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn file_evidence_counts_a_list_once_per_file_and_keeps_the_boost_of_the_shown_chunk() {
+        let lists = vec![list(1.0, &[("a1", "a.rs"), ("a2", "a.rs"), ("b", "b.rs")])];
+        let mut c = HashMap::new();
+        c.insert("a2", 5.0);
+        let out = fuse_with(&lists, &c, 10.0, 10, Evidence::File);
+        // a2's boost makes it a.rs's best chunk; the file's rank is a1's (0), counted once.
+        assert_eq!(out[0].key, "a2");
+        assert_eq!(out[0].contributions.len(), 1);
+        assert!((out[0].score - boost(5.0) / 11.0).abs() < 1e-12);
+        assert_eq!(out[1].key, "b");
+        assert!((out[1].score - 1.0 / 13.0).abs() < 1e-12);
     }
 
     #[test]

@@ -30,7 +30,7 @@ from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.model import INTENTS, Hit
 from maguyva.query.engine import Engine
 from maguyva.query.intent import classify
-from maguyva.query.routing import PRESETS, WEIGHTS
+from maguyva.query.routing import FILE_EVIDENCE_K, PRESETS, WEIGHTS
 
 K_GRID = (5, 10, 20, 40, 60, 100)
 STEP = 10  # weights in tenths
@@ -125,7 +125,8 @@ def fuse_cached(cached: CachedQuery, weights: dict[str, float], k: int, limit: i
     order = [m for m in cached.lists if weights.get(m, 0) > 0]
     ranked = [(weights[m], [(h.key or "", h.path) for h in cached.lists[m]]) for m in order]
     centrality = cached.centrality if len(order) > 1 else {}
-    fused = _core.fuse(ranked, centrality, float(k), limit)
+    by_file = cached.intent in FILE_EVIDENCE_K  # as the engine fuses that intent
+    fused = _core.fuse(ranked, centrality, float(k), limit, by_file=by_file)
     return [Ranked(path, *cached.spans.get(key, (1, 1))) for key, path, *_ in fused]
 
 

@@ -566,7 +566,7 @@ class Engine:
         # demoted like generated paths.
         generated = set((self.generation.manifest.get("large") or {}).get("generated_paths", ()))
         ranked = [(plan.weights.get(m, 0.0), lists[m]) for m in order]
-        return fuse_hits(ranked, centrality, float(plan.k), limit, generated)
+        return fuse_hits(ranked, centrality, float(plan.k), limit, generated, plan.by_file)
 
     def _results(
         self, entries: list[FusedEntry], plan: Plan, lists: dict[str, list[Hit]]

@@ -36,6 +36,13 @@ COST_ORDER: tuple[str, ...] = ("text", "structural", "graph", "semantic")
 PRESETS: dict[str, int | None] = {"quick": None, "default": 40, "thorough": 60}
 """Preset -> RRF k (None: no fusion)."""
 
+FILE_EVIDENCE_K: dict[str, int] = {"understand_code": 10}
+"""Intents fused on file evidence (`fuse_hits(by_file=True)`: each list counts once per file,
+at its best-ranked chunk), with the `default` preset's k for them. A question in words is
+answered by a file that several retrievers reach through different chunks, and at k=40 three
+weak lists at ranks 15-35 outscored the strongest one's top ranks (docs/eval.md, "file-level
+agreement"); k=10 lets a list's first ranks count 3-4 times its 30th."""
+
 DIRECT_CONFIDENCE = 0.85
 DOMINANT_WEIGHT = 0.5
 DEFAULT_K = 60
@@ -53,6 +60,7 @@ class Plan:
     strategy: str  # "direct" | "rrf" | "single"
     direct: str | None = None
     fallback: Plan | None = None
+    by_file: bool = False  # fused on file evidence (FILE_EVIDENCE_K)
 
 
 def dominant_modality(weights: Mapping[str, float]) -> str | None:
@@ -141,11 +149,14 @@ def _explicit_floor(modality: str, weights: Mapping[str, float] | None) -> float
 
 def _fused(intent: str, profile: dict[str, float], preset: str, k: int | None) -> Plan:
     rrf_k = k if k is not None else (PRESETS.get(preset) or PRESETS["default"] or DEFAULT_K)
+    by_file = intent in FILE_EVIDENCE_K
+    if by_file and k is None and preset != "thorough":
+        rrf_k = FILE_EVIDENCE_K[intent]
     if preset == "thorough":
         chosen = top_modalities(profile, len(MODALITIES))
     else:
         chosen = top_modalities(profile, 3)
-    return Plan(preset, chosen, {m: profile[m] for m in chosen}, rrf_k, "rrf")
+    return Plan(preset, chosen, {m: profile[m] for m in chosen}, rrf_k, "rrf", by_file=by_file)
 
 
 NAMED_INTENTS = frozenset({"exact_match", "find_definition", "find_references", "impact_analysis"})

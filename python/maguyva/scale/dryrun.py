@@ -35,11 +35,11 @@ VOYAGE_CHARS_PER_TOKEN = 3.0
 """The Voyage provider's own conservative estimate (embed/voyage.py): code averages 3-4
 characters per token, so this over-estimates cost rather than under-estimating it."""
 
-LOCAL_FULL_PER_CPU_S = 51.8
-LOCAL_HEADS_PER_CPU_S = 63.1
-"""The local model's measured throughput, chunks per CPU-second (the int8 graph, 400 random
-Django 5.2.8 chunks, full texts and heads; a head, ~50 tokens, is cheaper than a full window):
-docs/semantic.md, "Compute floor". The dry run's time is CPU-seconds over the cores."""
+LOCAL_FULL_PER_CPU_S = 65.0
+LOCAL_HEADS_PER_CPU_S = 80.0
+"""The local model's measured throughput, chunks per CPU-second (the fused int8 graph, version
+2; 400 random Django 5.2.8 chunks, full texts and heads, two runs under load 10-13: 65.0 and
+77.0-83.7): docs/semantic-embedder.md. The dry run's time is CPU-seconds over the cores."""
 SECOND_THREAD_COST = 1.0
 """CPU a second thread adds to the same work: none measurable since bulk threads are
 concurrent one-thread runs (59.4 vs 57.4 chunks/CPU-s, docs/semantic.md)."""

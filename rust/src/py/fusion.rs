@@ -27,12 +27,13 @@ type FusedTuple = (
 /// Keys and paths are borrowed from the Python strings (no copies), so the GIL is held for
 /// the whole call; fusing thousands of items takes well under a millisecond.
 #[pyfunction]
-#[pyo3(signature = (lists, centrality, k, limit))]
+#[pyo3(signature = (lists, centrality, k, limit, *, by_file=false))]
 fn fuse<'py>(
     lists: Vec<(f64, Bound<'py, PyList>)>,
     centrality: Bound<'py, PyDict>,
     k: f64,
     limit: usize,
+    by_file: bool,
 ) -> PyResult<Vec<FusedTuple>> {
     if !k.is_finite() || k < 0.0 {
         return Err(PyValueError::new_err(format!(
@@ -95,7 +96,12 @@ fn fuse<'py>(
     for (key, value) in &central_strings {
         central.insert(key.to_str()?, *value);
     }
-    let fused = fusion::fuse(&ranked, &central, k, limit);
+    let evidence = if by_file {
+        fusion::Evidence::File
+    } else {
+        fusion::Evidence::Chunk
+    };
+    let fused = fusion::fuse_with(&ranked, &central, k, limit, evidence);
     Ok(fused
         .into_iter()
         .map(|f| {
