@@ -37,17 +37,19 @@ _TOKENIZERS: dict[int, Any] = {}
 _LOCK = threading.Lock()
 
 
-def _local_model_ids() -> tuple[str, ...]:
+def _is_local_minilm(model_id: str) -> bool:
+    """The shipped MiniLM under any of its graphs (weight-only, or int8-compute of any graph
+    version): they differ in arithmetic, not in the tokenizer."""
     from maguyva.modalities.semantic.embed.local import MODEL_ID
 
-    return (MODEL_ID, f"{MODEL_ID}-compute")
+    return model_id == MODEL_ID or model_id.startswith(f"{MODEL_ID}-compute")
 
 
 def keys_by_tokens(identity: ProviderIdentity) -> bool:
     """Whether this provider's vector is a function of the local tokenizer's truncated ids."""
     return (
         identity.provider == "local"
-        and identity.model_id in _local_model_ids()
+        and _is_local_minilm(identity.model_id)
         and bool(identity.max_tokens)
     )
 
