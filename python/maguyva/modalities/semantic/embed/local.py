@@ -153,16 +153,13 @@ class MiniLMProvider(EmbeddingProvider):
 
     def bulk_threads(self) -> int:
         """Threads for bulk embedding (concurrent runs, or intra-op threads of one run):
-        `threads` when configured, else 2 on an idle machine of 2+ cores and 1 when the machine
-        is already busy (a second thread then only competes with the other work)."""
+        `threads` when configured, else 2 on a machine of 2+ cores. Not decided by the load
+        average: on 2 cores the build's own extraction had just raised it past 1, so an idle
+        machine embedded on one thread; and a second run costs no more CPU per chunk, so on a
+        busy machine it only takes a fair share (docs/semantic-embedder.md)."""
         if self.threads is not None:
             return self.threads
-        cores = os.cpu_count() or 1
-        try:
-            busy = os.getloadavg()[0] > cores / 2
-        except OSError:
-            busy = True
-        return 1 if cores < 2 or busy else 2
+        return 2 if (os.cpu_count() or 1) >= 2 else 1
 
     def _load(self, threads: int = 1) -> tuple[Any, Any]:
         """The session with `threads` intra-op threads (one per thread count, created on first
