@@ -61,20 +61,23 @@ def consistent(lists):
     ]
 
 
+centralities = st.dictionaries(st.one_of(keys, paths), st.floats(0, 100), max_size=10)
+
+
+def assert_same_fusion(got, want):
+    """Rust's fused entries against a reference's (key, score) pairs: same order, same scores."""
+    assert [g[0] for g in got] == [w[0] for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert g[2] == pytest.approx(w[1], abs=1e-9)
+
+
 @settings(max_examples=300, deadline=None)
-@given(
-    ranked,
-    st.dictionaries(st.one_of(keys, paths), st.floats(0, 100), max_size=10),
-    st.integers(0, 100),
-    st.integers(1, 50),
-)
+@given(ranked, centralities, st.integers(0, 100), st.integers(1, 50))
 def test_rust_fusion_equals_reference(lists, centrality, k, limit):
     lists = consistent(lists)
     got = _core.fuse(lists, centrality, float(k), limit)
     want = reference_fuse(lists, centrality, k, limit)
-    assert [g[0] for g in got] == [w[0] for w in want]
-    for g, w in zip(got, want, strict=True):
-        assert g[2] == pytest.approx(w[1], abs=1e-9)
+    assert_same_fusion(got, want)
 
 
 def reference_fuse_by_file(lists, centrality, k, limit):
@@ -100,19 +103,12 @@ def reference_fuse_by_file(lists, centrality, k, limit):
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    ranked,
-    st.dictionaries(st.one_of(keys, paths), st.floats(0, 100), max_size=10),
-    st.integers(0, 100),
-    st.integers(1, 50),
-)
+@given(ranked, centralities, st.integers(0, 100), st.integers(1, 50))
 def test_file_evidence_equals_reference(lists, centrality, k, limit):
     lists = consistent(lists)
     got = _core.fuse(lists, centrality, float(k), limit, by_file=True)
     want = reference_fuse_by_file(lists, centrality, k, limit)
-    assert [g[0] for g in got] == [w[0] for w in want]
-    for g, w in zip(got, want, strict=True):
-        assert g[2] == pytest.approx(w[1], abs=1e-9)
+    assert_same_fusion(got, want)
 
 
 def test_file_evidence_counts_two_retrievers_on_two_chunks_of_one_file():
@@ -216,7 +212,7 @@ def test_array_fusion_equals_reference(lists, centrality, k, limit, demote):
 
 
 @settings(max_examples=100, deadline=None)
-@given(ranked, st.dictionaries(st.one_of(keys, paths), st.floats(0, 100), max_size=10))
+@given(ranked, centralities)
 def test_array_fusion_equals_the_tuple_binding(lists, centrality):
     lists = consistent(lists)
     old = _core.fuse(lists, centrality, 60.0, 20)
