@@ -4,10 +4,11 @@ script, with the locator it reads: this interpreter and this package's directory
     python -m maguyva.interfaces.native BINARY [--scripts DIR]     (`make setup` runs it)
 
 The native client asks a repository's warm server without starting Python and execs this
-interpreter (`python -P -m maguyva`) for everything else, so the console script it replaces
-is not needed beside it. A later `pip install` or `maturin develop` writes the console script
-back: `maguyva` is then the Python client again, which answers the same (only slower). Wheels
-carry no native client: maturin cannot ship a binary beside a PyO3 module (PyO3/maturin#368).
+interpreter on the Python client (`python -P -c ...client.main()`) for everything else, so
+the console script it replaces is not needed beside it. A later `pip install` or `maturin
+develop` writes the console script back: `maguyva` is then the Python client again, which
+answers the same (only slower). Wheels carry no native client: maturin cannot ship a binary
+beside a PyO3 module (PyO3/maturin#368).
 """
 
 from __future__ import annotations
