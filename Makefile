@@ -8,7 +8,7 @@ LOG := $(VENV)/setup.log
 # One progress line per step; the tools' own output goes to $(LOG), printed only on failure.
 QUIET = >>$(LOG) 2>&1 || { tail -n 40 $(LOG); echo "failed; full log: $(LOG)"; exit 1; }
 
-.PHONY: help setup setup-core build demo test test-rust test-python test-slow lint fmt bench clean
+.PHONY: help setup setup-core native-client build demo test test-rust test-python test-slow lint fmt bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -22,10 +22,19 @@ $(PY):
 setup: $(PY)  ## virtual environment, every dependency (dev, scale, voyage), native module (release)
 	@echo "[setup] native module and dependencies with the dev,scale,voyage extras (release build)"
 	@$(VENV)/bin/maturin develop -q --release --extras dev,scale,voyage $(QUIET)
+	@$(MAKE) -s native-client
 
 setup-core: $(PY)  ## virtual environment, core dependencies only, native module (release)
 	@echo "[setup] native module and core dependencies (release build; a few minutes once)"
 	@$(VENV)/bin/maturin develop -q --release $(QUIET)
+	@$(MAKE) -s native-client
+
+# The native `maguyva` command (rust/client, issue 21) replaces the console script maturin
+# installed; it execs this environment's Python CLI for all it does not answer itself.
+native-client: $(PY)  ## build and install the native `maguyva` client (part of setup)
+	@echo "[setup] native client (rust/client) as $(VENV)/bin/maguyva"
+	@cargo build -q --release -p maguyva-client $(QUIET)
+	@$(PY) -m maguyva.interfaces.native $${CARGO_TARGET_DIR:-target}/release/maguyva $(QUIET)
 
 build: setup  ## alias of setup
 

@@ -11,9 +11,12 @@ For each indexed ROOT (indexed beforehand with `maguyva index`), in one run, int
 round by round so that a change in the machine's load hits every command alike:
 
 - `rg -n LITERAL .`                                   the peer
-- `maguyva search '"LITERAL"'`, warm server           (started and warmed before timing)
+- `maguyva search '"LITERAL"'`, warm server           (started and warmed before timing),
+  through the native client (`rust/client`, when `make setup` installed it as `maguyva`) and
+  through the Python client (a console script of `maguyva.interfaces.client:main`, as pip
+  writes it)
 - `maguyva search '"LITERAL"' --no-daemon`            in process, no server
-- `maguyva search QUESTION`, warm server              a natural-language question
+- `maguyva search QUESTION`, warm server              a natural-language question, both clients
 - `python -c pass`                                    the interpreter's own start: the floor
   of any Python client
 
@@ -22,7 +25,8 @@ ratio is against rg's p50 of the same rounds. Then, in process and warm (`Index.
 p50/p99 of mixed questions: natural language, definition, references and literal, each
 intent's figures over its own questions cycled `--runs` times, wall and CPU (every thread of
 the process: on a loaded machine the wall time is mostly waiting for a core).
-`--in-process-only` skips the processes; `--profile INTENT` (e.g. `literal`) then prints
+`--in-process-only` skips the processes, `--processes-only` the in-process figures;
+`--profile INTENT` (e.g. `literal`) then prints
 where that intent's warm questions spend their time (cProfile, by own time).
 Prints `uptime`'s load before and after.
 """
@@ -36,6 +40,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,6 +50,27 @@ sys.path.insert(0, str(HERE))
 import lines_cli  # noqa: E402  (the timing helper, beside this script)
 
 MAGUYVA = Path(sys.executable).with_name("maguyva")
+CONSOLE_SCRIPT = """import sys
+from maguyva.interfaces.client import main
+if __name__ == '__main__':
+    sys.exit(main())
+"""
+"""The Python client as pip's console script runs it (`maguyva` before the native client)."""
+
+
+def is_native(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def python_client(directory: Path) -> list[str]:
+    script = directory / "maguyva-python"
+    script.write_text(CONSOLE_SCRIPT)
+    return [sys.executable, str(script)]
+
 
 MIXED = {
     "natural language": ["how are redirects followed", "where are cookies merged into a request",
@@ -72,21 +98,27 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def processes(root: Path, runs: int, literal: str, question: str) -> dict:
+def processes(root: Path, runs: int, literal: str, question: str, scratch: Path) -> dict:
     env = {**os.environ}
     env.pop("MAGUYVA_DAEMON", None)
     env.pop("MAGUYVA_DAEMON_FDS", None)
     rg = shutil.which("rg")
+    python = python_client(scratch)
     commands: dict[str, tuple[list[str], dict[str, str]]] = {}
     if rg:
         commands["rg -n literal"] = ([rg, "-n", literal, "."], env)
-    warm = [str(MAGUYVA), "search", f'"{literal}"']
-    commands["maguyva literal, warm server"] = (warm, env)
-    commands["  output over the socket"] = (warm, {**env, "MAGUYVA_DAEMON_FDS": "0"})
-    commands["maguyva literal, no server"] = ([*warm, "--no-daemon"], env)
-    commands["maguyva question, warm server"] = ([str(MAGUYVA), "search", question], env)
+    if is_native(MAGUYVA):
+        commands["maguyva literal, warm, native client"] = (
+            [str(MAGUYVA), "search", f'"{literal}"'], env)  # fmt: skip
+    warm = [*python, "search", f'"{literal}"']
+    commands["maguyva literal, warm, Python client"] = (warm, env)
+    commands["maguyva literal, no server"] = ([str(MAGUYVA), "search", f'"{literal}"',
+                                               "--no-daemon"], env)  # fmt: skip
+    if is_native(MAGUYVA):
+        commands["maguyva question, warm, native client"] = (
+            [str(MAGUYVA), "search", question], env)  # fmt: skip
+    commands["maguyva question, warm, Python client"] = ([*python, "search", question], env)
     commands["python -c pass (the floor)"] = ([sys.executable, "-c", "pass"], env)
-    commands["python -S -I -c pass"] = ([sys.executable, "-S", "-I", "-c", "pass"], env)
     for cmd, cmd_env in commands.values():  # start and warm the server; first runs of each
         for _ in range(2):
             timed(cmd, root, cmd_env)
@@ -169,9 +201,15 @@ def main() -> None:
                         help="per ROOT, in order (default: how are redirects followed)")  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--in-process-only", action="store_true")
+    parser.add_argument("--processes-only", action="store_true")
     parser.add_argument("--profile", choices=sorted(MIXED))
     args = parser.parse_args()
-    report = {"load_before": load(), "cpus": os.cpu_count(), "roots": {}}
+    report = {
+        "load_before": load(),
+        "cpus": os.cpu_count(),
+        "native": is_native(MAGUYVA),
+        "roots": {},
+    }
     print(report["load_before"])
     literals = args.literal or ["Invalid URL"]
     questions = args.question or ["how are redirects followed"]
@@ -180,14 +218,16 @@ def main() -> None:
         literal = literals[min(i, len(literals) - 1)]
         question = questions[min(i, len(questions) - 1)]
         report.setdefault("asked", {})[str(root)] = {"literal": literal, "question": question}
-        procs = {} if args.in_process_only else processes(root, args.runs, literal, question)
-        inproc = in_process(root, args.runs, args.profile)
+        with tempfile.TemporaryDirectory() as scratch:
+            procs = {} if args.in_process_only else processes(root, args.runs, literal,
+                                                              question, Path(scratch))  # fmt: skip
+        inproc = {} if args.processes_only else in_process(root, args.runs, args.profile)
         report["roots"][str(root)] = {"processes": procs, "in_process": inproc}
         print(f"\n{root}: literal {literal!r}, question {question!r}")
         for name, row in procs.items():
             ratio = f"{row['x_rg']:.2f}x rg" if row["x_rg"] else ""
             cpu_ratio = f"{row['cpu_x_rg']:.2f}x rg" if row["cpu_x_rg"] else ""
-            print(f"  {name:<36} p50 {row['p50_ms']:8.1f} ms  p90 {row['p90_ms']:8.1f} ms  "
+            print(f"  {name:<40} p50 {row['p50_ms']:8.1f} ms  p90 {row['p90_ms']:8.1f} ms  "
                   f"{ratio:>9}  CPU {row['cpu_p50_ms']:6.1f} ms {cpu_ratio:>9}")  # fmt: skip
         for name, row in inproc.items():
             print(f"  in process, {name:<30} p50 {row['p50_ms']:8.2f} ms  "

@@ -13,9 +13,9 @@ from support.corpora import copy_stdlib
 
 from maguyva.build.indexer import build_index
 
-# No test but tests/test_daemon.py (which re-enables it and stops what it starts) may leave
-# warm search servers behind: every `maguyva search` of the suite, in process or in a child
-# process, answers in its own process.
+# No test but tests/test_daemon.py and test_native_client.py (which re-enable it and stop
+# what they start) may leave warm search servers behind: every `maguyva search` of the suite,
+# in process or in a child process, answers in its own process.
 os.environ["MAGUYVA_DAEMON"] = "0"
 
 

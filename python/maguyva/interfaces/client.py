@@ -22,6 +22,11 @@ them: a server that dies after that is not asked again (the lines would print tw
 nobody reads, not the socket: a byte on the socket would wake the waiting client once more,
 and on a loaded machine each wake-up is a wait for a core.) Without descriptors to pass (a
 test's captured stream, `MAGUYVA_DAEMON_FDS=0`) the output comes over the socket as before.
+
+The native `maguyva` (`rust/client/`, installed by `make setup`) speaks this protocol too and
+computes the same `identity()`: a change to either here must be made there as well
+(`tests/test_native_client.py` compares the two clients' requests byte for byte; a native
+identity that differed would make every server it asks exit as stale).
 """
 
 from __future__ import annotations
