@@ -19,6 +19,7 @@ import json
 import os
 import resource
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -76,14 +77,37 @@ def measure(root: Path, phases: str, index_dir: Path) -> dict[str, Any]:
 
     semantic_build.plan = planning.plan  # the build imported the names before the wrapping
     semantic_build.text_of = planning.text_of
+    from maguyva.modalities.semantic.embed import EmbeddingCache
+    from maguyva.modalities.semantic.queue import Candidates
+
+    loop: dict[str, dict[str, float]] = {"put_many": {}, "settle": {}, "make_queue": {},
+                                         "embed_loop": {}}  # fmt: skip
+    _timed(semantic_build.Build, "embed", loop["embed_loop"])  # the whole loop, per build
+    _timed(EmbeddingCache, "put_many", loop["put_many"])
+    _timed(Candidates, "settle", loop["settle"])
+    _timed(semantic_build, "make_queue", loop["make_queue"])
     load0 = os.getloadavg()[0]
     c0, w0 = _cpu(), time.perf_counter()
-    summary = Index.open(root, index_dir=index_dir, semantic_phases=phases).build(progress=None)
+    shown = [w0]
+
+    def progress(phase: str, done: int, total: int) -> None:
+        """Every minute, the figures so far on stderr (a run cut short still gives rates)."""
+        now = time.perf_counter()
+        if now - shown[0] >= 60:
+            shown[0] = now
+            so_far = {k: round(v, 1) for k, v in embed.items()}
+            print(json.dumps({"wall_s": round(now - w0), "cpu_s": round(_cpu() - c0, 1),
+                              "phase": phase, "done": done, "total": total, "embed": so_far,
+                              "text_of_cpu_s": round(text_of.get("cpu_s", 0.0), 1),
+                              "load": os.getloadavg()[0]}), file=sys.stderr, flush=True)  # fmt: skip
+
+    summary = Index.open(root, index_dir=index_dir, semantic_phases=phases).build(progress=progress)
     cpu, wall = _cpu() - c0, time.perf_counter() - w0
     texts = int(embed.get("texts", 0))
     return {
         "root": str(root),
         "phases": phases,
+        "files": summary.files,
         "chunks": summary.chunks,
         "generation": summary.generation,
         "wall_s": round(wall, 1),
@@ -97,6 +121,7 @@ def measure(root: Path, phases: str, index_dir: Path) -> dict[str, Any]:
         "texts_per_build_cpu_s": round(texts / max(cpu, 1e-9), 1),
         "plan": {k: round(v, 2) for k, v in plans.items()},
         "text_of": {k: round(v, 2) for k, v in text_of.items()},
+        **{name: {k: round(v, 2) for k, v in got.items()} for name, got in loop.items()},
         "timings_s": {k: round(v, 1) for k, v in summary.timings_s.items()},
         "load": [round(load0, 1), round(os.getloadavg()[0], 1)],
         "cpu": read_cpu().model,
