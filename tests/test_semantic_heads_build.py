@@ -59,3 +59,13 @@ def test_pending_texts_come_back_without_tokenizing(
         assert text_of(ctx, texts, (p.hash, e, False), identity) == p.text  # type: ignore[arg-type]
         with pytest.raises(CorruptIndexError):
             text_of(ctx, texts, (content_hash("other"), e, True), identity)  # type: ignore[arg-type]
+
+
+def test_the_provider_tokenizes_without_offsets_to_the_same_ids() -> None:
+    """`embed` tokenizes with `encode_batch_fast` (no offsets): the ids of `encode_batch`."""
+    texts = [p.read_text(encoding="utf-8")[:2000] for p in sorted(STDLIB_JSON.glob("*.py"))]
+    texts += ["", "x", '  def f(a, b):\n    """Äpfel — naïve café."""', "\t\n" * 50]
+    _, tokenizer = MiniLMProvider()._load(1)
+    fast = [e.ids for e in tokenizer.encode_batch_fast(texts)]
+    assert fast == [e.ids for e in tokenizer.encode_batch(texts)]
+    assert max(len(ids) for ids in fast) == 128  # truncated to the window, as a run sees it
