@@ -42,17 +42,22 @@ def text_of(
     identity: ProviderIdentity,
 ) -> str:  # fmt: skip
     """The text to embed for a queued chunk: planned in this build, or (a pending chunk of an
-    unchanged file, in an update) read back from the generation's chunks."""
+    unchanged file, in an update: every slice of a first build after the first) its file's
+    chunks planned again without the window check: no tokenizing, which had cost more CPU than
+    the check saves when each slice planned every file it embedded from. A head keyed as its
+    body (it fills the window, `dedup`) is then found by its text's hash: the text is what the
+    key names, and the model sees the same ids either way."""
     h, e, head = item
     p = texts.get(e[ID])
     if p is None:
-        heads = ctx.config.get("semantic_phases") != "full"  # as `plan` did
-        for q in plan_chunks(ctx.chunks.of_paths([e[PATH]]), identity, None, heads):  # type: ignore[attr-defined]
+        for q in plan_chunks(ctx.chunks.of_paths([e[PATH]]), identity, None, False):  # type: ignore[attr-defined]
             texts.setdefault(q.id, q)
         p = texts.get(e[ID])
-    if p is None or (p.head_hash if head else p.hash) != h:
-        raise CorruptIndexError(f"semantic: chunk {e[ID]} of {e[PATH]} is not what was planned")
-    return p.head if head else p.text
+    if p is not None and head and h == p.head_hash:
+        return p.head
+    if p is not None and h == p.hash:
+        return p.text
+    raise CorruptIndexError(f"semantic: chunk {e[ID]} of {e[PATH]} is not what was planned")
 
 
 def file_text(ctx: BuildContext, path: str) -> str | None:

@@ -1,0 +1,71 @@
+"""The CPU a heads build spends beside the model (issue 17): a slice of a first build embeds
+pending chunks of files it did not plan, and their texts come back without tokenizing (the
+window check ran when the chunk was first planned). Real chunks of the standard library's
+json package, the local provider's identity."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from maguyva.config import effective_config
+from maguyva.errors import CorruptIndexError
+from maguyva.modalities.semantic import dedup
+from maguyva.modalities.semantic.embed import MiniLMProvider, content_hash
+from maguyva.modalities.semantic.planning import text_of
+from maguyva.modalities.semantic.queue import entry_of
+from maguyva.modalities.semantic.texts import plan_chunks
+from maguyva.modalities.structural.modality import extract_repository
+from maguyva.repo.walk import walk_repository
+
+STDLIB_JSON = Path(json.__file__).parent
+
+
+class _Chunks(list):  # type: ignore[type-arg]
+    def of_paths(self, paths: list[str]) -> list[Any]:
+        return [c for c in self if c.path in paths]
+
+
+def test_pending_texts_come_back_without_tokenizing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(STDLIB_JSON, tmp_path / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    values = effective_config(tmp_path, {}).values
+    files = walk_repository(tmp_path, values).files
+    chunks = _Chunks(extract_repository(tmp_path, files, values, lambda *a: None)[1])
+    identity = MiniLMProvider().identity
+    planned = plan_chunks(chunks, identity)  # with the window check, as a full plan does
+    as_body = [p for p in planned if p.head_hash == p.hash and len(p.head) < len(p.text)]
+    own = [p for p in planned if p.head_hash != p.hash]
+    assert as_body and own
+
+    def no_tokenizing(*args: Any) -> Any:
+        raise AssertionError("tokenized again")
+
+    monkeypatch.setattr(dedup, "_fills_window", no_tokenizing)
+    monkeypatch.setattr(dedup, "same_ids", no_tokenizing)
+    by_id = {c.id: c for c in chunks}
+    ctx = SimpleNamespace(chunks=chunks, config={"semantic_phases": "heads"})
+    for p in as_body + own:
+        e = entry_of(by_id[p.id], p)
+        texts: dict[str, Any] = {}  # not planned in this build: an unchanged file's chunk
+        head = text_of(ctx, texts, (p.head_hash, e, True), identity)  # type: ignore[arg-type]
+        assert content_hash(head) == p.head_hash  # the text the key names
+        assert text_of(ctx, texts, (p.hash, e, False), identity) == p.text  # type: ignore[arg-type]
+        with pytest.raises(CorruptIndexError):
+            text_of(ctx, texts, (content_hash("other"), e, True), identity)  # type: ignore[arg-type]
+
+
+def test_the_provider_tokenizes_without_offsets_to_the_same_ids() -> None:
+    """`embed` tokenizes with `encode_batch_fast` (no offsets): the ids of `encode_batch`."""
+    texts = [p.read_text(encoding="utf-8")[:2000] for p in sorted(STDLIB_JSON.glob("*.py"))]
+    texts += ["", "x", '  def f(a, b):\n    """Äpfel — naïve café."""', "\t\n" * 50]
+    _, tokenizer = MiniLMProvider()._load(1)
+    fast = [e.ids for e in tokenizer.encode_batch_fast(texts)]
+    assert fast == [e.ids for e in tokenizer.encode_batch(texts)]
+    assert max(len(ids) for ids in fast) == 128  # truncated to the window, as a run sees it
