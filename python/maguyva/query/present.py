@@ -86,11 +86,9 @@ def result_of(
     chunk = chunks.record(entry.key, path)
     if chunk is not None:
         start, end = chunk.start_line, chunk.end_line
-        # from the first matching line of the chunk: a module chunk's head is its license
-        # header or docstring, which says nothing about why it matched
-        first = next((n for n in lines if start <= n <= end), start)
-        text_lines = chunk.text.splitlines()
-        snippet = "\n".join(text_lines[first - start : first - start + SNIPPET_LINES])
+        snippet = (
+            "" if hit is not None and hit.snippet else _chunk_snippet(chunk.text, start, end, lines)
+        )
         symbol, kind = chunk.qualified_name, chunk.kind
     else:
         start, end = (hit.start_line, hit.end_line) if hit else (1, 1)
@@ -104,3 +102,13 @@ def result_of(
         provenance=provenance, boost=entry.boost, demoted=entry.demoted, lines=lines,
         symbol=symbol, kind=kind, stale=is_stale(path), extra=dict(hit.extra) if hit else {},
     )  # fmt: skip
+
+
+def _chunk_snippet(text: str, start: int, end: int, lines: list[int]) -> str:
+    """The chunk's lines from its first matching line (`SNIPPET_LINES` of them): a module
+    chunk's head is its license header or docstring, which says nothing about why it matched.
+    Only made when the hit has no snippet of its own (a text hit's line is shown instead, and
+    a module chunk's text is its whole file)."""
+    first = next((n for n in lines if start <= n <= end), start)
+    text_lines = text.splitlines()
+    return "\n".join(text_lines[first - start : first - start + SNIPPET_LINES])

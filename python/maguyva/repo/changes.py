@@ -469,7 +469,7 @@ def is_stale(root: Path, path: str, record: list[Any] | None) -> bool:
     digests so that a `touch` does not mark a result stale."""
     if record is None:
         return False
-    st = _stat(root / path)
+    st = _stat(os.path.join(root, path))  # a str join: this runs for every result shown
     if st is None:
         return True
     if st.st_size == record[0] and st.st_mtime_ns == record[1]:

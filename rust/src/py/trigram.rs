@@ -387,7 +387,7 @@ impl TextIndex {
                 let mut files: Vec<TopFile> = Vec::new();
                 let mut slot_of: Option<(usize, usize)> = None;
                 let mut groups: Vec<TopGroup> = Vec::with_capacity(chosen.entries.len());
-                for (file, g) in chosen.entries {
+                for (file, at) in chosen.entries {
                     let slot = match slot_of {
                         Some((f, slot)) if f == file => slot,
                         _ => {
@@ -401,6 +401,7 @@ impl TextIndex {
                             files.len() - 1
                         }
                     };
+                    let g = chosen.grouped[file].owned(&out.files[file], at);
                     groups.push((
                         slot, g.start, g.end, g.chunk_id, g.snippet, g.lines, g.columns, g.whole,
                         g.is_def, g.texts,

@@ -9,9 +9,36 @@ use regex::Regex;
 
 use super::search::FileHits;
 
-/// The lines of one file that share an enclosing chunk (or one line outside every chunk).
+/// The lines of one file that share an enclosing chunk (or one line outside every chunk),
+/// as ranking needs them: counts and flags, the chunk id borrowed from the index, the lines
+/// themselves left in the file's hits (see [`Grouped`]) until the group is chosen: a common
+/// literal ranks hundreds of groups for the few it returns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Group<'a> {
+    pub start: u32,
+    pub end: u32,
+    pub chunk_id: Option<&'a str>,
+    /// The hit (index into the file's lines) of the group's first line: its snippet.
+    pub first: usize,
+    /// Matches in the group's lines.
+    pub n_columns: usize,
+    /// A match not glued to a word character (as `_any_whole_word` decides).
+    pub whole: bool,
+    /// Some line is a definition of the target; `None` when a line is not ASCII (Python's
+    /// `re` decides those: Unicode classes differ between the two engines).
+    pub is_def: Option<bool>,
+}
+
+/// One file's groups, in order of their first line, and the group of each of its hits.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group {
+pub struct Grouped<'a> {
+    pub groups: Vec<Group<'a>>,
+    pub of_hit: Vec<u32>,
+}
+
+/// A chosen group with its lines copied out of the file's hits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnedGroup {
     pub start: u32,
     pub end: u32,
     pub chunk_id: Option<String>,
@@ -20,13 +47,45 @@ pub struct Group {
     pub lines: Vec<u32>,
     /// `[line, start, end]` of every match.
     pub columns: Vec<[u32; 3]>,
-    /// A match not glued to a word character (as `_any_whole_word` decides).
     pub whole: bool,
-    /// Some line is a definition of the target; `None` when a line is not ASCII (Python's
-    /// `re` decides those: Unicode classes differ between the two engines).
     pub is_def: Option<bool>,
     /// The lines' texts, only when `is_def` is undecided.
     pub texts: Option<Vec<String>>,
+}
+
+impl Grouped<'_> {
+    /// Group `g` with its lines, columns and (when undecided) texts taken from `hits`, the
+    /// file these groups were made from.
+    pub fn owned(&self, hits: &FileHits, g: usize) -> OwnedGroup {
+        let group = &self.groups[g];
+        let mine = || {
+            hits.lines
+                .iter()
+                .zip(&self.of_hit)
+                .filter(move |(_, &of)| of as usize == g)
+                .map(|(h, _)| h)
+        };
+        let mut lines = Vec::new();
+        let mut columns = Vec::with_capacity(group.n_columns);
+        for h in mine() {
+            lines.push(h.line);
+            columns.extend(h.columns.iter().map(|&(s, e)| [h.line, s, e]));
+        }
+        OwnedGroup {
+            start: group.start,
+            end: group.end,
+            chunk_id: group.chunk_id.map(str::to_string),
+            snippet: hits.lines[group.first].text.clone(),
+            lines,
+            columns,
+            whole: group.whole,
+            is_def: group.is_def,
+            texts: group
+                .is_def
+                .is_none()
+                .then(|| mine().map(|h| h.text.clone()).collect()),
+        }
+    }
 }
 
 /// What `_any_whole_word` asks of a byte next to a match: `word[b]` is true when
@@ -86,17 +145,20 @@ pub fn enclosing<'a>(
 
 /// Group one file's hits; `spans` are its chunks, `definition` the target's definition
 /// pattern (already in the `regex` crate's dialect).
-pub fn group_file(
+pub fn group_file<'a>(
     hits: &FileHits,
-    spans: &[(u32, u32, &str)],
+    spans: &[(u32, u32, &'a str)],
     definition: Option<&Regex>,
     word: &WordBytes,
-) -> Vec<Group> {
+) -> Grouped<'a> {
     let numbers: Vec<u32> = hits.lines.iter().map(|l| l.line).collect();
     let chunks = enclosing(spans, &numbers);
-    let mut groups: Vec<Group> = Vec::new();
-    let mut by_id: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
-    for (hit, chunk) in hits.lines.iter().zip(chunks) {
+    let mut groups: Vec<Group<'a>> = Vec::new();
+    let mut of_hit: Vec<u32> = Vec::with_capacity(hits.lines.len());
+    // The last few chunks' groups, by id: a file's lines come in order, so a chunk's lines
+    // are mostly together (a class's lines resume after its methods': a map, not the last).
+    let mut by_id: rustc_hash::FxHashMap<&'a str, usize> = rustc_hash::FxHashMap::default();
+    for (i, (hit, chunk)) in hits.lines.iter().zip(chunks).enumerate() {
         let at = match chunk {
             Some((_, _, id)) => *by_id.entry(id).or_insert(groups.len()),
             None => groups.len(),
@@ -106,31 +168,26 @@ pub fn group_file(
                 start: hit.line,
                 end: hit.line,
                 chunk_id: None,
-                snippet: hit.text.clone(),
-                lines: Vec::new(),
-                columns: Vec::new(),
+                first: i,
+                n_columns: 0,
                 whole: false,
                 is_def: Some(false),
-                texts: None,
             });
         }
+        of_hit.push(at as u32);
         let g = &mut groups[at];
         if let Some((s, e, id)) = chunk {
-            // The span of the group's last line's chunk (equal ids, equal content); the id
-            // is the group's key, copied once.
+            // The span of the group's last line's chunk (equal ids, equal content).
             (g.start, g.end) = (s, e);
-            if g.chunk_id.is_none() {
-                g.chunk_id = Some(id.to_string());
-            }
+            g.chunk_id = Some(id);
         }
-        g.lines.push(hit.line);
-        let raw = hit.text.as_bytes();
-        for &(s, e) in &hit.columns {
-            g.columns.push([hit.line, s, e]);
-            let (s, e) = (s as usize, e as usize);
-            if !word.glued(raw, s.checked_sub(1)) && !word.glued(raw, Some(e)) {
-                g.whole = true;
-            }
+        g.n_columns += hit.columns.len();
+        if !g.whole {
+            let raw = hit.text.as_bytes();
+            g.whole = hit.columns.iter().any(|&(s, e)| {
+                let (s, e) = (s as usize, e as usize);
+                !word.glued(raw, s.checked_sub(1)) && !word.glued(raw, Some(e))
+            });
         }
         if let Some(re) = definition {
             if !hit.text.is_ascii() {
@@ -140,22 +197,7 @@ pub fn group_file(
             }
         }
     }
-    if definition.is_some() {
-        for g in groups.iter_mut().filter(|g| g.is_def.is_none()) {
-            g.texts = Some(
-                hits.lines
-                    .iter()
-                    .filter(|h| g.lines.binary_search(&h.line).is_ok())
-                    .map(|h| h.text.clone())
-                    .collect(),
-            );
-        }
-    } else {
-        for g in &mut groups {
-            g.is_def = Some(false);
-        }
-    }
-    groups
+    Grouped { groups, of_hit }
 }
 
 #[cfg(test)]
@@ -233,12 +275,23 @@ mod tests {
             n_lines: 3,
         };
         let re = Regex::new(r"^\s*def\b[^\n]*?\bself\b").unwrap();
-        let groups = group_file(&hits, &[(1, 5, "f")], Some(&re), &word());
-        assert_eq!(groups.len(), 2);
-        assert_eq!(groups[0].lines, vec![2, 3]);
-        assert_eq!((groups[0].whole, groups[0].is_def), (true, Some(false)));
-        assert_eq!(groups[1].chunk_id, None);
-        assert_eq!((groups[1].start, groups[1].end), (20, 20));
-        assert!(!groups[1].whole);
+        let grouped = group_file(&hits, &[(1, 5, "f")], Some(&re), &word());
+        assert_eq!(grouped.groups.len(), 2);
+        assert_eq!(grouped.of_hit, vec![0, 0, 1]);
+        let first = grouped.owned(&hits, 0);
+        assert_eq!(first.lines, vec![2, 3]);
+        assert_eq!(first.columns, vec![[2, 4, 8], [3, 6, 10]]);
+        assert_eq!(
+            (first.snippet.as_str(), first.chunk_id.as_deref()),
+            ("def self_x(): pass", Some("f"))
+        );
+        assert_eq!(
+            (first.whole, first.is_def, first.texts),
+            (true, Some(false), None)
+        );
+        let second = grouped.owned(&hits, 1);
+        assert_eq!(second.chunk_id, None);
+        assert_eq!((second.start, second.end), (20, 20));
+        assert!(!second.whole);
     }
 }

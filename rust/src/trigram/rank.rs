@@ -18,7 +18,7 @@ use std::sync::{Arc, LazyLock};
 use rayon::prelude::*;
 use regex::Regex;
 
-use super::groups::{group_file, Group, WordBytes};
+use super::groups::{group_file, Group, Grouped, WordBytes};
 use super::index::TextIndex;
 use super::memo::Lru;
 use super::search::FileHits;
@@ -51,9 +51,9 @@ struct Key<'a> {
 
 /// Matches per line of the group's span, as Python computes it
 /// (`len(columns) / max(1, end - start + 1)`: both integers are exact in an `f64`).
-pub fn density(g: &Group) -> f64 {
+pub fn density(g: &Group<'_>) -> f64 {
     let lines = (i64::from(g.end) - i64::from(g.start) + 1).max(1);
-    g.columns.len() as f64 / lines as f64
+    g.n_columns as f64 / lines as f64
 }
 
 fn compare(a: &Key<'_>, b: &Key<'_>) -> Ordering {
@@ -72,9 +72,11 @@ fn compare(a: &Key<'_>, b: &Key<'_>) -> Ordering {
 }
 
 /// What [`top_groups`] chose: `(file, group)` pairs in search order (file, then group
-/// within it), indices into the search output's files.
-pub struct Chosen {
-    pub entries: Vec<(usize, Group)>,
+/// within it), indices into the search output's files and into `grouped`.
+pub struct Chosen<'a> {
+    pub entries: Vec<(usize, usize)>,
+    /// Every file's groups (see [`Grouped::owned`] for a chosen one's lines).
+    pub grouped: Vec<Grouped<'a>>,
     /// Groups built and ranked (decided and not).
     pub groups: usize,
 }
@@ -82,28 +84,29 @@ pub struct Chosen {
 /// Group each file of `files` (see [`group_file`]) and keep the best `k` decided groups and
 /// every undecided one. `demoted[doc]` is non-zero for a demoted document (logical ids; the
 /// caller checks its length).
-pub fn top_groups(
-    index: &TextIndex,
+pub fn top_groups<'a>(
+    index: &'a TextIndex,
     files: &[FileHits],
     definition: Option<&Regex>,
     word: &WordBytes,
     demoted: &[u8],
     k: usize,
-) -> Chosen {
+) -> Chosen<'a> {
     let group = |f: &FileHits| group_file(f, &index.chunks(f.doc), definition, word);
     // A few files are grouped faster than the pool's threads wake (see `search`).
-    let grouped: Vec<Vec<Group>> = if files.len() < PARALLEL_MIN_FILES {
+    let grouped: Vec<Grouped<'a>> = if files.len() < PARALLEL_MIN_FILES {
         files.iter().map(group).collect()
     } else {
         files.par_iter().map(group).collect()
     };
-    let mut keys: Vec<Key<'_>> = Vec::new();
+    let n_groups: usize = grouped.iter().map(|g| g.groups.len()).sum();
+    let mut keys: Vec<Key<'_>> = Vec::with_capacity(n_groups);
     let mut undecided: Vec<(usize, usize)> = Vec::new();
     for (file, (f, groups)) in files.iter().zip(&grouped).enumerate() {
         let path = index.path(f.doc);
         let path_chars = path.chars().count();
         let is_demoted = demoted.get(f.doc as usize).is_some_and(|&b| b != 0);
-        for (group, g) in groups.iter().enumerate() {
+        for (group, g) in groups.groups.iter().enumerate() {
             let Some(is_def) = g.is_def else {
                 undecided.push((file, group));
                 continue;
@@ -121,7 +124,6 @@ pub fn top_groups(
             });
         }
     }
-    let total = keys.len() + undecided.len();
     if keys.len() > k {
         if k == 0 {
             keys.clear();
@@ -130,20 +132,13 @@ pub fn top_groups(
             keys.truncate(k);
         }
     }
-    let mut chosen: Vec<(usize, usize)> = keys.iter().map(|key| (key.file, key.group)).collect();
-    chosen.extend(undecided);
-    chosen.sort_unstable();
-    let mut grouped: Vec<Vec<Option<Group>>> = grouped
-        .into_iter()
-        .map(|gs| gs.into_iter().map(Some).collect())
-        .collect();
-    let entries = chosen
-        .into_iter()
-        .filter_map(|(file, group)| Some((file, grouped[file][group].take()?)))
-        .collect();
+    let mut entries: Vec<(usize, usize)> = keys.iter().map(|key| (key.file, key.group)).collect();
+    entries.extend(undecided);
+    entries.sort_unstable();
     Chosen {
         entries,
-        groups: total,
+        grouped,
+        groups: n_groups,
     }
 }
 
@@ -158,13 +153,13 @@ fn full_order(
     demoted: &[u8],
 ) -> Vec<(usize, usize)> {
     let mut keys = Vec::new();
-    let grouped: Vec<Vec<Group>> = files
+    let grouped: Vec<Grouped<'_>> = files
         .iter()
         .map(|f| group_file(f, &index.chunks(f.doc), definition, word))
         .collect();
     for (file, (f, groups)) in files.iter().zip(&grouped).enumerate() {
         let path = index.path(f.doc);
-        for (group, g) in groups.iter().enumerate() {
+        for (group, g) in groups.groups.iter().enumerate() {
             if let Some(is_def) = g.is_def {
                 keys.push(Key {
                     not_def: !is_def,
@@ -284,15 +279,15 @@ mod tests {
             let chosen = top_groups(&index, &files, Some(&re), &word(), &flags, k);
             let mut decided: Vec<(usize, usize)> = Vec::new();
             let mut undecided = 0;
-            let grouped: Vec<Vec<Group>> = files
+            let grouped: Vec<Grouped<'_>> = files
                 .iter()
                 .map(|f| group_file(f, &index.chunks(f.doc), Some(&re), &word()))
                 .collect();
-            for (file, g) in &chosen.entries {
-                let at = grouped[*file].iter().position(|x| x == g).expect("a group of its file");
-                if g.is_def.is_some() { decided.push((*file, at)); } else { undecided += 1; }
+            prop_assert_eq!(&chosen.grouped, &grouped);
+            for &(file, at) in &chosen.entries {
+                if grouped[file].groups[at].is_def.is_some() { decided.push((file, at)); } else { undecided += 1; }
             }
-            let all_undecided: usize = grouped.iter().flatten().filter(|g| g.is_def.is_none()).count();
+            let all_undecided: usize = grouped.iter().flat_map(|g| &g.groups).filter(|g| g.is_def.is_none()).count();
             prop_assert_eq!(undecided, all_undecided);
             prop_assert!(chosen.entries.windows(2).all(|w| w[0].0 <= w[1].0));
             // Sorted as Python sorts them (stable, on the key without the tie-break).

@@ -97,6 +97,102 @@ pub struct Compiled {
     /// repetition): a prefix of a document then decides its first matches (see
     /// [`verify_prefix`]).
     pub max_len: Option<usize>,
+    /// A case-insensitive ASCII literal, matched without the regex where it can be (see
+    /// [`Folded`]).
+    pub folded: Option<Folded>,
+}
+
+/// A case-insensitive ASCII literal as lower-case bytes, found with `memmem` in an ASCII
+/// lower-cased copy of a document: the regex crate's prefilter for such a literal (Teddy over
+/// its case variants) stops at every `def ` of a file when asked for `def __init__(self`.
+/// Unicode simple case folding also matches a few characters outside ASCII to ASCII letters
+/// (`ſ` to `s`, the Kelvin sign to `k`): a document holding one of those for a letter of the
+/// literal is searched with the regex, so the matches are the regex's in every document.
+pub struct Folded {
+    finder: memchr::memmem::Finder<'static>,
+    len: usize,
+    /// The UTF-8 forms of the characters outside ASCII that fold to a letter of the literal.
+    others: Vec<memchr::memmem::Finder<'static>>,
+}
+
+impl Folded {
+    fn new(literal: &str) -> CoreResult<Option<Folded>> {
+        if !literal.is_ascii() || literal.is_empty() {
+            return Ok(None);
+        }
+        let lower = literal.as_bytes().to_ascii_lowercase();
+        let mut others: Vec<char> = Vec::new();
+        for b in lower.iter().copied().filter(u8::is_ascii_lowercase) {
+            others.extend(folds_outside_ascii(b as char)?);
+        }
+        others.sort_unstable();
+        others.dedup();
+        Ok(Some(Folded {
+            finder: memchr::memmem::Finder::new(&lower).into_owned(),
+            len: lower.len(),
+            others: others
+                .iter()
+                .map(|c| memchr::memmem::Finder::new(c.to_string().as_bytes()).into_owned())
+                .collect(),
+        }))
+    }
+
+    /// True when `hay` holds none of the characters outside ASCII that fold to the literal.
+    fn applies(&self, hay: &[u8]) -> bool {
+        self.others.iter().all(|f| f.find(hay).is_none())
+    }
+}
+
+/// The characters outside ASCII that the regex crate's case-insensitive `c` matches.
+fn folds_outside_ascii(c: char) -> CoreResult<Vec<char>> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .build()
+        .parse(&c.to_string())
+        .map_err(|e| CoreError::BadRegex(e.to_string()))?;
+    let mut out = Vec::new();
+    if let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) = hir.kind()
+    {
+        for r in class.ranges() {
+            out.extend((r.start()..=r.end()).filter(|ch| !ch.is_ascii()));
+        }
+    }
+    Ok(out)
+}
+
+thread_local! {
+    /// Per-thread buffer for a document's ASCII lower-cased copy (see [`Folded`]).
+    static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Matches of a [`Folded`] literal in `hay` (whose lower-cased copy is `lowered`), as
+/// [`Matches`] gives the regex's.
+struct FoldedMatches<'f, 'h> {
+    folded: &'f Folded,
+    lowered: &'h [u8],
+    whole_word: bool,
+    at: usize,
+}
+
+impl Iterator for FoldedMatches<'_, '_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let hay = self.lowered;
+        while self.at <= hay.len() {
+            let s = self.at + self.folded.finder.find(&hay[self.at..])?;
+            let e = s + self.folded.len;
+            let ok = !self.whole_word
+                || ((s == 0 || !is_word_byte(hay[s - 1]))
+                    && (e == hay.len() || !is_word_byte(hay[e])));
+            if ok {
+                self.at = e;
+                return Some((s, e));
+            }
+            self.at = s + 1;
+        }
+        None
+    }
 }
 
 fn has_uppercase_literal(node: &ast::Ast) -> bool {
@@ -176,11 +272,17 @@ pub fn compile(spec: &SearchSpec) -> CoreResult<Compiled> {
             spec.pattern
         )));
     }
+    let folded = if insensitive && !spec.regex {
+        Folded::new(&spec.pattern)?
+    } else {
+        None
+    };
     Ok(Compiled {
         regex,
         query: plan::plan(&hir),
         whole_word: spec.whole_word,
         max_len: hir.properties().maximum_len(),
+        folded,
     })
 }
 
@@ -563,12 +665,66 @@ pub fn verify_prefix(
         n_matches: 0,
         n_lines: 0,
     };
+    let folded = compiled.folded.as_ref().filter(|f| f.applies(hay));
+    let lowered = folded.map(|_| {
+        LOWERED.with(|cell| {
+            let mut buf = cell.take();
+            buf.clear();
+            buf.extend(hay.iter().map(u8::to_ascii_lowercase));
+            buf
+        })
+    });
+    let matches: Box<dyn Iterator<Item = (usize, usize)>> = match (folded, &lowered) {
+        (Some(folded), Some(lowered)) => Box::new(FoldedMatches {
+            folded,
+            lowered,
+            whole_word: compiled.whole_word,
+            at: 0,
+        }),
+        _ => Box::new(Matches::new(&compiled.regex, hay, compiled.whole_word)),
+    };
+    let found = verify_matches(
+        matches,
+        hay,
+        &mut hits,
+        safe_end,
+        complete,
+        max_lines_per_file,
+        count_all,
+    );
+    if let Some(buf) = lowered {
+        LOWERED.with(|cell| cell.replace(buf));
+    }
+    let ((cur_line_start, cur_line_end), stopped) = found?;
+    // Out of matches in a prefix: decided only when the line limit is reached and no
+    // further match can start on the last reported line.
+    let decided = complete
+        || stopped
+        || (!count_all
+            && hits.lines.len() >= max_lines_per_file
+            && cur_line_start != usize::MAX
+            && cur_line_end < safe_end);
+    decided.then_some((hits.n_matches > 0).then_some(hits))
+}
+
+/// The loop of [`verify_prefix`] over `matches`: fills `hits`; `None` when undecided, else
+/// the last reported line's span and whether the line limit stopped it.
+fn verify_matches(
+    matches: Box<dyn Iterator<Item = (usize, usize)> + '_>,
+    hay: &[u8],
+    hits: &mut FileHits,
+    safe_end: usize,
+    complete: bool,
+    max_lines_per_file: usize,
+    count_all: bool,
+) -> Option<((usize, usize), bool)> {
+    let n = hay.len();
     let mut line_no: u32 = 1;
     let mut counted_to = 0usize;
     let mut cur_line_start = usize::MAX;
     let mut cur_line_end = 0usize;
     let mut stopped = false;
-    for (s, e) in Matches::new(&compiled.regex, hay, compiled.whole_word) {
+    for (s, e) in matches {
         if s >= safe_end {
             return None;
         }
@@ -611,15 +767,7 @@ pub fn verify_prefix(
             });
         }
     }
-    // Out of matches in a prefix: decided only when the line limit is reached and no
-    // further match can start on the last reported line.
-    let decided = complete
-        || stopped
-        || (!count_all
-            && hits.lines.len() >= max_lines_per_file
-            && cur_line_start != usize::MAX
-            && cur_line_end < safe_end);
-    decided.then_some((hits.n_matches > 0).then_some(hits))
+    Some(((cur_line_start, cur_line_end), stopped))
 }
 
 /// Output bytes decoded before the first look at a document's prefix, and the growth factor
@@ -1090,6 +1238,24 @@ mod tests {
             }
             let _ = std::fs::remove_dir_all(&root);
             let _ = std::fs::remove_dir_all(&out);
+        }
+
+        /// A case-insensitive literal found in a lower-cased copy (`Folded`) gives the lines
+        /// and columns the regex gives, whole word or not, also in documents holding `ſ` or
+        /// the Kelvin sign (which fold to `s` and `k`: the regex decides those documents).
+        #[test]
+        fn folded_literal_equals_the_regex(
+            doc in "[sSkKa\u{17f}\u{212a}\u{e9}_ \n]{0,120}",
+            needle in "[skaSKA_ ]{1,4}",
+            whole_word in any::<bool>(),
+        ) {
+            let sp = SearchSpec { whole_word, max_lines_per_file: usize::MAX, ..spec(&needle, Case::Insensitive) };
+            let compiled = compile(&sp).expect("compile");
+            prop_assert!(compiled.folded.is_some());
+            let plain = Compiled { folded: None, ..compile(&sp).expect("compile") };
+            let want = verify_doc(0, doc.as_bytes(), &plain, usize::MAX, true);
+            let got = verify_doc(0, doc.as_bytes(), &compiled, usize::MAX, true);
+            prop_assert_eq!(got, want);
         }
 
         /// Searching through a decoded-content cache (empty, then filled by the first
