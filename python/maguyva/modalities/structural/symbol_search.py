@@ -426,16 +426,18 @@ def _prefixed(keys: list[str], prefix: str, s: int, at: int) -> Iterator[tuple[s
 
 def _definitive(ranked: Ranked) -> Ranked:
     """For "where is X defined": only the best match tier (an exact name hides prefix and
-    other-spelling matches), and only definitions when the tier has any (a prototype or a stub
-    is dropped when the body exists). The engine fuses this list with text hits and boosts by
-    centrality, so a weaker match left in the list can outrank the answer; `find_symbol`
-    keeps the full ranking."""
+    other-spelling matches), its definitions first and its declarations (a prototype, a stub,
+    an interface's method signature) after them. The engine fuses this list with text hits
+    and boosts by centrality, so a weaker match left in the list can outrank the answer;
+    `find_symbol` keeps the full ranking. A declaration is still a place where the name is
+    defined (an editor's "go to definition" through the interface type lands on it), so it
+    stays in the answer, behind every body."""
     if not ranked:
         return ranked
     best = ranked[0][0][0]
     kept = [e for e in ranked if e[0][0] == best]
     bodies = [e for e in kept if e[0][2] == 0]  # key[2]: 1 for declarations
-    return bodies or kept
+    return bodies + [e for e in kept if e[0][2] != 0]
 
 
 _NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$~][\w$]*)*[?!=]?(?:\(\))?$")
