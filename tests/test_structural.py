@@ -150,6 +150,9 @@ def test_find_definition_keeps_only_the_answer_tier(searcher) -> None:
     # and declarations (the stub) after every body.
     hits = searcher.search(q("parse_config"), 10)
     assert [h.path for h in hits] == ["src/config.py", "tests/test_config.py", "src/config.pyi"]
+    # A bare name read as a word is fused on file evidence: the bodies alone.
+    word = searcher.search(q("parse_config", intent="understand_code"), 10)
+    assert [h.path for h in word] == ["src/config.py", "tests/test_config.py"]
     # No exact spelling: the best tier (same letters, any case) answers.
     assert {h.symbol for h in searcher.search(q("parseconfig"), 10)} == {
         "parseConfig",
