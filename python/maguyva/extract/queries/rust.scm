@@ -35,3 +35,6 @@
 (scoped_identifier path: (identifier) @reference (#match? @reference "^[A-Z]"))
 (scoped_identifier path: (scoped_identifier name: (identifier) @_type) @reference
   (#match? @_type "^[A-Z]"))
+; a type by its path (`Arc<dyn verify::ClientCertVerifier>`): the path as written, not its
+; last segment alone, which the file may not import
+(scoped_type_identifier name: (type_identifier) @reference.not) @reference
