@@ -1,7 +1,7 @@
-"""Impact answers on Rust (issue 22): a file that names the target only in a type position or
-through a module path (`impl crate::api::Resolver for AlwaysOne`, `Box<dyn
-crate::api::Resolver>`) has no graph edge but is affected; the text index's word matches bring
-it in after the graph's hits. A file that only re-exports the target (`pub use` in `lib.rs`,
+"""Impact answers on Rust (issue 22): a file that names the target only where the graph has
+no edge (inside a macro's tokens: `debug_assert!(..Box<dyn crate::api::Resolver>..)`) is
+affected; the text index's word matches bring it in after the graph's hits (a type by its
+path, `impl crate::api::Resolver for AlwaysOne`, is a graph reference). A file that only re-exports the target (`pub use` in `lib.rs`,
 whose doc comment also names it) comes after every file that uses it. Fixture:
 tests/fixtures/rust_impact."""
 
@@ -31,10 +31,14 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 def test_a_type_position_use_without_an_edge_is_in_the_answer(engine: Engine):
     res = engine.search("what is affected if Resolver changes", limit=10)
     paths = [r.path for r in res.results]
-    assert "src/handy.rs" in paths
+    # a type by its path (`impl crate::api::Resolver for`, `Box<dyn crate::api::Resolver>`)
+    # is a graph reference now; a use inside a macro's tokens has no edge: the text tail
     handy = res.results[paths.index("src/handy.rs")]
-    assert handy.lines == [3, 9] and handy.extra.get("text_tail")
-    assert paths.index("src/conn.rs") < paths.index("src/handy.rs")  # the graph's hit first
+    assert handy.lines == [3, 9] and not handy.extra.get("text_tail")
+    checks = res.results[paths.index("src/checks.rs")]
+    assert checks.lines == [2] and checks.extra.get("text_tail")
+    assert paths.index("src/conn.rs") < paths.index("src/checks.rs")  # the graph's hits first
+    assert paths.index("src/handy.rs") < paths.index("src/checks.rs")
     assert "src/api.rs" not in paths  # the definition is not its own dependent
 
 

@@ -132,7 +132,12 @@ def test_typescript_signatures_are_declarations_behind_the_implementation(tmp_pa
         ("src/extension/gitExtensionImpl.ts", False),
         ("src/git.ts", True),
     ]
-    assert [h.path for h in s.search(q("getAPI"), 5)] == ["src/extension/gitExtensionImpl.ts"]
+    # "where is getAPI defined": the body answers, the interface's signature comes after it
+    # (dropping it cost jupyterlab-git's set R@10: both places define the name).
+    assert [h.path for h in s.search(q("getAPI"), 5)] == [
+        "src/extension/gitExtensionImpl.ts",
+        "src/git.ts",
+    ]
     for name, line in (("onDidOpen", 3), ("IGitExtension.new", 4), ("IGitExtension.call", 5)):
         hits = s.search(q(name), 5)
         assert [(h.path, h.start_line, h.kind) for h in hits] == [("src/git.ts", line, "method")]
@@ -141,9 +146,13 @@ def test_typescript_signatures_are_declarations_behind_the_implementation(tmp_pa
 
 def test_find_definition_keeps_only_the_answer_tier(searcher) -> None:
     # The engine fuses this list and boosts by centrality: weaker matches left in it could
-    # outrank the definition, so "where is X defined" keeps exact names and bodies only.
+    # outrank the definition, so "where is X defined" keeps exact names only, bodies first
+    # and declarations (the stub) after every body.
     hits = searcher.search(q("parse_config"), 10)
-    assert [h.path for h in hits] == ["src/config.py", "tests/test_config.py"]
+    assert [h.path for h in hits] == ["src/config.py", "tests/test_config.py", "src/config.pyi"]
+    # A bare name read as a word is fused on file evidence: the bodies alone.
+    word = searcher.search(q("parse_config", intent="understand_code"), 10)
+    assert [h.path for h in word] == ["src/config.py", "tests/test_config.py"]
     # No exact spelling: the best tier (same letters, any case) answers.
     assert {h.symbol for h in searcher.search(q("parseconfig"), 10)} == {
         "parseConfig",

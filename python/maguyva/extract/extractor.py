@@ -245,7 +245,8 @@ def _references(grammar: Grammar, data: bytes, flat: dict[str, list[ts.Node]], s
     # of its own (`@reference.not`: Python's `a.b` of `a.b.c`, an assignment target). Python
     # compares spans, not start bytes: `a.b().c` starts where the callee `a.b` does.
     not_refs = flat.get("reference.not", ())
-    by_span = bool(not_refs) or grammar.name == "python"
+    # Rust too: the `Foo` of `Foo::new()` starts where its call does and is a use of `Foo`.
+    by_span = bool(not_refs) or grammar.name in ("python", "rust")
     if by_span:
         skipped = {(site[0], -site[1]) for site in sites}
         skipped.update((n.start_byte, n.end_byte) for n in not_refs)

@@ -29,3 +29,12 @@
 (arguments (identifier) @reference)
 (arguments (field_expression) @reference)
 (struct_expression name: (_) @reference)
+; a type named in a path before `::` is used there: `Foo::new()`, `ProtocolVersion::TLSv1_3`,
+; `hs::Foo::new()` and `crate::ticketer::TicketRotator::new(..)` (the path as written, which
+; the graph resolves through `use` and `mod`; a lower-case segment is a module, not a use)
+(scoped_identifier path: (identifier) @reference (#match? @reference "^[A-Z]"))
+(scoped_identifier path: (scoped_identifier name: (identifier) @_type) @reference
+  (#match? @_type "^[A-Z]"))
+; a type by its path (`Arc<dyn verify::ClientCertVerifier>`): the path as written, not its
+; last segment alone, which the file may not import
+(scoped_type_identifier name: (type_identifier) @reference.not) @reference

@@ -67,11 +67,19 @@
 (new_expression constructor: (_) @callee) @call
 
 ; references
-(type_annotation (type_identifier) @reference)
-(type_annotation (generic_type name: (type_identifier) @reference))
-(type_arguments (type_identifier) @reference)
+; every type named (annotations, unions, `x is T`, `as T`, `T[]`, `extends`, type aliases'
+; values), and the namespace or enum of a qualified type (`ActionKind` of `ActionKind.Rename`);
+; not the names being defined, type parameters or the member part of a qualified type
+(type_identifier) @reference
+(nested_type_identifier module: (identifier) @reference)
+(nested_type_identifier name: (type_identifier) @reference.not)
+(interface_declaration name: (type_identifier) @reference.not)
+(class_declaration name: (type_identifier) @reference.not)
+(abstract_class_declaration name: (type_identifier) @reference.not)
+(class name: (type_identifier) @reference.not)
+(type_alias_declaration name: (type_identifier) @reference.not)
+(type_parameter name: (type_identifier) @reference.not)
 (extends_clause value: (_) @reference)
-(implements_clause (type_identifier) @reference)
 (arguments (identifier) @reference)
 (arguments (member_expression) @reference)
 (return_statement (identifier) @reference)

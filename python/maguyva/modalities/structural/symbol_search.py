@@ -256,7 +256,7 @@ class StructuralSearcher:
             # A query that is nothing but a name asks where it is defined, whatever the
             # classifier made of it (`bind`, `redirect` read as words).
             if query.intent == "find_definition" or bare:
-                ranked = _definitive(ranked)
+                ranked = _definitive(ranked, query.intent == "find_definition")
         # A name asked for and not found is an honest empty answer (the engine then fuses);
         # questions in words also match symbol names and doc comments (for a bare name that
         # would only re-add the weaker matches `_definitive` removed).
@@ -424,18 +424,23 @@ def _prefixed(keys: list[str], prefix: str, s: int, at: int) -> Iterator[tuple[s
         yield key, s
 
 
-def _definitive(ranked: Ranked) -> Ranked:
+def _definitive(ranked: Ranked, declarations: bool = True) -> Ranked:
     """For "where is X defined": only the best match tier (an exact name hides prefix and
-    other-spelling matches), and only definitions when the tier has any (a prototype or a stub
-    is dropped when the body exists). The engine fuses this list with text hits and boosts by
-    centrality, so a weaker match left in the list can outrank the answer; `find_symbol`
-    keeps the full ranking."""
+    other-spelling matches), its definitions first and, when `declarations`, its declarations
+    (a prototype, a stub, an interface's method signature) after them. The engine fuses this
+    list with text hits and boosts by centrality, so a weaker match left in the list can
+    outrank the answer; `find_symbol` keeps the full ranking. A declaration is still a place
+    where the name is defined (an editor's "go to definition" through the interface type
+    lands on it), so a find_definition answer lists it behind every body; a bare name read as
+    a word (fused on file evidence) keeps the bodies alone."""
     if not ranked:
         return ranked
     best = ranked[0][0][0]
     kept = [e for e in ranked if e[0][0] == best]
     bodies = [e for e in kept if e[0][2] == 0]  # key[2]: 1 for declarations
-    return bodies or kept
+    if not bodies or not declarations:
+        return bodies or kept
+    return bodies + [e for e in kept if e[0][2] != 0]
 
 
 _NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$~][\w$]*)*[?!=]?(?:\(\))?$")
