@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import resource
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -108,6 +109,12 @@ class GraphModality:
             except Exception as exc:  # fsck reports, never raises
                 problems.append(f"{name}: {exc}")
                 continue
+            try:
+                for key in sections.compressed():  # a frame that does not decompress: damage
+                    sections[key]
+            except Exception as exc:  # fsck reports, never raises
+                problems.append(f"{name}: {exc}")
+                continue
             if name == store.FILE_NAME:
                 n = len(sections.get("node_kind", ()))
                 for key in ("node_file", "node_start", "node_c", "node_name.off"):
@@ -124,15 +131,16 @@ class GraphModality:
         return GraphSearcher.open(Path(gen_dir), manifest)
 
 
-def _verify_lookup(sections: dict[str, np.ndarray]) -> list[str]:
+def _verify_lookup(sections: Mapping[str, np.ndarray]) -> list[str]:
     """The stored name lookup sections (format 3) equal to those computed again from the
     names and kinds (a checksum proves a file is what was written, this that what was
     written was right)."""
     if not all(k in sections for k in store.LOOKUP_SECTIONS):
         return []  # an older format: the reader computes them
     try:
+        bits = 32 if sections["lookup_name.hash"].dtype == np.uint32 else 64
         again = store.name_lookup(
-            sections["node_kind"], sections["node_name.blob"], sections["node_name.off"]
+            sections["node_kind"], sections["node_name.blob"], sections["node_name.off"], bits
         )
     except Exception as exc:  # fsck reports, never raises
         return [f"{store.NAMES_PART}: name lookup not computable: {exc}"]
@@ -157,6 +165,9 @@ def _body_changes(changes: Any) -> list[str] | None:
 # body-only edit does not change; the rest of graph.bin does)
 PART_ARRAYS = ("node_kind", "node_file", "node_dkind")
 PART_STRINGS = ("node_name", "node_qname", "paths", "module_names", "def_kinds")
+# what no graph question reads (fused questions' chunk centrality, PageRank, cycle numbers):
+# stored compressed, decompressed when first read (format 4)
+COLD_SECTIONS = frozenset({"chunk_ids.blob", "chunk_ids.off", "chunk_c", "node_pr", "node_scc"})
 
 
 def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | None,
@@ -192,4 +203,6 @@ def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | 
         lookup = store.name_lookup(part["node_kind"], part["node_name.blob"], part["node_name.off"])
         size = store.write(out, {**part, **lookup}, {}, {"part": "names"}, store.NAMES_PART)
     memory.part = {k: np.array(v) for k, v in part.items()} if remember else None
-    return size + store.write(out, arrays, strings, {**meta, "parts": [store.NAMES_PART]})
+    return size + store.write(
+        out, arrays, strings, {**meta, "parts": [store.NAMES_PART]}, compress=COLD_SECTIONS
+    )

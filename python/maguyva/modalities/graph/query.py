@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,7 +57,10 @@ class NameLookup:
     def get(self, key: str, default=None):
         if not isinstance(key, str):
             return default
-        h = np.uint64(store.name_hash(key))
+        h = store.name_hash(key)
+        if self._hashes.dtype == np.uint32:  # format 4: the hash's top 32 bits
+            h >>= 64 - store.LOOKUP_BITS
+        h = self._hashes.dtype.type(h)
         lo = int(np.searchsorted(self._hashes, h, "left"))
         hi = int(np.searchsorted(self._hashes, h, "right"))
         if lo == hi:
@@ -78,7 +82,9 @@ class NameLookup:
         return isinstance(key, str) and self.get(key) is not None
 
 
-def _lookups(s: dict[str, np.ndarray], names: store.StringTable) -> tuple[NameLookup, NameLookup]:
+def _lookups(
+    s: Mapping[str, np.ndarray], names: store.StringTable
+) -> tuple[NameLookup, NameLookup]:
     """The name lookups from the stored sections (format 3), or computed from the names
     (an older file, or sections built in memory)."""
     n = len(s["node_kind"])
@@ -95,10 +101,15 @@ def _lookups(s: dict[str, np.ndarray], names: store.StringTable) -> tuple[NameLo
     return out[0], out[1]
 
 
+def _length(s: Mapping[str, np.ndarray], name: str) -> int:
+    """A section's length, without decompressing it."""
+    return s.length(name) if isinstance(s, store.Sections) else len(s[name])
+
+
 class GraphIndex:
     """The loaded graph of one generation. Immutable and safe to share between threads."""
 
-    def __init__(self, sections: dict[str, np.ndarray], meta: dict) -> None:
+    def __init__(self, sections: Mapping[str, np.ndarray], meta: dict) -> None:
         s = sections
         self.meta = meta
         self.kind = s["node_kind"]
@@ -107,10 +118,9 @@ class GraphIndex:
         self.end = s["node_end"]
         self.dkind = s["node_dkind"]
         self.flags = s["node_flags"]
-        self.pagerank = s["node_pr"]
         self.indegree = s["node_indeg"]
         self.c = s["node_c"]
-        self.scc = s["node_scc"]
+        self._sections = s  # the sections no question reads are decompressed when first asked
         self.e_src, self.e_dst, self.e_kind = s["edge_src"], s["edge_dst"], s["edge_kind"]
         self.e_conf, self.e_lptr, self.e_lines = s["edge_conf"], s["edge_lptr"], s["edge_lines"]
         self.rev_ptr, self.rev_idx = s["rev_ptr"], s["rev_idx"]
@@ -128,8 +138,7 @@ class GraphIndex:
         self.module_names = store.strings(s, "module_names")
         self.path_index = {p: i for i, p in enumerate(self.paths)}
         self.by_name, self.by_lower = _lookups(s, self.names)
-        self._chunk_sections = (store.strings(s, "chunk_ids"), s["chunk_c"])
-        if len(self._chunk_sections[0]) != len(s["chunk_c"]):
+        if _length(s, "chunk_ids.off") - 1 != _length(s, "chunk_c"):
             raise CorruptIndexError("graph: chunk_ids and chunk_c differ in length")
         self._chunk_c: dict[str, float] | None = None
         self._chunk_lock = threading.Lock()
@@ -144,11 +153,20 @@ class GraphIndex:
             with self._chunk_lock:
                 found = self._chunk_c
                 if found is None:
-                    ids, values = self._chunk_sections
+                    ids = store.strings(self._sections, "chunk_ids")
+                    values = self._sections["chunk_c"]
                     with paused_gc():
                         found = dict(zip(ids.all(), values.tolist(), strict=True))
                     self._chunk_c = found
         return found
+
+    @property
+    def pagerank(self) -> np.ndarray:
+        return self._sections["node_pr"]
+
+    @property
+    def scc(self) -> np.ndarray:
+        return self._sections["node_scc"]
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -299,6 +317,6 @@ class GraphIndex:
         return sorted(out, key=lambda x: (-x[1], x[2][:1], x[0]))
 
     def cycle_members(self, node: int) -> list[int]:
-        if self.scc[node] < 0:
+        if not self.in_cycle(node) or self.scc[node] < 0:  # the flag: no cycle numbers read
             return []
         return np.flatnonzero(self.scc == self.scc[node]).tolist()
