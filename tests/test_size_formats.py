@@ -14,7 +14,7 @@ from durability_support import answers, build, write_repo
 
 from maguyva.build.fsck import fsck
 from maguyva.errors import CorruptIndexError
-from maguyva.modalities.graph import incremental
+from maguyva.modalities.graph import incremental, store_pack
 from maguyva.modalities.graph import store as gstore
 from maguyva.modalities.graph.modality import COLD_SECTIONS
 from maguyva.modalities.structural import symbols
@@ -33,7 +33,7 @@ def _graph_to_format_3(directory: Path) -> None:
     for name in GRAPH_FILES:
         sections, meta = gstore.read(directory, name)
         own = _own_sections(directory, name)
-        arrays = {k: np.array(sections[k]) for k in own}
+        arrays = {k: np.array(v) for k, v in store_pack.logical(sections).items() if k in own}
         for k, v in arrays.items():
             if (k.endswith(".off") or k in WIDE) and v.dtype == np.int32:
                 arrays[k] = v.astype(np.int64)
@@ -49,8 +49,8 @@ def _own_sections(directory: Path, name: str) -> list[str]:
     sections, meta = gstore.read(directory, name)
     parts = set()
     for part in meta.get("parts", []):
-        parts |= set(gstore.read(directory, part)[0].keys())
-    return [k for k in sections if k not in parts]
+        parts |= set(store_pack.logical(gstore.read(directory, part)[0]))
+    return [k for k in store_pack.logical(sections) if k not in parts]
 
 
 def _symbols_to_format_2(directory: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from maguyva.errors import ModalityUnavailable
-from maguyva.modalities.graph import incremental, store
+from maguyva.modalities.graph import incremental, store, store_pack
 from maguyva.modalities.graph.build import build_with_log, finish
 from maguyva.modalities.graph.schema import CONF_FLOOR
 from maguyva.modalities.graph.searcher import GraphSearcher
@@ -117,7 +117,8 @@ class GraphModality:
                 continue
             if name == store.FILE_NAME:
                 n = len(sections.get("node_kind", ()))
-                for key in ("node_file", "node_start", "node_c", "node_name.off"):
+                qname = "node_qprefix_id" if "node_qprefix_id" in sections else "node_qname.off"
+                for key in ("node_file", "node_start", "node_c", "node_name.off", qname):
                     got = len(sections.get(key, ())) - (key.endswith(".off"))
                     if got != n:
                         problems.append(f"{name}: section {key} has {got} rows, nodes {n}")
@@ -180,6 +181,8 @@ def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | 
         v = strings.pop(k)
         blob, off = v if isinstance(v, store.Packed) else store.pack_strings(v)
         part[f"{k}.blob"], part[f"{k}.off"] = blob, off
+    part = store_pack.pack_names(part)
+    arrays = store_pack.pack_graph(arrays)
     same = (
         previous is not None
         and memory.part is not None

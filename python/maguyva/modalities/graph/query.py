@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from maguyva.errors import CorruptIndexError
-from maguyva.modalities.graph import store
+from maguyva.modalities.graph import store, store_pack
 from maguyva.modalities.graph.build import FLAG_CYCLE, FLAG_TEST
 from maguyva.modalities.graph.resolve.names import split_chain
 from maguyva.modalities.graph.schema import DEPENDENCY_KINDS, EdgeKind, NodeKind
@@ -121,16 +121,20 @@ class GraphIndex:
         self.indegree = s["node_indeg"]
         self.c = s["node_c"]
         self._sections = s  # the sections no question reads are decompressed when first asked
-        self.e_src, self.e_dst, self.e_kind = s["edge_src"], s["edge_dst"], s["edge_kind"]
-        self.e_conf, self.e_lptr, self.e_lines = s["edge_conf"], s["edge_lptr"], s["edge_lines"]
-        self.rev_ptr, self.rev_idx = s["rev_ptr"], s["rev_idx"]
-        self.fwd_ptr, self.fwd_idx = s["fwd_ptr"], s["fwd_idx"]
+        # format 4 packs these; `store_pack` rebuilds them (a format-3 file holds them)
+        self.e_src, self.e_dst, self.fwd_ptr, self.fwd_idx, self.rev_ptr, self.rev_idx = (
+            store_pack.edges(s, len(self.kind))
+        )
+        m = len(self.e_src)
+        self.e_kind = s["edge_kind"]
+        self.e_conf, self.e_lines = store_pack.confidences(s, m), s["edge_lines"]
+        self.e_lptr = store_pack.line_pointers(s, m)
         self.file_node = s["file_node"]
         self.module_of_file = s["module_of_file"]
         self.file_cycle = s["file_cycle"]
         self.path_c = s["path_c"]
         self.names = store.strings(s, "node_name")
-        self.qnames = store.strings(s, "node_qname")
+        self.qnames = store_pack.qualified_names(s, self.names)
         if not len(self.names) == len(self.qnames) == len(self.kind):
             raise CorruptIndexError("graph: node names, qualified names and kinds differ in length")
         self.paths = store.strings(s, "paths").all()

@@ -4,7 +4,8 @@ and checks the index, `symbol_search.py` loads it and answers look-ups.
 
 Storage (`<generation>/structural/`, format 3): the definitions are split into `SEGMENTS` files
 by a CRC of their path (`000.json` ... `255.json`, sealed, columns as JSON in one zstd frame
-behind `ZHEAD` and its raw length; format 2 stored the JSON as it is and is still read), plus
+behind `ZHEAD` and its raw length, an empty segment's payload empty; format 2 stored the JSON
+as it is and is still read), plus
 `meta.json` (sealed: format, segment count, the builder's and the extractor's fingerprints,
 counts per segment).
 An update hard-links the segments that hold no changed file from the previous generation and
@@ -167,6 +168,8 @@ def encode_segment(files: Mapping[str, Rows]) -> bytes:
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     if rows:
         cols.update(zip(_ROW_COLUMNS, map(list, zip(*rows, strict=True)), strict=True))
+    if not paths:  # format 3: an empty segment has an empty payload (most, in a small tree)
+        return b""
     cols["path"] = [index for index, path in enumerate(paths) for _row in files[path]]
     raw = sealed.dumps_json({"paths": paths, "columns": cols})
     return ZHEAD + struct.pack("<I", len(raw)) + _core.zstd_compress(raw, ZSTD_LEVEL)
@@ -174,6 +177,8 @@ def encode_segment(files: Mapping[str, Rows]) -> bytes:
 
 def decode_payload(payload: bytes, where: Path) -> Any:
     """A segment's payload (format 3 compressed, format 2 plain) as its JSON value."""
+    if not payload:
+        return {"paths": [], "columns": {c: [] for c in COLUMNS}}
     if payload[: len(ZHEAD)] == ZHEAD:
         at = len(ZHEAD) + 4
         if len(payload) < at:
