@@ -145,3 +145,25 @@ def test_cold_sections_are_not_decompressed_to_answer(tmp_path: Path) -> None:
                                               intent=intent, target="load_items"), 10)  # fmt: skip
     assert not COLD_SECTIONS & set(sections._raw)
     assert searcher.graph.chunk_c and "chunk_c" in sections._raw
+
+
+def test_fsck_rebuilds_the_packed_sections(tmp_path: Path) -> None:
+    """A `graph.bin` whose degrees do not fit its edges, under a right CRC (a writer bug), is
+    reported by fsck (`verify`) and refused by the first walk."""
+    from maguyva.modalities.graph.modality import GraphModality
+    from maguyva.modalities.graph.query import GraphIndex
+
+    root = tmp_path / "repo"
+    write_repo(root)
+    build(root)
+    graph_dir = IndexDir(root / ".maguyva").current(pin=False).path / "graph"
+    assert GraphModality().verify(graph_dir) == []
+    sections, meta = gstore.read(graph_dir)
+    names = gstore.read(graph_dir, gstore.NAMES_PART)[0]
+    arrays = {k: np.array(sections[k]) for k in sections if k not in names}
+    arrays["node_outdeg"][0] += 1
+    (graph_dir / gstore.FILE_NAME).unlink()
+    gstore.write(graph_dir, arrays, {}, meta, compress=COLD_SECTIONS)
+    assert any("do not rebuild" in p for p in GraphModality().verify(graph_dir))
+    with pytest.raises(CorruptIndexError, match="degrees"):
+        GraphIndex(*gstore.read(graph_dir)).rev_ptr  # noqa: B018

@@ -122,7 +122,7 @@ class GraphModality:
                     got = len(sections.get(key, ())) - (key.endswith(".off"))
                     if got != n:
                         problems.append(f"{name}: section {key} has {got} rows, nodes {n}")
-                problems += _verify_lookup(sections)
+                problems += _verify_lookup(sections) + _verify_packed(sections, n)
         return problems
 
     def open(self, gen_dir: Path, manifest: dict[str, Any] | None = None) -> GraphSearcher:
@@ -150,6 +150,19 @@ def _verify_lookup(sections: Mapping[str, np.ndarray]) -> list[str]:
         for k in store.LOOKUP_SECTIONS
         if again[k].dtype != sections[k].dtype or not np.array_equal(again[k], sections[k])
     ]
+
+
+def _verify_packed(sections: Mapping[str, np.ndarray], n: int) -> list[str]:
+    """The packed sections of format 4 (`store_pack`) rebuilt as a reader rebuilds them."""
+    try:
+        m = len(sections["edge_kind"])
+        store_pack.edges(sections, n)
+        store_pack.line_pointers(sections, m)
+        store_pack.confidences(sections, m)
+        store_pack.qualified_names(sections, store.strings(sections, "node_name"))
+    except Exception as exc:  # fsck reports, never raises
+        return [f"{store.FILE_NAME}: packed sections do not rebuild: {exc}"]
+    return []
 
 
 def _body_changes(changes: Any) -> list[str] | None:
@@ -181,9 +194,8 @@ def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | 
         v = strings.pop(k)
         blob, off = v if isinstance(v, store.Packed) else store.pack_strings(v)
         part[f"{k}.blob"], part[f"{k}.off"] = blob, off
-    part = store_pack.pack_names(part)
     arrays = store_pack.pack_graph(arrays)
-    same = (
+    same = (  # compared as built, before packing (`pack_names` costs more than the compare)
         previous is not None
         and memory.part is not None
         and memory.part.keys() == part.keys()
@@ -204,7 +216,8 @@ def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | 
             same = False
     if not same:
         lookup = store.name_lookup(part["node_kind"], part["node_name.blob"], part["node_name.off"])
-        size = store.write(out, {**part, **lookup}, {}, {"part": "names"}, store.NAMES_PART)
+        packed = {**store_pack.pack_names(part), **lookup}
+        size = store.write(out, packed, {}, {"part": "names"}, store.NAMES_PART)
     memory.part = {k: np.array(v) for k, v in part.items()} if remember else None
     return size + store.write(
         out, arrays, strings, {**meta, "parts": [store.NAMES_PART]}, compress=COLD_SECTIONS

@@ -121,14 +121,14 @@ class GraphIndex:
         self.indegree = s["node_indeg"]
         self.c = s["node_c"]
         self._sections = s  # the sections no question reads are decompressed when first asked
-        # format 4 packs these; `store_pack` rebuilds them (a format-3 file holds them)
-        self.e_src, self.e_dst, self.fwd_ptr, self.fwd_idx, self.rev_ptr, self.rev_idx = (
-            store_pack.edges(s, len(self.kind))
-        )
-        m = len(self.e_src)
+        # format 4 packs these; `store_pack` rebuilds them (a format-3 file holds them), the
+        # edges' ends and pointers on the first walk (`_edges`: a question to another modality
+        # never pays for them)
         self.e_kind = s["edge_kind"]
+        m = len(self.e_kind)
         self.e_conf, self.e_lines = store_pack.confidences(s, m), s["edge_lines"]
         self.e_lptr = store_pack.line_pointers(s, m)
+        self._edges: tuple[np.ndarray, ...] | None = None
         self.file_node = s["file_node"]
         self.module_of_file = s["module_of_file"]
         self.file_cycle = s["file_cycle"]
@@ -163,6 +163,21 @@ class GraphIndex:
                         found = dict(zip(ids.all(), values.tolist(), strict=True))
                     self._chunk_c = found
         return found
+
+    def _edge_arrays(self) -> tuple[np.ndarray, ...]:
+        """(e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx), rebuilt once (two threads may
+        both rebuild them: equal arrays)."""
+        found = self._edges
+        if found is None:
+            found = self._edges = store_pack.edges(self._sections, len(self.kind))
+        return found
+
+    e_src = property(lambda self: self._edge_arrays()[0])
+    e_dst = property(lambda self: self._edge_arrays()[1])
+    fwd_ptr = property(lambda self: self._edge_arrays()[2])
+    fwd_idx = property(lambda self: self._edge_arrays()[3])
+    rev_ptr = property(lambda self: self._edge_arrays()[4])
+    rev_idx = property(lambda self: self._edge_arrays()[5])
 
     @property
     def pagerank(self) -> np.ndarray:
@@ -244,9 +259,10 @@ class GraphIndex:
     # -- walks ------------------------------------------------------------------------------
 
     def _neighbours(self, node: int, reverse: bool):
-        ptr, idx = (self.rev_ptr, self.rev_idx) if reverse else (self.fwd_ptr, self.fwd_idx)
+        e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx = self._edge_arrays()
+        ptr, idx = (rev_ptr, rev_idx) if reverse else (fwd_ptr, fwd_idx)
         for edge in idx[ptr[node] : ptr[node + 1]].tolist():
-            other = int(self.e_src[edge] if reverse else self.e_dst[edge])
+            other = int(e_src[edge] if reverse else e_dst[edge])
             yield edge, other, int(self.e_kind[edge]), float(self.e_conf[edge])
 
     def walk_dependents(

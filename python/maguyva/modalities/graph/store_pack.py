@@ -18,6 +18,7 @@ files have only the old sections and are read as they are.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,12 +107,17 @@ def pack_names(part: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     keep[at] = False
     offsets = np.zeros(len(q_off), dtype=np.int64)
     np.cumsum(p_len, out=offsets[1:])
-    unique: dict[str, int] = {}
-    ids = [unique.setdefault(p, len(unique))
-           for p in store.StringTable(np.asarray(q_blob)[keep], offsets).all()]  # fmt: skip
+    raw = np.asarray(q_blob)[keep].tobytes()
+    off = offsets.tolist()
+    unique: dict[bytes, int] = {}  # each prefix's UTF-8 bytes, in order of first use
+    ids = [unique.setdefault(raw[a:b], len(unique)) for a, b in itertools.pairwise(off)]
     out = {k: v for k, v in part.items() if not k.startswith("node_qname.")}
     out["node_qprefix_id"] = np.array(ids, dtype=_unsigned(len(unique)))
-    out["qprefixes.blob"], out["qprefixes.off"] = store.pack_strings(list(unique))
+    lengths = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
+    u_off = np.zeros(len(unique) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=u_off[1:])
+    out["qprefixes.blob"] = np.frombuffer(b"".join(unique), dtype=np.uint8)
+    out["qprefixes.off"] = u_off
     return out
 
 
