@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from durability_support import answers, build, write_repo
+from hypothesis import given
+from hypothesis import strategies as st
 
 from maguyva.build.fsck import fsck
 from maguyva.errors import CorruptIndexError
@@ -167,3 +169,64 @@ def test_fsck_rebuilds_the_packed_sections(tmp_path: Path) -> None:
     assert any("do not rebuild" in p for p in GraphModality().verify(graph_dir))
     with pytest.raises(CorruptIndexError, match="degrees"):
         GraphIndex(*gstore.read(graph_dir)).rev_ptr  # noqa: B018
+
+
+@given(st.lists(st.text(st.sampled_from("ab.é_"), max_size=4), max_size=40))
+def test_dedupe_equals_a_dict_of_the_strings(strings: list[str]) -> None:
+    blob, off = gstore.pack_strings(strings)
+    got, want = store_pack.dedupe(blob, off), store_pack.dedupe_slow(blob, off)
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+    ids, u_blob, u_off = got
+    table = gstore.StringTable(u_blob, u_off)
+    assert [table[i] for i in ids.tolist()] == strings
+    assert len(set(strings)) == len(table)
+
+
+def test_a_hash_collision_falls_back_to_the_dict(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the hash of a string is then its first byte and its length: "ab" and "ac" collide
+    monkeypatch.setattr(store_pack, "_P", np.uint64(0))
+    slow = store_pack.dedupe_slow
+    calls = []
+    monkeypatch.setattr(store_pack, "dedupe_slow", lambda *a: calls.append(1) or slow(*a))
+    blob, off = gstore.pack_strings(["ab", "ac", "ab", "", "c"])
+    ids, u_blob, _ = store_pack.dedupe(blob, off)
+    assert ids.tolist() == [0, 1, 0, 2, 3] and u_blob.tobytes() == b"abacc" and calls == [1]
+
+
+def _graph_arrays(rng: np.random.Generator, n: int, m: int, confs: int, top_line: int) -> dict:
+    """Random edges with their CSR both ways, ordered by confidence within a node (as the build
+    orders them), line lists and as many distinct confidences as `confs`."""
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    conf = rng.permutation(np.resize(rng.random(confs).astype(np.float32), m))  # each value used
+    counts = rng.integers(0, 4, m)
+    lptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    arrays = {"node_start": np.ones(n, dtype=np.int32), "edge_src": src, "edge_dst": dst,
+              "edge_kind": rng.integers(0, 5, m).astype(np.uint8), "edge_conf": conf,
+              "edge_lptr": lptr, "edge_lines": rng.integers(1, top_line, int(lptr[-1]))}  # fmt: skip
+    for name, ends in (("fwd", src), ("rev", dst)):
+        arrays[f"{name}_idx"] = np.lexsort((-conf, ends)).astype(np.int32)
+        arrays[f"{name}_ptr"] = store_pack._counts_ptr(ends, n)
+    return arrays
+
+
+def _walks(s, n: int) -> list:
+    """Every edge as both walks see it: by CSR position, its ends, kind, confidence, lines."""
+    src, dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx = store_pack.edges(s, n)
+    m = len(s["edge_kind"])
+    conf, lptr = store_pack.confidences(s, m), store_pack.line_pointers(s, m)
+    lines = s["edge_lines"]
+    return [[(int(src[e]), int(dst[e]), int(s["edge_kind"][e]), float(conf[e]),
+              lines[lptr[e] : lptr[e + 1]].tolist()) for e in idx.tolist()]
+            for idx in (fwd_idx, rev_idx)] + [fwd_ptr.tolist(), rev_ptr.tolist()]  # fmt: skip
+
+
+@pytest.mark.parametrize(("n", "m", "confs", "top_line"),
+                         [(1, 0, 1, 10), (7, 40, 5, 100), (30, 400, 300, 70000)])  # fmt: skip
+def test_packed_edges_walk_as_the_arrays_they_replace(n, m, confs, top_line) -> None:
+    """More than 256 confidences or a line past 65535 keep those sections as they were."""
+    arrays = _graph_arrays(np.random.default_rng(m), n, m, confs, top_line)
+    packed = store_pack.pack_graph(arrays)
+    assert "edge_src" not in packed and "fwd_idx" not in packed
+    assert ("edge_conf" in packed) == (confs > 256)
+    assert (packed["edge_lines"].dtype == np.uint16) == (top_line <= 1 << 16)
+    assert _walks(packed, n) == _walks(arrays, n)

@@ -121,13 +121,10 @@ class GraphIndex:
         self.indegree = s["node_indeg"]
         self.c = s["node_c"]
         self._sections = s  # the sections no question reads are decompressed when first asked
-        # format 4 packs these; `store_pack` rebuilds them (a format-3 file holds them), the
-        # edges' ends and pointers on the first walk (`_edges`: a question to another modality
-        # never pays for them)
-        self.e_kind = s["edge_kind"]
-        m = len(self.e_kind)
-        self.e_conf, self.e_lines = store_pack.confidences(s, m), s["edge_lines"]
-        self.e_lptr = store_pack.line_pointers(s, m)
+        # format 4 packs the edges' ends, pointers, confidences and line pointers;
+        # `store_pack` rebuilds them on the first walk (`_edge_arrays`: a question to another
+        # modality never pays for them; a format-3 file holds them)
+        self.e_kind, self.e_lines = s["edge_kind"], s["edge_lines"]
         self._edges: tuple[np.ndarray, ...] | None = None
         self.file_node = s["file_node"]
         self.module_of_file = s["module_of_file"]
@@ -165,11 +162,14 @@ class GraphIndex:
         return found
 
     def _edge_arrays(self) -> tuple[np.ndarray, ...]:
-        """(e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx), rebuilt once (two threads may
-        both rebuild them: equal arrays)."""
+        """(e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx, e_conf, e_lptr), rebuilt once
+        (two threads may both rebuild them: equal arrays)."""
         found = self._edges
         if found is None:
-            found = self._edges = store_pack.edges(self._sections, len(self.kind))
+            s, m = self._sections, len(self.e_kind)
+            found = (*store_pack.edges(s, len(self.kind)), store_pack.confidences(s, m),
+                     store_pack.line_pointers(s, m))  # fmt: skip
+            self._edges = found
         return found
 
     e_src = property(lambda self: self._edge_arrays()[0])
@@ -178,6 +178,8 @@ class GraphIndex:
     fwd_idx = property(lambda self: self._edge_arrays()[3])
     rev_ptr = property(lambda self: self._edge_arrays()[4])
     rev_idx = property(lambda self: self._edge_arrays()[5])
+    e_conf = property(lambda self: self._edge_arrays()[6])
+    e_lptr = property(lambda self: self._edge_arrays()[7])
 
     @property
     def pagerank(self) -> np.ndarray:
@@ -215,7 +217,8 @@ class GraphIndex:
         return bool(self.flags[node] & FLAG_CYCLE)
 
     def edge_lines(self, edge: int) -> list[int]:
-        return self.e_lines[self.e_lptr[edge] : self.e_lptr[edge + 1]].tolist()
+        lptr = self._edge_arrays()[7]
+        return self.e_lines[lptr[edge] : lptr[edge + 1]].tolist()
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -259,11 +262,11 @@ class GraphIndex:
     # -- walks ------------------------------------------------------------------------------
 
     def _neighbours(self, node: int, reverse: bool):
-        e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx = self._edge_arrays()
+        e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx, e_conf, _ = self._edge_arrays()
         ptr, idx = (rev_ptr, rev_idx) if reverse else (fwd_ptr, fwd_idx)
         for edge in idx[ptr[node] : ptr[node + 1]].tolist():
             other = int(e_src[edge] if reverse else e_dst[edge])
-            yield edge, other, int(self.e_kind[edge]), float(self.e_conf[edge])
+            yield edge, other, int(self.e_kind[edge]), float(e_conf[edge])
 
     def walk_dependents(
         self,

@@ -1,8 +1,9 @@
 """Graph format 4's packed sections (issue 21, the index's size): what `graph.bin` and
-`names.bin` store in place of an array the reader can rebuild at open for less than a
-millisecond on the standard library, and the rebuilding.
+`names.bin` store in place of arrays a reader can rebuild, and the rebuilding (the edges'
+part on a graph's first walk, ~3 ms CPU on the standard library: `GraphIndex._edge_arrays`;
+the qualified names per node).
 
-| stored (format 4) | instead of (format 3) | rebuilt at open |
+| stored (format 4) | instead of (format 3) | rebuilt |
 |---|---|---|
 | `edge_nlines` (u8/u16/u32: each edge's line count) | `edge_lptr` (int64 pointers) | a cumulative sum |
 | `edge_confcode` (u8) + `conf_table` (f4, <= 256 values) | `edge_conf` (f4) | a gather, the same floats |
@@ -107,18 +108,60 @@ def pack_names(part: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     keep[at] = False
     offsets = np.zeros(len(q_off), dtype=np.int64)
     np.cumsum(p_len, out=offsets[1:])
-    raw = np.asarray(q_blob)[keep].tobytes()
-    off = offsets.tolist()
-    unique: dict[bytes, int] = {}  # each prefix's UTF-8 bytes, in order of first use
-    ids = [unique.setdefault(raw[a:b], len(unique)) for a, b in itertools.pairwise(off)]
+    ids, u_blob, u_off = dedupe(np.asarray(q_blob)[keep], offsets)
     out = {k: v for k, v in part.items() if not k.startswith("node_qname.")}
-    out["node_qprefix_id"] = np.array(ids, dtype=_unsigned(len(unique)))
-    lengths = np.fromiter(map(len, unique), dtype=np.int64, count=len(unique))
-    u_off = np.zeros(len(unique) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=u_off[1:])
-    out["qprefixes.blob"] = np.frombuffer(b"".join(unique), dtype=np.uint8)
-    out["qprefixes.off"] = u_off
+    out["node_qprefix_id"] = ids.astype(_unsigned(len(u_off) - 1))
+    out["qprefixes.blob"], out["qprefixes.off"] = u_blob, u_off
     return out
+
+
+_P, _K = np.uint64(0x100000001B3), np.uint64(0x9E3779B97F4A7C15)
+
+
+def dedupe(blob: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The packed strings `blob`/`off` as (each string's id, the distinct strings packed), ids
+    in order of first appearance: `dedupe_slow`'s answer, from a 64-bit polynomial hash of
+    each string in numpy (a Python dict over 28k strings took 10-50 ms per write), checked
+    byte for byte (a collision falls back to the dict)."""
+    n, blob, off = len(off) - 1, np.asarray(blob, dtype=np.uint8), np.asarray(off, dtype=np.int64)
+    lens = np.diff(off)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), blob[:0], np.zeros(1, dtype=np.int64)
+    owner = np.repeat(np.arange(n), lens)
+    pos = np.arange(len(blob)) - off[:-1][owner]
+    powers = np.ones(max(int(lens.max()), 1), dtype=np.uint64)
+    np.cumprod(np.full(len(powers) - 1, _P, dtype=np.uint64), out=powers[1:])
+    with np.errstate(over="ignore"):
+        terms = (blob.astype(np.uint64) + np.uint64(1)) * powers[pos]
+        key = lens.astype(np.uint64) * _K
+        full = lens > 0
+        if full.any():
+            key[full] ^= np.add.reduceat(terms, off[:-1][full])
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    ids, reps = rank[inverse.reshape(-1)], first[order]
+    rep = reps[ids]
+    if not (
+        np.array_equal(lens[rep], lens) and np.array_equal(blob[off[:-1][rep][owner] + pos], blob)
+    ):
+        return dedupe_slow(blob, off)
+    u_off = np.zeros(len(reps) + 1, dtype=np.int64)
+    np.cumsum(lens[reps], out=u_off[1:])
+    gather = np.repeat(off[:-1][reps] - u_off[:-1], lens[reps]) + np.arange(int(u_off[-1]))
+    return ids, blob[gather], u_off
+
+
+def dedupe_slow(blob: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`dedupe` with a dict of the strings' bytes."""
+    raw, bounds = np.asarray(blob, dtype=np.uint8).tobytes(), np.asarray(off).tolist()
+    unique: dict[bytes, int] = {}
+    ids = [unique.setdefault(raw[a:b], len(unique)) for a, b in itertools.pairwise(bounds)]
+    u_off = np.zeros(len(unique) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, unique), dtype=np.int64, count=len(unique)), out=u_off[1:])
+    return (np.array(ids, dtype=np.int64), np.frombuffer(b"".join(unique), dtype=np.uint8),
+            u_off)  # fmt: skip
 
 
 def _unsigned(top: int) -> type[np.unsignedinteger[Any]]:
@@ -208,6 +251,9 @@ def pointers(s: Mapping[str, np.ndarray], name: str, ends: np.ndarray, n: int) -
     return ptr.astype(np.int32) if int(ptr[-1]) < 2**31 else ptr
 
 
+_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}  # memoryview formats of unsigned ids by width
+
+
 class JoinedTable:
     """Qualified names as `prefix + name` (the node's prefix by number), decoded per node like
     a `StringTable`."""
@@ -217,7 +263,8 @@ class JoinedTable:
         if len(ids) != len(names) or (len(ids) and int(ids.max()) >= len(prefixes)):
             raise CorruptIndexError("graph: qualified-name prefixes do not fit the names")
         self._prefixes, self._names = prefixes, names
-        self._ids = ids.tolist()  # a list item is the cheapest to index from Python
+        ids = np.ascontiguousarray(ids)  # indexed one by one: a memoryview item is ~10x
+        self._ids = memoryview(ids).cast("B").cast(_CODES[ids.dtype.itemsize])  # a numpy one
 
     def __len__(self) -> int:
         return len(self._names)
@@ -230,7 +277,7 @@ class JoinedTable:
 
     def all(self) -> list[str]:
         prefixes = self._prefixes.all()
-        return [prefixes[p] + n for p, n in zip(self._ids, self._names.all(), strict=True)]
+        return [prefixes[p] + n for p, n in zip(self._ids.tolist(), self._names.all(), strict=True)]
 
 
 def qualified_names(
