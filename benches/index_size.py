@@ -8,12 +8,16 @@ ratio to the corpus (the bytes of the indexed files, from the generation's file 
 inode is counted once (generations hard-link what they share); `cache/` and the older
 generations still on disk are shown apart. Reads files only: it imports nothing of Maguyva,
 so it measures an index written by any version.
+
+`--sections` also lists each graph file's sections (name, stored type, element count, bytes
+on disk, `zstd` when stored compressed), read from the files' headers.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import struct
 import sys
 from pathlib import Path
 
@@ -95,11 +99,30 @@ def measure(index: Path) -> dict:
             "other_generations_and_leftovers": others}  # fmt: skip
 
 
+def graph_sections(gen: Path) -> list[tuple[str, str, str, int, int, bool]]:
+    """(file, section, dtype, elements, bytes stored, compressed) of every graph file: the
+    header of format 1-4 (`MGVGRAPH`, u32 version, u32 header length, JSON header)."""
+    rows = []
+    for path in sorted((gen / "graph").glob("*.bin")):
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+            if head[:8] != b"MGVGRAPH":
+                continue
+            _version, hlen = struct.unpack_from("<II", head, 8)
+            header = json.loads(fh.read(hlen))
+        for row in header["sections"]:
+            name, dtype, size = row[0], row[1], row[2]
+            stored = row[4] if len(row) == 5 else size * int(dtype.lstrip("<>|")[1:])
+            rows.append((path.name, name, dtype, size, stored, len(row) == 5))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("roots", nargs="+", type=Path)
     parser.add_argument("--index-dir", type=Path, action="append", default=[])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--sections", action="store_true", help="each graph file's sections")
     args = parser.parse_args(argv)
     indexes = args.index_dir or [r / ".maguyva" for r in args.roots]
     results = [measure(i) for i in indexes]
@@ -114,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
                 ("older generations, leftovers", r["other_generations_and_leftovers"])]  # fmt: skip
         for name, size in rows:
             print(f"  {name:<30} {size:>12,}  {size / corpus:6.3f}x")
+        if args.sections:
+            index = Path(r["index"])
+            for file, name, dtype, size, stored, packed in graph_sections(index / r["generation"]):
+                print(f"    {file:<12} {name:<22} {dtype:<4} {size:>10,} {stored:>10,}"
+                      f"{'  zstd' if packed else ''}")  # fmt: skip
     return 0
 
 

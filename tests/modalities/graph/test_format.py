@@ -1,4 +1,4 @@
-"""Graph format 3: the CRC-32 trailer (written section by section, checked over the mapped
+"""Graph formats 3 and 4: the CRC-32 trailer (written section by section, checked over the mapped
 file), the exact-size rule, and the name lookup sections, whose answers must equal dicts
 built from Python's own strings (`str.lower` included) for any names."""
 
@@ -61,21 +61,25 @@ def test_crc32_buffer_is_zlibs(data: bytes, initial: int) -> None:
 
 
 def _file(tmp_path: Path) -> bytes:
-    gstore.write(tmp_path, {"x": np.arange(5, dtype=np.int32), "y": np.ones(3)},
-                 {"s": ["a", "bé", "Ωmega"]}, {"k": 1})  # fmt: skip
+    """A format-4 file with a compressed section (`z`) beside raw ones."""
+    gstore.write(tmp_path, {"x": np.arange(5, dtype=np.int32), "y": np.ones(3),
+                            "z": np.arange(7, dtype=np.int64)},
+                 {"s": ["a", "bé", "Ωmega"]}, {"k": 1}, compress=frozenset({"z"}))  # fmt: skip
     return (tmp_path / gstore.FILE_NAME).read_bytes()
 
 
-def test_a_format_3_file_ends_with_its_crc_and_round_trips(tmp_path: Path) -> None:
+def test_a_format_4_file_ends_with_its_crc_and_round_trips(tmp_path: Path) -> None:
     data = _file(tmp_path)
-    assert struct.unpack_from("<I", data, 8)[0] == 3 == gstore.VERSION
+    assert struct.unpack_from("<I", data, 8)[0] == 4 == gstore.VERSION
     assert data.endswith(gstore.END)
     assert struct.unpack_from("<I", data, len(data) - 8)[0] == zlib.crc32(data[:-8])
     sections, meta = gstore.read(tmp_path)
     assert meta == {"k": 1} and sections["x"].tolist() == list(range(5))
     assert sections["y"].tolist() == [1.0] * 3
     assert gstore.strings(sections, "s").all() == ["a", "bé", "Ωmega"]
+    assert sections.compressed() == ["z"] and sections["z"].tolist() == list(range(7))
     assert not sections["x"].flags.writeable  # views of the read buffer, never written
+    assert not sections["z"].flags.writeable
 
 
 def test_every_flipped_bit_and_every_truncation_is_refused(tmp_path: Path) -> None:
@@ -89,7 +93,8 @@ def test_every_flipped_bit_and_every_truncation_is_refused(tmp_path: Path) -> No
             # the version field names another format: refused as such (its checksum unknown)
             refused = (CorruptIndexError, IndexVersionError) if 8 <= at < 12 else CorruptIndexError
             with pytest.raises(refused):
-                gstore.read(tmp_path)
+                sections, _ = gstore.read(tmp_path)
+                sections["z"]
     for cut in range(1, len(data)):
         path.write_bytes(data[:cut])
         with pytest.raises(CorruptIndexError):

@@ -14,7 +14,7 @@ from graph_support import assert_same_graph, build_with
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maguyva.modalities.graph import MODALITY
+from maguyva.modalities.graph import MODALITY, store_pack
 from maguyva.modalities.graph import store as gstore
 from maguyva.modalities.graph.incremental import LOG_FILE
 from maguyva.modalities.graph.modality import GraphModality
@@ -36,7 +36,7 @@ def _build(root: Path, out: Path, previous: Path | None = None, config=None) -> 
 
 
 def _arrays(gen: Path) -> dict[str, np.ndarray]:
-    return gstore.read(gen / "graph")[0]
+    return store_pack.logical(gstore.read(gen / "graph")[0])
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from graph_support import assert_same_graph, build_with
 
 from maguyva.modalities.graph import store as gstore
+from maguyva.modalities.graph import store_pack
 from maguyva.modalities.graph.modality import GraphModality
 
 REPO = {
@@ -154,7 +155,7 @@ _build = build_with
 
 
 def _edges(gen: Path) -> dict[str, np.ndarray]:
-    return gstore.read(gen / "graph")[0]
+    return store_pack.logical(gstore.read(gen / "graph")[0])
 
 
 @pytest.mark.parametrize("upto", range(1, len(EDITS) + 1))

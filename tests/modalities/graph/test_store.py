@@ -48,7 +48,7 @@ def test_a_body_edit_links_the_names_part_and_writes_the_rest(built):
     ).stat().st_ino
     sections, meta = gstore.read(g2 / "graph")
     assert meta["parts"] == [gstore.NAMES_PART]
-    assert "node_name.blob" in sections and "edge_src" in sections
+    assert "node_name.blob" in sections and "edge_kind" in sections
     assert GraphModality().verify(g2 / "graph") == []
 
 

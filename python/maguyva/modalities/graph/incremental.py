@@ -113,6 +113,8 @@ def reusable(
         return None, "no previous generation"
     try:
         sections, meta = store.read(Path(previous) / "graph", LOG_FILE)
+        for name in sections.compressed():  # format 4 stores it compressed: all read here
+            sections[name]
     except MaguyvaError as exc:
         return None, f"previous edge log unusable: {exc}"
     if (
@@ -142,7 +144,7 @@ def write(
     directory: Path, packed: tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any]]
 ) -> int:
     arrays, strings, meta = packed
-    return store.write(directory, arrays, strings, meta, LOG_FILE)
+    return store.write(directory, arrays, strings, meta, LOG_FILE, compress=True)
 
 
 def patch(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import resource
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from maguyva.errors import ModalityUnavailable
-from maguyva.modalities.graph import incremental, store
+from maguyva.modalities.graph import incremental, store, store_pack
 from maguyva.modalities.graph.build import build_with_log, finish
 from maguyva.modalities.graph.schema import CONF_FLOOR
 from maguyva.modalities.graph.searcher import GraphSearcher
@@ -108,13 +109,20 @@ class GraphModality:
             except Exception as exc:  # fsck reports, never raises
                 problems.append(f"{name}: {exc}")
                 continue
+            try:
+                for key in sections.compressed():  # a frame that does not decompress: damage
+                    sections[key]
+            except Exception as exc:  # fsck reports, never raises
+                problems.append(f"{name}: {exc}")
+                continue
             if name == store.FILE_NAME:
                 n = len(sections.get("node_kind", ()))
-                for key in ("node_file", "node_start", "node_c", "node_name.off"):
+                qname = "node_qprefix_id" if "node_qprefix_id" in sections else "node_qname.off"
+                for key in ("node_file", "node_start", "node_c", "node_name.off", qname):
                     got = len(sections.get(key, ())) - (key.endswith(".off"))
                     if got != n:
                         problems.append(f"{name}: section {key} has {got} rows, nodes {n}")
-                problems += _verify_lookup(sections)
+                problems += _verify_lookup(sections) + _verify_packed(sections, n)
         return problems
 
     def open(self, gen_dir: Path, manifest: dict[str, Any] | None = None) -> GraphSearcher:
@@ -124,15 +132,16 @@ class GraphModality:
         return GraphSearcher.open(Path(gen_dir), manifest)
 
 
-def _verify_lookup(sections: dict[str, np.ndarray]) -> list[str]:
+def _verify_lookup(sections: Mapping[str, np.ndarray]) -> list[str]:
     """The stored name lookup sections (format 3) equal to those computed again from the
     names and kinds (a checksum proves a file is what was written, this that what was
     written was right)."""
     if not all(k in sections for k in store.LOOKUP_SECTIONS):
         return []  # an older format: the reader computes them
     try:
+        bits = 32 if sections["lookup_name.hash"].dtype == np.uint32 else 64
         again = store.name_lookup(
-            sections["node_kind"], sections["node_name.blob"], sections["node_name.off"]
+            sections["node_kind"], sections["node_name.blob"], sections["node_name.off"], bits
         )
     except Exception as exc:  # fsck reports, never raises
         return [f"{store.NAMES_PART}: name lookup not computable: {exc}"]
@@ -141,6 +150,19 @@ def _verify_lookup(sections: dict[str, np.ndarray]) -> list[str]:
         for k in store.LOOKUP_SECTIONS
         if again[k].dtype != sections[k].dtype or not np.array_equal(again[k], sections[k])
     ]
+
+
+def _verify_packed(sections: Mapping[str, np.ndarray], n: int) -> list[str]:
+    """The packed sections of format 4 (`store_pack`) rebuilt as a reader rebuilds them."""
+    try:
+        m = len(sections["edge_kind"])
+        store_pack.edges(sections, n)
+        store_pack.line_pointers(sections, m)
+        store_pack.confidences(sections, m)
+        store_pack.qualified_names(sections, store.strings(sections, "node_name"))
+    except Exception as exc:  # fsck reports, never raises
+        return [f"{store.FILE_NAME}: packed sections do not rebuild: {exc}"]
+    return []
 
 
 def _body_changes(changes: Any) -> list[str] | None:
@@ -157,6 +179,9 @@ def _body_changes(changes: Any) -> list[str] | None:
 # body-only edit does not change; the rest of graph.bin does)
 PART_ARRAYS = ("node_kind", "node_file", "node_dkind")
 PART_STRINGS = ("node_name", "node_qname", "paths", "module_names", "def_kinds")
+# what no graph question reads (fused questions' chunk centrality, PageRank, cycle numbers):
+# stored compressed, decompressed when first read (format 4)
+COLD_SECTIONS = frozenset({"chunk_ids.blob", "chunk_ids.off", "chunk_c", "node_pr", "node_scc"})
 
 
 def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | None,
@@ -169,7 +194,8 @@ def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | 
         v = strings.pop(k)
         blob, off = v if isinstance(v, store.Packed) else store.pack_strings(v)
         part[f"{k}.blob"], part[f"{k}.off"] = blob, off
-    same = (
+    arrays = store_pack.pack_graph(arrays)
+    same = (  # compared as built, before packing (`pack_names` costs more than the compare)
         previous is not None
         and memory.part is not None
         and memory.part.keys() == part.keys()
@@ -190,6 +216,9 @@ def _write(out: Path, arrays: dict, strings: dict, meta: dict, previous: Path | 
             same = False
     if not same:
         lookup = store.name_lookup(part["node_kind"], part["node_name.blob"], part["node_name.off"])
-        size = store.write(out, {**part, **lookup}, {}, {"part": "names"}, store.NAMES_PART)
+        packed = {**store_pack.pack_names(part), **lookup}
+        size = store.write(out, packed, {}, {"part": "names"}, store.NAMES_PART)
     memory.part = {k: np.array(v) for k, v in part.items()} if remember else None
-    return size + store.write(out, arrays, strings, {**meta, "parts": [store.NAMES_PART]})
+    return size + store.write(
+        out, arrays, strings, {**meta, "parts": [store.NAMES_PART]}, compress=COLD_SECTIONS
+    )

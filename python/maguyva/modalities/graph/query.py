@@ -7,12 +7,13 @@ from __future__ import annotations
 import heapq
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from maguyva.errors import CorruptIndexError
-from maguyva.modalities.graph import store
+from maguyva.modalities.graph import store, store_pack
 from maguyva.modalities.graph.build import FLAG_CYCLE, FLAG_TEST
 from maguyva.modalities.graph.resolve.names import split_chain
 from maguyva.modalities.graph.schema import DEPENDENCY_KINDS, EdgeKind, NodeKind
@@ -56,7 +57,10 @@ class NameLookup:
     def get(self, key: str, default=None):
         if not isinstance(key, str):
             return default
-        h = np.uint64(store.name_hash(key))
+        h = store.name_hash(key)
+        if self._hashes.dtype == np.uint32:  # format 4: the hash's top 32 bits
+            h >>= 64 - store.LOOKUP_BITS
+        h = self._hashes.dtype.type(h)
         lo = int(np.searchsorted(self._hashes, h, "left"))
         hi = int(np.searchsorted(self._hashes, h, "right"))
         if lo == hi:
@@ -78,7 +82,9 @@ class NameLookup:
         return isinstance(key, str) and self.get(key) is not None
 
 
-def _lookups(s: dict[str, np.ndarray], names: store.StringTable) -> tuple[NameLookup, NameLookup]:
+def _lookups(
+    s: Mapping[str, np.ndarray], names: store.StringTable
+) -> tuple[NameLookup, NameLookup]:
     """The name lookups from the stored sections (format 3), or computed from the names
     (an older file, or sections built in memory)."""
     n = len(s["node_kind"])
@@ -95,10 +101,15 @@ def _lookups(s: dict[str, np.ndarray], names: store.StringTable) -> tuple[NameLo
     return out[0], out[1]
 
 
+def _length(s: Mapping[str, np.ndarray], name: str) -> int:
+    """A section's length, without decompressing it."""
+    return s.length(name) if isinstance(s, store.Sections) else len(s[name])
+
+
 class GraphIndex:
     """The loaded graph of one generation. Immutable and safe to share between threads."""
 
-    def __init__(self, sections: dict[str, np.ndarray], meta: dict) -> None:
+    def __init__(self, sections: Mapping[str, np.ndarray], meta: dict) -> None:
         s = sections
         self.meta = meta
         self.kind = s["node_kind"]
@@ -107,20 +118,20 @@ class GraphIndex:
         self.end = s["node_end"]
         self.dkind = s["node_dkind"]
         self.flags = s["node_flags"]
-        self.pagerank = s["node_pr"]
         self.indegree = s["node_indeg"]
         self.c = s["node_c"]
-        self.scc = s["node_scc"]
-        self.e_src, self.e_dst, self.e_kind = s["edge_src"], s["edge_dst"], s["edge_kind"]
-        self.e_conf, self.e_lptr, self.e_lines = s["edge_conf"], s["edge_lptr"], s["edge_lines"]
-        self.rev_ptr, self.rev_idx = s["rev_ptr"], s["rev_idx"]
-        self.fwd_ptr, self.fwd_idx = s["fwd_ptr"], s["fwd_idx"]
+        self._sections = s  # the sections no question reads are decompressed when first asked
+        # format 4 packs the edges' ends, pointers, confidences and line pointers;
+        # `store_pack` rebuilds them on the first walk (`_edge_arrays`: a question to another
+        # modality never pays for them; a format-3 file holds them)
+        self.e_kind, self.e_lines = s["edge_kind"], s["edge_lines"]
+        self._edges: tuple[np.ndarray, ...] | None = None
         self.file_node = s["file_node"]
         self.module_of_file = s["module_of_file"]
         self.file_cycle = s["file_cycle"]
         self.path_c = s["path_c"]
         self.names = store.strings(s, "node_name")
-        self.qnames = store.strings(s, "node_qname")
+        self.qnames = store_pack.qualified_names(s, self.names)
         if not len(self.names) == len(self.qnames) == len(self.kind):
             raise CorruptIndexError("graph: node names, qualified names and kinds differ in length")
         self.paths = store.strings(s, "paths").all()
@@ -128,8 +139,7 @@ class GraphIndex:
         self.module_names = store.strings(s, "module_names")
         self.path_index = {p: i for i, p in enumerate(self.paths)}
         self.by_name, self.by_lower = _lookups(s, self.names)
-        self._chunk_sections = (store.strings(s, "chunk_ids"), s["chunk_c"])
-        if len(self._chunk_sections[0]) != len(s["chunk_c"]):
+        if _length(s, "chunk_ids.off") - 1 != _length(s, "chunk_c"):
             raise CorruptIndexError("graph: chunk_ids and chunk_c differ in length")
         self._chunk_c: dict[str, float] | None = None
         self._chunk_lock = threading.Lock()
@@ -144,11 +154,40 @@ class GraphIndex:
             with self._chunk_lock:
                 found = self._chunk_c
                 if found is None:
-                    ids, values = self._chunk_sections
+                    ids = store.strings(self._sections, "chunk_ids")
+                    values = self._sections["chunk_c"]
                     with paused_gc():
                         found = dict(zip(ids.all(), values.tolist(), strict=True))
                     self._chunk_c = found
         return found
+
+    def _edge_arrays(self) -> tuple[np.ndarray, ...]:
+        """(e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx, e_conf, e_lptr), rebuilt once
+        (two threads may both rebuild them: equal arrays)."""
+        found = self._edges
+        if found is None:
+            s, m = self._sections, len(self.e_kind)
+            found = (*store_pack.edges(s, len(self.kind)), store_pack.confidences(s, m),
+                     store_pack.line_pointers(s, m))  # fmt: skip
+            self._edges = found
+        return found
+
+    e_src = property(lambda self: self._edge_arrays()[0])
+    e_dst = property(lambda self: self._edge_arrays()[1])
+    fwd_ptr = property(lambda self: self._edge_arrays()[2])
+    fwd_idx = property(lambda self: self._edge_arrays()[3])
+    rev_ptr = property(lambda self: self._edge_arrays()[4])
+    rev_idx = property(lambda self: self._edge_arrays()[5])
+    e_conf = property(lambda self: self._edge_arrays()[6])
+    e_lptr = property(lambda self: self._edge_arrays()[7])
+
+    @property
+    def pagerank(self) -> np.ndarray:
+        return self._sections["node_pr"]
+
+    @property
+    def scc(self) -> np.ndarray:
+        return self._sections["node_scc"]
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -178,7 +217,8 @@ class GraphIndex:
         return bool(self.flags[node] & FLAG_CYCLE)
 
     def edge_lines(self, edge: int) -> list[int]:
-        return self.e_lines[self.e_lptr[edge] : self.e_lptr[edge + 1]].tolist()
+        lptr = self._edge_arrays()[7]
+        return self.e_lines[lptr[edge] : lptr[edge + 1]].tolist()
 
     # -- lookup ---------------------------------------------------------------------------
 
@@ -222,10 +262,11 @@ class GraphIndex:
     # -- walks ------------------------------------------------------------------------------
 
     def _neighbours(self, node: int, reverse: bool):
-        ptr, idx = (self.rev_ptr, self.rev_idx) if reverse else (self.fwd_ptr, self.fwd_idx)
+        e_src, e_dst, fwd_ptr, fwd_idx, rev_ptr, rev_idx, e_conf, _ = self._edge_arrays()
+        ptr, idx = (rev_ptr, rev_idx) if reverse else (fwd_ptr, fwd_idx)
         for edge in idx[ptr[node] : ptr[node + 1]].tolist():
-            other = int(self.e_src[edge] if reverse else self.e_dst[edge])
-            yield edge, other, int(self.e_kind[edge]), float(self.e_conf[edge])
+            other = int(e_src[edge] if reverse else e_dst[edge])
+            yield edge, other, int(self.e_kind[edge]), float(e_conf[edge])
 
     def walk_dependents(
         self,
@@ -299,6 +340,6 @@ class GraphIndex:
         return sorted(out, key=lambda x: (-x[1], x[2][:1], x[0]))
 
     def cycle_members(self, node: int) -> list[int]:
-        if self.scc[node] < 0:
+        if not self.in_cycle(node) or self.scc[node] < 0:  # the flag: no cycle numbers read
             return []
         return np.flatnonzero(self.scc == self.scc[node]).tolist()

@@ -331,7 +331,7 @@ class GraphSearcher:
 
     def stats(self) -> dict[str, Any]:
         g = self.graph
-        return {"nodes": len(g), "edges": len(g.e_src), "files": len(g.paths),
+        return {"nodes": len(g), "edges": len(g.e_kind), "files": len(g.paths),
                 "boost_median": float(np.median(boost(g.path_c))) if len(g.paths) else 1.0}  # fmt: skip
 
 
