@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.paste_shapes import inline_exception, pasted_error
+from maguyva.query.shapes import one_line_snippet, split_clauses, strip_chatter, unquoted_literal
 
 FIND_SIMILAR = "find_similar"
 FIND_DEFINITION = "find_definition"
@@ -147,6 +148,7 @@ _IMPACT_CHANGE = re.compile(
 )
 _IMPACT_ASK = re.compile(
     r"\b(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
+    r"|^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok|okay|fine)\s+to\b"
 )
 _REFS = re.compile(
     r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
@@ -156,6 +158,7 @@ _REFS = re.compile(
     r"|implementations\s+of|implement[eo]rs|(?:who|what|anything)\s+implements"
     r"|which\s+\w+s\s+implement|(?:classes|types|structs)\s+implementing"
     r"|occurrences?|appears?|render(?:s|ed)|inject\w*|wired|checks?\s+for|checked|returned"
+    r"|tests?\s+(?:for|of|covering|exercising|hitting|that\s+(?:cover|exercise|hit|call)\w*)\s+x"
     r"|depend\s+on\s+x\s+directly)\b"
 )
 _DEF_PHRASE = re.compile(
@@ -235,6 +238,8 @@ def _keyword(text: str, terms: list[str]) -> Classification | None:
     if not match:
         return None
     name, rest = match.group("name"), match.group("rest").strip()
+    if match.group("kw").lower() == "def" and re.match(r"[?!](?:\s|\(|$)", rest):
+        name, rest = name + rest[0], rest[1:].strip()  # Ruby: `def valid_email?`
     impl_for = re.match(r"for\s+(" + _IDENT + r")\s*$", rest)
     if impl_for and match.group("kw").lower() == "impl":
         name, rest = impl_for.group(1), ""  # "impl Display for ErrorKind": ErrorKind's impl
@@ -380,6 +385,14 @@ def _lone(text: str, target: _targets.Target | None, shape: str) -> Classificati
                           terms=salient_terms(text))  # fmt: skip
 
 
+_EXPLAIN_OPENER = re.compile(
+    r"^(?:(?:can|could)\s+you\s+)?(?:how(?!\s+(?:many|often|much))|why|explain\w*|describe"
+    r"|walk\s+me\s+through)\b"
+)
+"""A question that opens by asking how or why: references and definition words later in it
+("how does x notify subscribers", "why is x defined twice") do not make it a lookup."""
+
+
 def _phrase(
     text: str, shape: str, target: _targets.Target | None, terms: list[str]
 ) -> Classification | None:
@@ -389,7 +402,8 @@ def _phrase(
     similar = _SIMILAR_NAMED.search(shape)
     if similar and (similar.group("w") == "x" or similar.group("w") not in _targets.PROSE):
         word = similar.group("w")
-        named = name if word == "x" else _word_in(word, text)
+        code_like = target is not None and target.rank <= 2
+        named = name if word == "x" or code_like else _word_in(word, text)
         return Classification(FIND_SIMILAR, 0.75, named, "0:similar-named", terms=terms)
     changed = "" if has_x else _plain_changed(shape, text)
     if has_x or changed or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
@@ -399,6 +413,8 @@ def _phrase(
         if impact:
             plain = _plain_target(shape, text) or changed
             return Classification(IMPACT_ANALYSIS, 0.90, name or plain, "3:impact", terms=terms)
+    if _EXPLAIN_OPENER.match(shape):
+        return None  # "how does x notify subscribers": the words after "how" are not the ask
     refs = _REFS.search(shape) or (_ERROR_NAME.fullmatch(name) and _RAISED.search(shape))
     if refs and (has_x or _plain_target(shape, text)):
         # "where is x used" is rule 2 even though "where is" opens rule 1 phrases.
@@ -425,7 +441,33 @@ def _definition_phrase(
 
 
 def classify(query: str) -> Classification:
-    """Classify a query into one of the six intents (first matching rule wins)."""
+    """Classify a query into one of the six intents (first matching rule wins). A question
+    that asks two things is the first one asked, below the direct path (`shapes.py`)."""
+    verdict = _classify(query)
+    if verdict.rule.startswith(_WHOLE_TEXT_RULES):
+        return verdict
+    plain = strip_chatter(query.strip())
+    if plain != query.strip():
+        verdict = _classify(plain)
+        if verdict.rule.startswith(_WHOLE_TEXT_RULES):
+            return verdict
+    clauses = split_clauses(plain)
+    if clauses is None:
+        return verdict
+    first = _classify(clauses[0])
+    if first.intent == verdict.intent or first.rule.startswith(("7:", "learned")):
+        return verdict
+    target = query.strip() if first.intent == UNDERSTAND_CODE else first.target
+    return Classification(first.intent, min(first.confidence, 0.80), target or verdict.target,
+                          first.rule + "+first-ask", kind=first.kind, terms=verdict.terms)  # fmt: skip
+
+
+_WHOLE_TEXT_RULES = ("0:snippet", "0:similar-phrase", "0:one-line", "4:pasted", "4:error-token")
+"""Verdicts on the whole text (a paste, a snippet): never split into questions."""
+
+
+def _classify(query: str) -> Classification:
+    """The rules over one question."""
     text = query.strip()
     terms = salient_terms(text)
 
@@ -440,6 +482,8 @@ def classify(query: str) -> Classification:
     keyword = _keyword(text, terms)
     if keyword:
         return keyword
+    if one_line_snippet(text):
+        return Classification(FIND_SIMILAR, 0.80, text, "0:one-line", snippet=text, terms=terms)
 
     literal = _literal(text)
     inline = inline_exception(text) if "\n" not in text else None
@@ -449,9 +493,15 @@ def classify(query: str) -> Classification:
         # A quoted exception line is rule 4's quoted literal, below.
         return Classification(EXACT_MATCH, 0.85, inline, "4:error-token", terms=terms)
     target = _targets.best(text)
-    if target is not None and target.rank == 3 and len(text.split()) > 8:
-        # A capitalised word in a long sentence is more often English ("a 303 See Other
-        # reply") than a name; such a question is read without a target.
+    # A capitalised word in a long sentence is more often English ("a 303 See Other reply")
+    # than a name, unless a kind word or a lookup's verb sits beside it ("the Codec trait",
+    # "Settings defined"); otherwise the question is read without a target.
+    if (
+        target is not None
+        and target.rank == 3
+        and len(text.split()) > 8
+        and not _targets.named_by_context(text, target)
+    ):
         target = None
     shape = _targets.mask(text, target)
     asked = literal is not None and literal[2] == "4:quoted-asked"
@@ -464,6 +514,9 @@ def classify(query: str) -> Classification:
         return phrase
     if literal:
         return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
+    unquoted = unquoted_literal(text)
+    if unquoted:
+        return Classification(EXACT_MATCH, 0.85, unquoted, "4:unquoted", terms=terms)
     token = _error_token(text)
     if token:
         return Classification(EXACT_MATCH, token[1], token[0], token[2], terms=terms)

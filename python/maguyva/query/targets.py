@@ -19,8 +19,17 @@ _CANDIDATE = re.compile(
     r"`(?P<bq>[^`\n]+)`"
     r"|(?<![\w-])(?P<flag>--?[A-Za-z][\w-]*)"
     r"|(?P<path>(?:[\w.-]+/)+[\w.-]*\w)"
+    r"|(?P<ns>[A-Z][\w$]*(?:\\[A-Z][\w$]*)+)"
     r"|(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"
 )
+_GENERIC_ARGS = re.compile(r"<[\w$ ,.:=\[\]|&<>]{1,60}?>(?!>)")
+"""A generic type's arguments right after its name (`Repository<T>`, `Cache<K, V>`): the name
+is the target, and the arguments go with it when the question is masked."""
+_BACKTICK_GENERIC = re.compile(r"(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)<.*>")
+_LOCATION_BEFORE = re.compile(r"(?:\b(?:in|at|inside|within|under)|\bline\s+\d+\s+of)\s+$", re.I)
+_LOCATION_AFTER = re.compile(r"(?::\d+|\(\d+,\d+\)|#L\d+|,?\s+lines?\s+\d+)")
+"""A path that says where a name sits ("in src/auth/jwt.go:19 there's verifyClaims", "who
+calls load_profile in src/profile.py") is a location, not the question's target."""
 _RUBY_SUFFIX = re.compile(r"[!?](?=\s|$|\()")
 """`Cart#checkout!`, `Invoice#paid?`: in `#` notation a Ruby method's `!` or `?` is its name's."""
 _PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
@@ -55,7 +64,7 @@ PROSE = STOP_WORDS | frozenset(_PROSE_WORDS.split())
 class Target(NamedTuple):
     """A candidate target: the name as written, its span in the query, and how code-like
     (`rank`: 0 backticked, 1 qualified/path/flag, 2 cased identifier, 3 capitalised word,
-    4 plain word, 5 a word of the question). A tuple: built for every word of every query."""
+    4 plain word, 5 a word of the question; a path that only says where is 3). A tuple: built for every word of every query."""
 
     text: str
     start: int
@@ -67,6 +76,8 @@ def _rank(word: str) -> int:
     if word.isalpha() and word.islower():  # most words of a question: no regex needed
         return 5 if word in PROSE else 4
     bare = word.removesuffix("()")
+    if not any(c.isalnum() for c in bare):
+        return 5  # "$" alone, as in a regex
     if word.endswith("()"):
         return 2
     if _QUALIFIED.search(bare) and bare.lower() not in _NOT_QUALIFIED:
@@ -90,6 +101,9 @@ def candidates(query: str) -> list[Target]:
         text = match.group(kind or 0)
         if kind == "bq":
             inner = text.strip().removesuffix("()")
+            generic = _BACKTICK_GENERIC.fullmatch(inner)
+            if generic:
+                inner = generic.group("n")
             if _IDENT.fullmatch(inner) or re.fullmatch(
                 r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+", inner
             ):
@@ -100,14 +114,24 @@ def candidates(query: str) -> list[Target]:
                 out.append(Target(text, match.start(), match.end(), 1))
             continue
         if kind == "path":
-            out.append(Target(text.rstrip("."), match.start(), match.end(), 1))
+            located = _LOCATION_BEFORE.search(query, 0, match.start()) or _LOCATION_AFTER.match(
+                query, match.end()
+            )
+            out.append(Target(text.rstrip("."), match.start(), match.end(), 3 if located else 1))
+            continue
+        if kind == "ns":  # a PHP namespace: App\Http\Controllers\UserController
+            out.append(Target(text, match.start(), match.end(), 1))
             continue
         word, end = text, match.end()
         if word.endswith("'s"):  # a possessive ("RetryPolicy's")
             word = word[:-2]
         elif "#" in word and _RUBY_SUFFIX.match(query, end):
             word, end = word + query[end], end + 1
-        out.append(Target(word.removesuffix("()"), match.start(), end, _rank(word)))
+        rank = _rank(word)
+        generic = _GENERIC_ARGS.match(query, end) if query[end : end + 1] == "<" else None
+        if generic and word[:1].isalpha():
+            end, rank = generic.end(), min(rank, 2)
+        out.append(Target(word.removesuffix("()"), match.start(), end, rank))
     return out
 
 
@@ -138,3 +162,22 @@ def mask(query: str, target: Target | None) -> str:
     text = re.sub(r"\b(where|what|who|how|that|it|there)'?s\b", r"\1 is", text)
     text = re.sub(r"n't\b", " not", text)
     return " ".join(text.split())
+
+
+_KIND_NEXT = re.compile(
+    r"\s+(?:class|struct|component|type|trait|interface|enum|module|function|method|hook"
+    r"|constant|macro|record|protocol|object|defined|declared|implemented|used|called"
+    r"|referenced|invoked|instantiated|constructed|subclass\w*)\b",
+    re.IGNORECASE,
+)
+_KIND_BEFORE = re.compile(
+    r"\b(?:class|struct|component|type|trait|interface|enum|module|function|method|hook"
+    r"|constant|macro|implements|extends|subclasses|subclassing|inherit\w*\s+from)\s+$",
+    re.IGNORECASE,
+)
+
+
+def named_by_context(query: str, target: Target) -> bool:
+    """A capitalised word that the words beside it say is a name ("the Codec trait", "class
+    Invoice", "where is Settings defined")."""
+    return bool(_KIND_NEXT.match(query, target.end) or _KIND_BEFORE.search(query, 0, target.start))

@@ -1,0 +1,125 @@
+"""Shapes of a question that the classifier's phrase rules do not read on their own.
+
+- Two questions in one ("where is parse_config defined and who calls it?"): the first one asked
+  is the intent, and the answer goes through fusion, since the second asks for something else.
+- One line of code pasted without a word around it (`const sleep = (ms) => ...;`): a snippet
+  to find similar code for, like the spec's multi-line rule 0.
+- A literal nobody quoted: after "regex" or "pattern" ("find the regex [A-Z]{3}-\\d{4}"), and
+  comment markers (`TODO(perf)`, `FIXME`) that a search is asked for.
+
+All plain regular expressions: they run on every query (benches/bench_intent.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from maguyva.modalities.text.stopwords import STOP_WORDS
+from maguyva.query import targets as _targets
+
+_ASKS = (
+    r"(?:who|what|where|which|how|why|whether|explain|show|find|list|tell|give|open|can|could"
+    r"|would|will|is|are|does|do|did|should)"
+)
+_CLAUSE = re.compile(
+    r"\?\s+(?=\S)|;\s+(?=" + _ASKS + r"\b)|,?\s+(?:and\s+)?then\s+(?=" + _ASKS + r"\b)"
+    r"|,?\s+and\s+(?:also\s+)?(?=" + _ASKS + r"\b)",
+    re.IGNORECASE,
+)
+"""Where a second question starts: after "?", or "and" / "then" / ";" before a question word."""
+
+
+def split_clauses(text: str) -> tuple[str, str] | None:
+    """(first question, the rest) when `text` asks two things on one line, else None."""
+    if "\n" in text:
+        return None
+    match = _CLAUSE.search(text)
+    if not match:
+        return None
+    first, rest = text[: match.start()].strip(), text[match.end() :].strip()
+    if len(first.split()) < 2 or len(rest.split()) < 2:
+        return None
+    if not (text[match.start() : match.end()].startswith("?") or _LEAD.match(first)):
+        return None  # "src/lib.rs:12 defines `Engine`; who uses it": a statement, then the ask
+    return first, rest
+
+
+_LEAD = re.compile(
+    r"^(?:" + _ASKS + r"|please|pls|callers|call\s+sites|usages?|uses|references|refs|xrefs"
+    r"|definition|impact|blast|dependents|consequences|effects?|locate|search|grep|look"
+    r"|go\s+to|jump\s+to|any|anything|all)\b",
+    re.IGNORECASE,
+)
+"""A first clause that asks something (a question word or a lookup's noun phrase)."""
+
+
+_CODE_START = re.compile(
+    r"^\s*(?:(?:export\s+)?(?:default\s+)?(?:const|let|var|function|async\s+function|class)\s"
+    r"|(?:pub(?:\(\w+\))?\s+)?(?:fn|struct|enum|impl|trait)\s|def\s|func\s|return\s|import\s"
+    r"|(?:public|private|protected|static|final)\s|[\w$.]+\s*(?:\(|=[^=]|\+=|:=))"
+)
+_CODE_MARK = re.compile(r";\s*$|=>|[{}]|\s=\s|\):|:=|->")
+_CODE_CHAR = re.compile(r"[(){}\[\];=<>]")
+
+
+def one_line_snippet(text: str) -> bool:
+    """A single line that is code, not a question about code."""
+    if "\n" in text or len(text) < 20 or text.rstrip().endswith("?"):
+        return False
+    if not (_CODE_START.match(text) and _CODE_MARK.search(text)):
+        return False
+    words = re.findall(r"[A-Za-z]+", text)
+    prose = sum(1 for w in words if w.lower() in STOP_WORDS)
+    return len(_CODE_CHAR.findall(text)) >= 4 and prose <= 2
+
+
+_SEARCH = r"(?:please\s+)?(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|locate|where\s+is)"
+_UNQUOTED = re.compile(
+    r"^\s*" + _SEARCH + r"\s+(?:the\s+|all\s+|any\s+|a\s+)?"
+    r"(?:(?P<kind>regexp?|pattern|string|literal)|(?P<soft>text|message|phrase))\s+"
+    r"(?P<lit>\S(?:.*\S)?)\s*$",
+    re.IGNORECASE,
+)
+_MARKER = re.compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(?![\w(])")
+_MARKER_ASK = re.compile(r"\b(?:find|search|grep|look|list|show|where|which|comments?)\b", re.I)
+
+
+def unquoted_literal(text: str) -> str | None:
+    """The literal of "find the regex ^v\\d+$" or "search for FIXME(security)", if asked."""
+    match = _UNQUOTED.match(text)
+    if match:
+        literal = match.group("lit")
+        if match.group("kind") or re.search(r"[^\w\s]", literal):
+            return literal
+    marker = _MARKER.search(text)
+    if marker and _MARKER_ASK.search(text):
+        return marker.group(0)
+    return None
+
+
+_GREETING = re.compile(
+    r"^(?:(?:hey|hi|hello|yo|ok|okay|so|um|hmm|btw|also|quick\s+q(?:uestion)?|question)\b"
+    r"(?:\s+(?:there|team|all|folks))?[,:!.\s-]*)+(?=\S)",
+    re.IGNORECASE,
+)
+_SIGN_OFF = re.compile(
+    r"[,\s]+(?:pls|plz|please|thanks|thank\s+you|thx|ty|cheers)[.!]*\s*$", re.IGNORECASE
+)
+_PREAMBLE = re.compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.*)$")
+
+
+def strip_chatter(text: str) -> str:
+    """The question without a greeting ("hey, "), a sign-off (" pls") or a prose preamble
+    ending in a colon ("quick question about the billing service: ..."); a preamble that
+    names code is the question's subject ("parse_config: who calls it"), not chatter."""
+    if "\n" in text:
+        return text
+    stripped = _SIGN_OFF.sub("", _GREETING.sub("", text)).strip()
+    preamble = _PREAMBLE.match(stripped)
+    if (
+        preamble
+        and len(preamble.group("rest").split()) >= 3
+        and _targets.best(preamble.group("lead"), 2) is None
+    ):
+        stripped = preamble.group("rest")
+    return stripped if len(stripped.split()) >= 1 else text
