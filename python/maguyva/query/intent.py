@@ -240,7 +240,7 @@ def _keyword(text: str, terms: list[str]) -> Classification | None:
     name, rest = match.group("name"), match.group("rest").strip()
     if match.group("kw").lower() == "def" and re.match(r"[?!](?:\s|\(|$)", rest):
         name, rest = name + rest[0], rest[1:].strip()  # Ruby: `def valid_email?`
-    impl_for = re.match(r"for\s+(" + _IDENT + r")\s*$", rest)
+    impl_for = re.match(r"for\s+`?(" + _IDENT + r")`?\s*$", rest)
     if impl_for and match.group("kw").lower() == "impl":
         name, rest = impl_for.group(1), ""  # "impl Display for ErrorKind": ErrorKind's impl
     plain = _targets._rank(name) >= 4

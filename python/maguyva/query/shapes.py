@@ -118,7 +118,7 @@ def strip_chatter(text: str) -> str:
     preamble = _PREAMBLE.match(stripped)
     if (
         preamble
-        and len(preamble.group("rest").split()) >= 3
+        and len(preamble.group("lead").split()) + len(preamble.group("rest").split()) >= 5
         and _targets.best(preamble.group("lead"), 2) is None
     ):
         stripped = preamble.group("rest")

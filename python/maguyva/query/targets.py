@@ -14,6 +14,7 @@ import re
 from typing import NamedTuple
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
+from maguyva.query import typos
 
 _CANDIDATE = re.compile(
     r"`(?P<bq>[^`\n]+)`"
@@ -104,8 +105,9 @@ def candidates(query: str) -> list[Target]:
             generic = _BACKTICK_GENERIC.fullmatch(inner)
             if generic:
                 inner = generic.group("n")
-            if _IDENT.fullmatch(inner) or re.fullmatch(
-                r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+", inner
+            if _IDENT.fullmatch(inner.rstrip("!?")) or re.fullmatch(
+                r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+|[A-Z]\w*(?:\\[A-Z]\w*)+",
+                inner,
             ):
                 out.append(Target(inner, match.start(), match.end(), 0))
             continue
@@ -156,12 +158,13 @@ def best(query: str, max_rank: int = 3) -> Target | None:
 
 
 def mask(query: str, target: Target | None) -> str:
-    """The question's shape: lower-cased, contractions spelled out, the target replaced by x."""
+    """The question's shape: lower-cased, contractions spelled out, misspelt question words
+    put right (`typos.py`), the target replaced by x."""
     text = query if target is None else query[: target.start] + " x " + query[target.end :]
     text = text.lower().replace("’", "'")
     text = re.sub(r"\b(where|what|who|how|that|it|there)'?s\b", r"\1 is", text)
     text = re.sub(r"n't\b", " not", text)
-    return " ".join(text.split())
+    return typos.correct(" ".join(text.split()))
 
 
 _KIND_NEXT = re.compile(
