@@ -15,6 +15,7 @@ microseconds at most (benches/bench_intent.py).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import re
 from dataclasses import dataclass, field
@@ -164,6 +165,7 @@ _REFS = re.compile(
 _DEF_PHRASE = re.compile(
     r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
     r"|lives?|written|where|wher|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
+    r"|(?:in|at)\s+(?:what|which)\s+(?:place|part|module)"
     r"|go\s+to|goto|jump\s+to)\b"
 )
 _SHOW = re.compile(
@@ -455,11 +457,23 @@ def classify(query: str) -> Classification:
     if clauses is None:
         return verdict
     first = _classify(clauses[0])
-    if first.intent == verdict.intent or first.rule.startswith(("7:", "learned")):
+    if first.rule.startswith(("7:", "learned")):
         return verdict
+    if first.intent == verdict.intent:
+        # The second question asks something else ("... and explain it"): the same first
+        # answer, through fusion. "it" in the second question is the first one's target.
+        name = verdict.target if verdict.intent != UNDERSTAND_CODE else "x"
+        rest = _PRONOUN.sub(lambda m: f"`{name}`" + (" is" if m.group(1) else ""), clauses[1])
+        second = _classify(rest)
+        if second.intent == verdict.intent or second.rule.startswith(("7:", "learned")):
+            return verdict
+        first = verdict
     target = query.strip() if first.intent == UNDERSTAND_CODE else first.target
     return Classification(first.intent, min(first.confidence, 0.80), target or verdict.target,
                           first.rule + "+first-ask", kind=first.kind, terms=verdict.terms)  # fmt: skip
+
+
+_PRONOUN = re.compile(r"\b(?:it|them|this|that)('s|’s)?\b")
 
 
 _WHOLE_TEXT_RULES = ("0:snippet", "0:similar-phrase", "0:one-line", "4:pasted", "4:error-token")
@@ -523,6 +537,16 @@ def _classify(query: str) -> Classification:
     definition = _definition_phrase(text, shape, target, terms)
     if definition:
         return definition
+    loose = _targets.loose_name(text) if target is None else None
+    if loose is not None:
+        # A plain word the phrase names as code ("the function apply, who use it?"): the
+        # same rules, below the direct path, since the word may be English after all.
+        loose_shape = _targets.mask(text, loose)
+        found = _phrase(text, loose_shape, loose, terms) or _definition_phrase(
+            text, loose_shape, loose, terms
+        )
+        if found is not None and found.intent != FIND_SIMILAR:
+            return dataclasses.replace(found, confidence=0.80, rule=found.rule + "+plain")
     lone = _lone(text, target, shape)
     if lone:
         return lone

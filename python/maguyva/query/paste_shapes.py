@@ -18,7 +18,8 @@ _EXC_NAME = r"(?:[a-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interr
 # "Error [ERR_X]: ...", "django.core.exceptions.ImproperlyConfigured: ...".
 _EXCEPTION_LINE = re.compile(
     r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|fatal error"
-    r"|(?:remote |fatal )?error|fatal|error\[E\d{4}\]|(?:error|warning) TS\d{4,5})"
+    r"|(?:remote |fatal )?error|fatal|warning|error\[E\d{4}\]|warning\[\w+\]"
+    r"|(?:error|warning) TS\d{4,5})"
     r"(?: \[[A-Z0-9_]+\])?: \S.*)$"
 )
 # Compiler and linter output opens with the place ("./cmd/main.go:12:2: undefined: x",

@@ -29,6 +29,10 @@ is the target, and the arguments go with it when the question is masked."""
 _BACKTICK_GENERIC = re.compile(r"(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)<.*>")
 _LOCATION_BEFORE = re.compile(r"(?:\b(?:in|at|inside|within|under)|\bline\s+\d+\s+of)\s+$", re.I)
 _LOCATION_AFTER = re.compile(r"(?::\d+|\(\d+,\d+\)|#L\d+|,?\s+lines?\s+\d+)")
+_FILE_NAME = re.compile(
+    r"[\w-]+\.(?:py|pyi|rs|go|ts|tsx|js|jsx|mjs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala"
+    r"|sh|toml|ya?ml|json)"
+)
 """A path that says where a name sits ("in src/auth/jwt.go:19 there's verifyClaims", "who
 calls load_profile in src/profile.py") is a location, not the question's target."""
 _RUBY_SUFFIX = re.compile(r"[!?](?=\s|$|\()")
@@ -94,6 +98,10 @@ def _rank(word: str) -> int:
     return 4
 
 
+def _located(query: str, start: int, end: int) -> bool:
+    return bool(_LOCATION_BEFORE.search(query, 0, start) or _LOCATION_AFTER.match(query, end))
+
+
 def candidates(query: str) -> list[Target]:
     """Every token of `query` that could name code, in order, ranked by how code-like it is."""
     out: list[Target] = []
@@ -116,9 +124,7 @@ def candidates(query: str) -> list[Target]:
                 out.append(Target(text, match.start(), match.end(), 1))
             continue
         if kind == "path":
-            located = _LOCATION_BEFORE.search(query, 0, match.start()) or _LOCATION_AFTER.match(
-                query, match.end()
-            )
+            located = _located(query, match.start(), match.end())
             out.append(Target(text.rstrip("."), match.start(), match.end(), 3 if located else 1))
             continue
         if kind == "ns":  # a PHP namespace: App\Http\Controllers\UserController
@@ -130,6 +136,8 @@ def candidates(query: str) -> list[Target]:
         elif "#" in word and _RUBY_SUFFIX.match(query, end):
             word, end = word + query[end], end + 1
         rank = _rank(word)
+        if rank == 1 and _FILE_NAME.fullmatch(word) and _located(query, match.start(), end):
+            rank = 3  # "at line 77 of worker.rs the fn drain_queue": a place, not the target
         generic = _GENERIC_ARGS.match(query, end) if query[end : end + 1] == "<" else None
         if generic and word[:1].isalpha():
             end, rank = generic.end(), min(rank, 2)
@@ -184,3 +192,23 @@ def named_by_context(query: str, target: Target) -> bool:
     """A capitalised word that the words beside it say is a name ("the Codec trait", "class
     Invoice", "where is Settings defined")."""
     return bool(_KIND_NEXT.match(query, target.end) or _KIND_BEFORE.search(query, 0, target.start))
+
+
+_LOOSE = re.compile(
+    r"\b(?:function|method|class|struct|helper|constant|variable|field|hook|component|macro"
+    r"|fn|func|def)\s+(?P<a>[a-z_][\w$]*)\b"
+    r"|\b(?:call(?:s|ing|ed)?|us(?:e|es|ing)|invok\w+|referenc\w+|import(?:s|ing)?)"
+    r"\s+(?:to\s+|of\s+)?(?P<b>[a-z_][\w$]*)\s*\??$",
+    re.IGNORECASE,
+)
+
+
+def loose_name(query: str) -> Target | None:
+    """A plain lower-case word that the phrase around it names as code: after a kind word
+    ("the function apply") or last after a verb of use ("which code is calling to validate")."""
+    for match in _LOOSE.finditer(query):
+        group = "a" if match.group("a") else "b"
+        word = match.group(group)
+        if word.lower() not in PROSE and len(word) > 2:
+            return Target(word, match.start(group), match.end(group), 4)
+    return None
