@@ -149,8 +149,10 @@ _IMPACT_CHANGE = re.compile(
 )
 _IMPACT_ASK = re.compile(
     r"\b(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
-    r"|^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok|okay|fine)\s+to\b"
 )
+_MAY_I = re.compile(r"^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok|okay|fine)\s+to\b")
+""""can I delete x", "ok to drop x": asks whether a change is safe, when x names code (not
+"can we change the retry policy per tenant", a question about behaviour)."""
 _REFS = re.compile(
     r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
     r"|referenc\w*|refs|xrefs?|cross-?referenc\w*|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
@@ -388,11 +390,13 @@ def _lone(text: str, target: _targets.Target | None, shape: str) -> Classificati
 
 
 _EXPLAIN_OPENER = re.compile(
-    r"^(?:(?:can|could)\s+you\s+)?(?:how(?!\s+(?:many|often|much))|why|explain\w*|describe"
-    r"|walk\s+me\s+through)\b"
+    r"^(?:(?:can|could)\s+you\s+)?(?:how(?!\s+(?:many|often|much)|\s+(?:is|are)\s+x\s+(?:being\s+)?"
+    r"(?:used|called|invoked|referenced|imported|instantiated|consumed)\b)|why|explain\w*"
+    r"|describe|walk\s+me\s+through)\b"
 )
 """A question that opens by asking how or why: references and definition words later in it
-("how does x notify subscribers", "why is x defined twice") do not make it a lookup."""
+("how does x notify subscribers", "why is x defined twice") do not make it a lookup; "how is
+x used" still asks for its uses."""
 
 
 def _phrase(
@@ -410,7 +414,8 @@ def _phrase(
     changed = "" if has_x else _plain_changed(shape, text)
     if has_x or changed or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
         impact = _IMPACT_STRONG.search(shape) or (
-            _IMPACT_CHANGE.search(shape) and _IMPACT_ASK.search(shape)
+            _IMPACT_CHANGE.search(shape)
+            and (_IMPACT_ASK.search(shape) or (has_x and _MAY_I.search(shape)))
         )
         if impact:
             plain = _plain_target(shape, text) or changed
@@ -513,6 +518,7 @@ def _classify(query: str) -> Classification:
     if (
         target is not None
         and target.rank == 3
+        and "/" not in target.text  # a path, even one that says where
         and len(text.split()) > 8
         and not _targets.named_by_context(text, target)
     ):
@@ -528,7 +534,7 @@ def _classify(query: str) -> Classification:
         return phrase
     if literal:
         return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
-    unquoted = unquoted_literal(text)
+    unquoted = unquoted_literal(text, named=target is not None and target.rank <= 2)
     if unquoted:
         return Classification(EXACT_MATCH, 0.85, unquoted, "4:unquoted", terms=terms)
     token = _error_token(text)

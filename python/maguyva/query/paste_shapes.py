@@ -147,7 +147,14 @@ def _exception_line(line: str) -> str | None:
     if java:
         return java.group("line").strip()
     match = _EXCEPTION_LINE.match(line)
+    if match and line.startswith(("warning:", "fatal:")) and _ASKED_AFTER.search(line):
+        return None  # "warning: this is deprecated, who still calls it" is a question
     return match.group("line").strip() if match else None
+
+
+_ASKED_AFTER = re.compile(
+    r"[,;:—-]\s*(?:who|what|where|which|why|how|can|could|should|does|do|is|are)\b|\?\s*$"
+)
 
 
 def _json_log(line: str) -> str | None:
@@ -197,7 +204,7 @@ def _error_chain(line: str) -> bool:
         and "?" not in line
         and len(line) <= 300
         and all(part.strip() for part in parts)
-        and not _QUESTION_START.match(line)
+        and not any(_QUESTION_START.match(part.strip()) for part in parts)
         and bool(_FAILURE_WORDS.search(line))
     )
 

@@ -80,18 +80,24 @@ _UNQUOTED = re.compile(
     r"(?P<lit>\S(?:.*\S)?)\s*$",
     re.IGNORECASE,
 )
+_SLASHED = re.compile(r"^/(?P<re>[^/\s](?:.*[^\s])?)/[gimsuy]*$")
+"""A regular expression written between slashes, as in JavaScript or sed."""
 _MARKER = re.compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(?![\w(])")
 _MARKER_ASK = re.compile(r"\b(?:find|search|grep|look|list|show|where|which|comments?)\b", re.I)
 
 
-def unquoted_literal(text: str) -> str | None:
-    """The literal of "find the regex ^v\\d+$" or "search for FIXME(security)", if asked."""
+def unquoted_literal(text: str, named: bool = False) -> str | None:
+    """The literal of "find the regex ^v\\d+$", "/def merge_(a|b)\\(/" or "search for
+    FIXME(security)", if asked; a marker only when no name is asked about (`named`)."""
+    slashed = _SLASHED.match(text)
+    if slashed:
+        return slashed.group("re")
     match = _UNQUOTED.match(text)
     if match:
         literal = match.group("lit")
         if match.group("kind") or re.search(r"[^\w\s]", literal):
             return literal
-    marker = _MARKER.search(text)
+    marker = None if named else _MARKER.search(text)  # "TODO: where is X defined" asks for X
     if marker and _MARKER_ASK.search(text):
         return marker.group(0)
     return None
