@@ -172,7 +172,7 @@ _DEF_PHRASE = re.compile(
 )
 _SHOW = re.compile(
     r"(?:^|[,.;:!—]\s*)(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+need\s+|need\s+)?"
-    r"(?:show(?:\s+me)?|give\s+me"
+    r"(?:show(?:\s+me)?|give\s+me|pull\s+up|bring\s+up|take\s+me\s+to"
     r"|open|print|find|locate|look\s+up|get|need)\b"
 )
 _UNDERSTAND = re.compile(
@@ -411,6 +411,9 @@ def _phrase(
         code_like = target is not None and target.rank <= 2
         named = name if word == "x" or code_like else _word_in(word, text)
         return Classification(FIND_SIMILAR, 0.75, named, "0:similar-named", terms=terms)
+    if _ERROR_NAME.fullmatch(name) and _RAISED.search(shape):
+        # "who raises ValidationError": raise sites, not "raising" a limit (a change)
+        return Classification(FIND_REFERENCES, 0.90, name, "2:references", terms=terms)
     changed = "" if has_x else _plain_changed(shape, text)
     if has_x or changed or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
         impact = _IMPACT_STRONG.search(shape) or (

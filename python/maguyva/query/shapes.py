@@ -80,6 +80,10 @@ _UNQUOTED = re.compile(
     r"(?P<lit>\S(?:.*\S)?)\s*$",
     re.IGNORECASE,
 )
+_PLACE_TAIL = re.compile(
+    r"\s+(?:in|under|inside|within|across)\s+(?:the\s+)?[\w./-]+(?:\s+(?:files?|folder|dir|code))?$"
+)
+"""Where to look, after an unquoted literal ("the literal 42 in config")."""
 _SLASHED = re.compile(r"^/(?P<re>[^/\s](?:.*[^\s])?)/[gimsuy]*$")
 """A regular expression written between slashes, as in JavaScript or sed."""
 _MARKER = re.compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(?![\w(])")
@@ -94,7 +98,7 @@ def unquoted_literal(text: str, named: bool = False) -> str | None:
         return slashed.group("re")
     match = _UNQUOTED.match(text)
     if match:
-        literal = match.group("lit")
+        literal = _PLACE_TAIL.sub("", match.group("lit")) or match.group("lit")
         if match.group("kind") or re.search(r"[^\w\s]", literal):
             return literal
     marker = None if named else _MARKER.search(text)  # "TODO: where is X defined" asks for X
