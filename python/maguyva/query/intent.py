@@ -159,6 +159,7 @@ _REFS = re.compile(
     r"|(?:who|what|which\s+\w+)\s+reads?|reads?\s+(?:the\s+)?(?:[\w-]+\s+){0,2}x"
     r"|passed\s+(?:around|to|into|in)|registered|subscrib\w+"
     r"|implementations\s+of|implement[eo]rs|(?:who|what|anything)\s+implements"
+    r"|(?:who|what|which\s+\w+)\s+(?:extends|subclasses|inherits\s+from|overrides)|subclasses\s+of"
     r"|which\s+\w+s\s+implement|(?:classes|types|structs)\s+implementing"
     r"|occurrences?|appears?|render(?:s|ed)|inject\w*|wired|checks?\s+for|checked|returned"
     r"|tests?\s+(?:for|of|covering|exercising|hitting|that\s+(?:cover|exercise|hit|call)\w*)\s+x"

@@ -115,6 +115,19 @@ _GREETING = re.compile(
 _SIGN_OFF = re.compile(
     r"[,\s]+(?:pls|plz|please|thanks|thank\s+you|thx|ty|cheers)[.!]*\s*$", re.IGNORECASE
 )
+_WRAPPER = re.compile(
+    r"^(?:(?:can|could|would)\s+you\s+(?:please\s+)?(?:tell|show)\s+me|(?:i\s+)?(?:need|want"
+    r"|would\s+like)\s+to\s+know|do\s+you\s+know|any\s+idea)\s+"
+    r"(?=(?:where|who|what|which|how|why)\b)",
+    re.IGNORECASE,
+)
+_PLACE_AFTER = re.compile(
+    r"\s+(?:in|from|under|inside|within|across)\s+(?:the|our|this)\s+(?:[\w.-]+\s+)?[\w.-]+\s+"
+    r"(?:module|package|crate|service|app|project|repo|codebase|folder|directory|dir|layer"
+    r"|component)s?\s*(?=\?*\s*$)",
+    re.IGNORECASE,
+)
+"""Where to look, at the end ("... in the payments module"): not part of what is asked."""
 _PREAMBLE = re.compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.*)$")
 
 
@@ -125,11 +138,12 @@ def strip_chatter(text: str) -> str:
     if "\n" in text:
         return text
     stripped = _SIGN_OFF.sub("", _GREETING.sub("", text)).strip()
+    stripped = _PLACE_AFTER.sub("", _WRAPPER.sub("", stripped)).strip()
     preamble = _PREAMBLE.match(stripped)
     if (
         preamble
         and len(preamble.group("lead").split()) + len(preamble.group("rest").split()) >= 5
-        and _targets.best(preamble.group("lead"), 2) is None
+        and _targets.best(preamble.group("lead"), 3) is None
     ):
         stripped = preamble.group("rest")
     return stripped if len(stripped.split()) >= 1 else text

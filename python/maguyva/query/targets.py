@@ -183,7 +183,9 @@ _KIND_NEXT = re.compile(
 )
 _KIND_BEFORE = re.compile(
     r"\b(?:class|struct|component|type|trait|interface|enum|module|function|method|hook"
-    r"|constant|macro|implements|extends|subclasses|subclassing|inherit\w*\s+from)\s+$",
+    r"|constant|macro|implements|extends|subclasses|subclassing|inherit\w*\s+from"
+    r"|(?:implementations|subclasses|instances|callers|usages|uses|definition|dependents)\s+of"
+    r"|(?:references|calls)\s+to)\s+$",
     re.IGNORECASE,
 )
 
