@@ -106,7 +106,32 @@ SHAPES = [
     ("can I delete `Compat`", "impact_analysis", "Compat"),
     ("how does `Signal<T>` notify subscribers", "understand_code", None),
     ("def valid_email?", "find_definition", "valid_email?"),
+    # wrappers and places around the question, raise sites, subclasses
+    ("can you tell me where is run defined?", "find_definition", "run"),
+    ("compute_shipping_quote in the payments module", "find_definition",
+     "compute_shipping_quote"),
+    ("where do we throw QuotaExceeded", "find_references", "QuotaExceeded"),
+    ("where is QuotaExceeded thrown", "find_references", "QuotaExceeded"),
+    ("who raises ValidationError in the forms package", "find_references", "ValidationError"),
+    ("if I raise MAX_RETRIES what breaks", "impact_analysis", "MAX_RETRIES"),
+    ("who extends BaseRepository", "find_references", "BaseRepository"),
+    ("list all implementations of Plugin in the payments module", "find_references", "Plugin"),
+    ("pull up UserService.createUser", "find_definition", "UserService.createUser"),
+    ("look for the literal 42 in config", "exact_match", "42"),
+    ("/def merge_(setting|hooks)\\(/", "exact_match", "def merge_(setting|hooks)\\("),
 ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["can we change the retry policy per tenant", "how do I test the importer locally",
+     "warning: this function is deprecated, who still calls it",
+     "read config.yaml: how do we handle missing keys", "why is flush called twice on shutdown"],
+)  # fmt: skip
+def test_questions_about_behaviour_are_not_lookups_or_pastes(query: str):
+    verdict = classify(query)
+    assert verdict.intent == "understand_code" or verdict.confidence < CONFIDENT, verdict
+    assert verdict.intent != "exact_match", verdict
 
 
 @pytest.mark.parametrize(("query", "intent", "target"), SHAPES, ids=[s[0][:40] for s in SHAPES])

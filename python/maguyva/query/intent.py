@@ -327,6 +327,20 @@ def _word_in(word: str, text: str) -> str:
 
 
 _RAISED = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b")
+_THROW_X = re.compile(
+    r"\b(?:throw(?:s|n|ing)?|rais(?:e|es|ed|ing))\s+(?:an?\s+)?x\b"
+    r"|\bx\s+(?:is\s+|are\s+|gets\s+|being\s+|ever\s+)*(?:thrown|raised)\b"
+)
+_PASCAL = re.compile(r"(?:[A-Za-z_]\w*(?:\.|::))*[A-Z][a-z]\w*")
+
+
+def _raise_sites(name: str, shape: str) -> bool:
+    """Whether the question asks where an exception class is raised or thrown."""
+    if not name or _IMPACT_STRONG.search(shape):
+        return False
+    if _ERROR_NAME.fullmatch(name) and _RAISED.search(shape):
+        return True
+    return bool(_THROW_X.search(shape) and _PASCAL.fullmatch(name))
 
 
 def _plain_changed(shape: str, text: str) -> str:
@@ -412,8 +426,9 @@ def _phrase(
         code_like = target is not None and target.rank <= 2
         named = name if word == "x" or code_like else _word_in(word, text)
         return Classification(FIND_SIMILAR, 0.75, named, "0:similar-named", terms=terms)
-    if _ERROR_NAME.fullmatch(name) and _RAISED.search(shape):
-        # "who raises ValidationError": raise sites, not "raising" a limit (a change)
+    if _raise_sites(name, shape):
+        # "who raises ValidationError", "where do we throw QuotaExceeded": raise sites, not
+        # "raising" a limit (a change) nor the class's definition
         return Classification(FIND_REFERENCES, 0.90, name, "2:references", terms=terms)
     changed = "" if has_x else _plain_changed(shape, text)
     if has_x or changed or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
@@ -424,7 +439,7 @@ def _phrase(
         if impact:
             plain = _plain_target(shape, text) or changed
             return Classification(IMPACT_ANALYSIS, 0.90, name or plain, "3:impact", terms=terms)
-    if _EXPLAIN_OPENER.match(shape):
+    if _EXPLAIN_OPENER.match(shape) or _EXPLAIN_OPENER.match(shape.partition(": ")[2]):
         return None  # "how does x notify subscribers": the words after "how" are not the ask
     refs = _REFS.search(shape) or (_ERROR_NAME.fullmatch(name) and _RAISED.search(shape))
     if refs and (has_x or _plain_target(shape, text)):
