@@ -119,6 +119,10 @@ SHAPES = [
     ("pull up UserService.createUser", "find_definition", "UserService.createUser"),
     ("look for the literal 42 in config", "exact_match", "42"),
     ("/def merge_(setting|hooks)\\(/", "exact_match", "def merge_(setting|hooks)\\("),
+    ("Unhandled Rejection (TypeError): Failed to fetch", "exact_match",
+     "TypeError: Failed to fetch"),
+    ('ts=2024-01-01T00:00:00Z caller=main.go:55 level=error err="bind: address already in use"',
+     "exact_match", "bind: address already in use"),
 ]  # fmt: skip
 
 

@@ -41,6 +41,7 @@ _JAVA_THREAD = re.compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
 _PREFIXES = re.compile(
     r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: )"
 )
+_REJECTION = re.compile(r"^Unhandled Rejection \((?P<type>\w+)\): ")
 # One stack frame, Java ("\tat com.acme.Ledger.reserve(Ledger.java:211)") or JavaScript
 # ("    at Object.resolve (/srv/api/tenant.js:27:11)", "    at /srv/api/index.js:3:1").
 _FRAME_AT = re.compile(
@@ -86,6 +87,8 @@ _LOG_START = re.compile(
     r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s)"
 )
 _LOGFMT_MSG = re.compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
+_LOGFMT_ERR = re.compile(r"\b(?:err|error)=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
+"""A logfmt line without `msg=` says what failed in `err=` (go-kit, Prometheus)."""
 _KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] (?P<msg>.+)$")
 _LEADERS = [
     re.compile(p, re.IGNORECASE)
@@ -107,7 +110,7 @@ _LOGGER = re.compile(
 
 def _message(line: str) -> str:
     """A log line without its leading timestamp, level, thread and logger fields."""
-    logfmt = _LOGFMT_MSG.search(line)
+    logfmt = _LOGFMT_MSG.search(line) or _LOGFMT_ERR.search(line)
     if logfmt:
         return logfmt.group("q") if logfmt.group("q") is not None else logfmt.group("bare")
     klog = _KLOG.match(line)
@@ -143,6 +146,7 @@ def _is_log_line(line: str) -> bool:
 
 def _exception_line(line: str) -> str | None:
     line = _PREFIXES.sub("", line.strip())
+    line = _REJECTION.sub(r"\g<type>: ", line)  # React's "Unhandled Rejection (TypeError): x"
     java = _JAVA_THREAD.match(line)
     if java:
         return java.group("line").strip()
