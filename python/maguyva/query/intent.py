@@ -336,7 +336,7 @@ _PASCAL = re.compile(r"(?:[A-Za-z_]\w*(?:\.|::))*[A-Z][a-z]\w*")
 
 def _raise_sites(name: str, shape: str) -> bool:
     """Whether the question asks where an exception class is raised or thrown."""
-    if not name or _IMPACT_STRONG.search(shape):
+    if not name or not ("rais" in shape or "throw" in shape) or _IMPACT_STRONG.search(shape):
         return False
     if _ERROR_NAME.fullmatch(name) and _RAISED.search(shape):
         return True

@@ -146,7 +146,8 @@ def _is_log_line(line: str) -> bool:
 
 def _exception_line(line: str) -> str | None:
     line = _PREFIXES.sub("", line.strip())
-    line = _REJECTION.sub(r"\g<type>: ", line)  # React's "Unhandled Rejection (TypeError): x"
+    if line.startswith("Unhandled Rejection ("):  # React's "Unhandled Rejection (TypeError): x"
+        line = _REJECTION.sub(r"\g<type>: ", line)
     java = _JAVA_THREAD.match(line)
     if java:
         return java.group("line").strip()
@@ -231,7 +232,7 @@ def pasted_error(text: str) -> str | None:
             return old.group("msg")
         if _RUST_PANIC_NEW.search(line) and index + 1 < len(lines):
             return lines[index + 1].strip()
-    located = _LOCATED.match(first)
+    located = _LOCATED.match(first) if ":" in first else None
     if located and not _QUESTION_START.match(located.group("msg")) and "?" not in first:
         return located.group("msg").strip()
     found = _exception_line(first)

@@ -31,7 +31,7 @@ _CLAUSE = re.compile(
 
 def split_clauses(text: str) -> tuple[str, str] | None:
     """(first question, the rest) when `text` asks two things on one line, else None."""
-    if "\n" in text:
+    if "\n" in text or not ("?" in text[:-1] or ";" in text or " and " in text or " then " in text):
         return None
     match = _CLAUSE.search(text)
     if not match:
@@ -93,7 +93,7 @@ _MARKER_ASK = re.compile(r"\b(?:find|search|grep|look|list|show|where|which|comm
 def unquoted_literal(text: str, named: bool = False) -> str | None:
     """The literal of "find the regex ^v\\d+$", "/def merge_(a|b)\\(/" or "search for
     FIXME(security)", if asked; a marker only when no name is asked about (`named`)."""
-    slashed = _SLASHED.match(text)
+    slashed = _SLASHED.match(text) if text.startswith("/") else None
     if slashed:
         return slashed.group("re")
     match = _UNQUOTED.match(text)
@@ -101,7 +101,10 @@ def unquoted_literal(text: str, named: bool = False) -> str | None:
         literal = _PLACE_TAIL.sub("", match.group("lit")) or match.group("lit")
         if match.group("kind") or re.search(r"[^\w\s]", literal):
             return literal
-    marker = None if named else _MARKER.search(text)  # "TODO: where is X defined" asks for X
+    markers = "TODO" in text or "FIXME" in text or "XXX" in text or "HACK" in text
+    marker = (
+        _MARKER.search(text) if markers and not named else None
+    )  # "TODO: where is X defined" asks for X
     if marker and _MARKER_ASK.search(text):
         return marker.group(0)
     return None
@@ -128,6 +131,16 @@ _PLACE_AFTER = re.compile(
     re.IGNORECASE,
 )
 """Where to look, at the end ("... in the payments module"): not part of what is asked."""
+_OPENER_WORDS = """
+    hey hi hello yo ok okay so um hmm btw also quick question can could would i need want do any
+"""
+_OPENERS = frozenset(_OPENER_WORDS.split())
+_CLOSER_WORDS = """
+    pls plz please thanks you thx ty cheers module package crate service app project repo
+    codebase folder directory dir layer component modules packages crates services apps
+    projects repos folders directories dirs layers components
+"""
+_CLOSERS = frozenset(_CLOSER_WORDS.split())
 _PREAMBLE = re.compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.*)$")
 
 
@@ -137,9 +150,15 @@ def strip_chatter(text: str) -> str:
     names code is the question's subject ("parse_config: who calls it"), not chatter."""
     if "\n" in text:
         return text
-    stripped = _SIGN_OFF.sub("", _GREETING.sub("", text)).strip()
-    stripped = _PLACE_AFTER.sub("", _WRAPPER.sub("", stripped)).strip()
-    preamble = _PREAMBLE.match(stripped)
+    if not text.strip():
+        return text
+    stripped = text
+    # Each pattern runs only when the first or last word could start it: this is every query.
+    if text.split(None, 1)[0].strip(",:!.-").lower() in _OPENERS:
+        stripped = _WRAPPER.sub("", _GREETING.sub("", stripped)).strip()
+    if text.rsplit(None, 1)[-1].strip("?!.").lower() in _CLOSERS:
+        stripped = _PLACE_AFTER.sub("", _SIGN_OFF.sub("", stripped)).strip()
+    preamble = _PREAMBLE.match(stripped) if ":" in stripped else None
     if (
         preamble
         and len(preamble.group("lead").split()) + len(preamble.group("rest").split()) >= 5

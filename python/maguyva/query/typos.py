@@ -47,7 +47,12 @@ _FIX = {v: k for k in sorted(_KEYWORDS) for v in _variants(k) if v not in _REAL_
 """Typo -> word: each keyword's swaps and (from five letters) deletions."""
 
 
-def _fixed(word: str) -> str | None:
+_SEEN: dict[str, str] = {}
+"""Each word already looked at, and what it becomes (itself when it is no typo): a question's
+words repeat across queries, so the rule path costs a dictionary lookup per word. Bounded."""
+
+
+def _lookup(word: str) -> str | None:
     if word in _KEYWORDS or word in STOP_WORDS or word in _REAL_WORDS:
         return None
     found = _FIX.get(word)
@@ -59,14 +64,16 @@ def _fixed(word: str) -> str | None:
     return found
 
 
+def _learn(word: str) -> str:
+    core = word.rstrip("?,.!:;")
+    fixed = _lookup(core) if len(core) >= 4 and core.isalpha() else None
+    out = fixed + word[len(core) :] if fixed else word
+    if len(_SEEN) < 20_000:
+        _SEEN[word] = out
+    return out
+
+
 def correct(shape: str) -> str:
     """`shape` (lower-cased, target masked) with misspelt question words put right."""
-    words = shape.split(" ")
-    changed = False
-    for i, word in enumerate(words):
-        core = word.rstrip("?,.!:;")
-        if len(core) >= 4 and core.isalpha():
-            fixed = _fixed(core)
-            if fixed:
-                words[i], changed = fixed + word[len(core) :], True
-    return " ".join(words) if changed else shape
+    seen = _SEEN.get
+    return " ".join([seen(word) or _learn(word) for word in shape.split(" ")])
