@@ -439,7 +439,8 @@ def _phrase(
         if impact:
             plain = _plain_target(shape, text) or changed
             return Classification(IMPACT_ANALYSIS, 0.90, name or plain, "3:impact", terms=terms)
-    if _EXPLAIN_OPENER.match(shape) or _EXPLAIN_OPENER.match(shape.partition(": ")[2]):
+    after_colon = shape.partition(": ")[2] if ": " in shape else ""
+    if _EXPLAIN_OPENER.match(shape) or (after_colon and _EXPLAIN_OPENER.match(after_colon)):
         return None  # "how does x notify subscribers": the words after "how" are not the ask
     refs = _REFS.search(shape) or (_ERROR_NAME.fullmatch(name) and _RAISED.search(shape))
     if refs and (has_x or _plain_target(shape, text)):

@@ -66,6 +66,8 @@ def one_line_snippet(text: str) -> bool:
     """A single line that is code, not a question about code."""
     if "\n" in text or len(text) < 20 or text.rstrip().endswith("?"):
         return False
+    if not ("=" in text or ";" in text or "{" in text or "):" in text or "->" in text):
+        return False  # no mark of code at all: most questions stop here
     if not (_CODE_START.match(text) and _CODE_MARK.search(text)):
         return False
     words = re.findall(r"[A-Za-z]+", text)
