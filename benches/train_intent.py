@@ -4,8 +4,9 @@
 
 Multinomial logistic regression (numpy, full-batch gradient descent, L2) over the features of
 `maguyva.query.intent_model.features`, computed on each question's shape (target masked), over
-`eval/phrasings/dev.jsonl` and the dev half (by `split_of`) of `independent.jsonl`, the set a
-second engineer wrote (`independent-b.jsonl` is a blind check: never trained on). The
+`eval/phrasings/dev.jsonl`, the dev half (by `split_of`) of `independent.jsonl`, the set a
+second engineer wrote, and `tune-c.jsonl` whole (a tuning set; `independent-b.jsonl` and
+`independent-c.jsonl` are blind checks: never trained on). The
 softmax temperature is fitted on 5-fold out-of-fold logits of the same dev half, so the shipped
 probabilities are calibrated on questions the fold's model did not see. The held-out half is
 never read. Deterministic: same input, same weights.
@@ -31,13 +32,17 @@ MIN_COUNT = 2
 
 TRAIN_FILES = ("independent.jsonl",)
 """Phrasing files whose dev half is trained on, besides `dev.jsonl`."""
+TUNE_FILES = ("tune-c.jsonl",)
+"""Tuning-only phrasing files (no held-out half): trained on whole."""
 
 
 def dev_items() -> list[Phrasing]:
-    """The shipped dev half, then the dev half of each of `TRAIN_FILES`."""
+    """The shipped dev half, the dev half of each of `TRAIN_FILES`, each of `TUNE_FILES`."""
     items = load("dev")
     for name in TRAIN_FILES:
         items += load_file(PHRASINGS / name, "dev")
+    for name in TUNE_FILES:
+        items += load_file(PHRASINGS / name)
     return items
 
 

@@ -15,6 +15,7 @@ microseconds at most (benches/bench_intent.py).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.paste_shapes import inline_exception, pasted_error
+from maguyva.query.shapes import one_line_snippet, split_clauses, strip_chatter, unquoted_literal
 
 FIND_SIMILAR = "find_similar"
 FIND_DEFINITION = "find_definition"
@@ -148,24 +150,30 @@ _IMPACT_CHANGE = re.compile(
 _IMPACT_ASK = re.compile(
     r"\b(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
 )
+_MAY_I = re.compile(r"^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok|okay|fine)\s+to\b")
+""""can I delete x", "ok to drop x": asks whether a change is safe, when x names code (not
+"can we change the retry policy per tenant", a question about behaviour)."""
 _REFS = re.compile(
     r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
     r"|referenc\w*|refs|xrefs?|cross-?referenc\w*|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
     r"|(?:who|what|which\s+\w+)\s+reads?|reads?\s+(?:the\s+)?(?:[\w-]+\s+){0,2}x"
     r"|passed\s+(?:around|to|into|in)|registered|subscrib\w+"
     r"|implementations\s+of|implement[eo]rs|(?:who|what|anything)\s+implements"
+    r"|(?:who|what|which\s+\w+)\s+(?:extends|subclasses|inherits\s+from|overrides)|subclasses\s+of"
     r"|which\s+\w+s\s+implement|(?:classes|types|structs)\s+implementing"
     r"|occurrences?|appears?|render(?:s|ed)|inject\w*|wired|checks?\s+for|checked|returned"
+    r"|tests?\s+(?:for|of|covering|exercising|hitting|that\s+(?:cover|exercise|hit|call)\w*)\s+x"
     r"|depend\s+on\s+x\s+directly)\b"
 )
 _DEF_PHRASE = re.compile(
     r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
     r"|lives?|written|where|wher|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
+    r"|(?:in|at)\s+(?:what|which)\s+(?:place|part|module)"
     r"|go\s+to|goto|jump\s+to)\b"
 )
 _SHOW = re.compile(
     r"(?:^|[,.;:!—]\s*)(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+need\s+|need\s+)?"
-    r"(?:show(?:\s+me)?|give\s+me"
+    r"(?:show(?:\s+me)?|give\s+me|pull\s+up|bring\s+up|take\s+me\s+to"
     r"|open|print|find|locate|look\s+up|get|need)\b"
 )
 _UNDERSTAND = re.compile(
@@ -235,7 +243,9 @@ def _keyword(text: str, terms: list[str]) -> Classification | None:
     if not match:
         return None
     name, rest = match.group("name"), match.group("rest").strip()
-    impl_for = re.match(r"for\s+(" + _IDENT + r")\s*$", rest)
+    if match.group("kw").lower() == "def" and re.match(r"[?!](?:\s|\(|$)", rest):
+        name, rest = name + rest[0], rest[1:].strip()  # Ruby: `def valid_email?`
+    impl_for = re.match(r"for\s+`?(" + _IDENT + r")`?\s*$", rest)
     if impl_for and match.group("kw").lower() == "impl":
         name, rest = impl_for.group(1), ""  # "impl Display for ErrorKind": ErrorKind's impl
     plain = _targets._rank(name) >= 4
@@ -317,6 +327,20 @@ def _word_in(word: str, text: str) -> str:
 
 
 _RAISED = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b")
+_THROW_X = re.compile(
+    r"\b(?:throw(?:s|n|ing)?|rais(?:e|es|ed|ing))\s+(?:an?\s+)?x\b"
+    r"|\bx\s+(?:is\s+|are\s+|gets\s+|being\s+|ever\s+)*(?:thrown|raised)\b"
+)
+_PASCAL = re.compile(r"(?:[A-Za-z_]\w*(?:\.|::))*[A-Z][a-z]\w*")
+
+
+def _raise_sites(name: str, shape: str) -> bool:
+    """Whether the question asks where an exception class is raised or thrown."""
+    if not name or not ("rais" in shape or "throw" in shape) or _IMPACT_STRONG.search(shape):
+        return False
+    if _ERROR_NAME.fullmatch(name) and _RAISED.search(shape):
+        return True
+    return bool(_THROW_X.search(shape) and _PASCAL.fullmatch(name))
 
 
 def _plain_changed(shape: str, text: str) -> str:
@@ -380,6 +404,16 @@ def _lone(text: str, target: _targets.Target | None, shape: str) -> Classificati
                           terms=salient_terms(text))  # fmt: skip
 
 
+_EXPLAIN_OPENER = re.compile(
+    r"^(?:(?:can|could)\s+you\s+)?(?:how(?!\s+(?:many|often|much)|\s+(?:is|are)\s+x\s+(?:being\s+)?"
+    r"(?:used|called|invoked|referenced|imported|instantiated|consumed)\b)|why|explain\w*"
+    r"|describe|walk\s+me\s+through)\b"
+)
+"""A question that opens by asking how or why: references and definition words later in it
+("how does x notify subscribers", "why is x defined twice") do not make it a lookup; "how is
+x used" still asks for its uses."""
+
+
 def _phrase(
     text: str, shape: str, target: _targets.Target | None, terms: list[str]
 ) -> Classification | None:
@@ -389,16 +423,25 @@ def _phrase(
     similar = _SIMILAR_NAMED.search(shape)
     if similar and (similar.group("w") == "x" or similar.group("w") not in _targets.PROSE):
         word = similar.group("w")
-        named = name if word == "x" else _word_in(word, text)
+        code_like = target is not None and target.rank <= 2
+        named = name if word == "x" or code_like else _word_in(word, text)
         return Classification(FIND_SIMILAR, 0.75, named, "0:similar-named", terms=terms)
+    if _raise_sites(name, shape):
+        # "who raises ValidationError", "where do we throw QuotaExceeded": raise sites, not
+        # "raising" a limit (a change) nor the class's definition
+        return Classification(FIND_REFERENCES, 0.90, name, "2:references", terms=terms)
     changed = "" if has_x else _plain_changed(shape, text)
     if has_x or changed or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
         impact = _IMPACT_STRONG.search(shape) or (
-            _IMPACT_CHANGE.search(shape) and _IMPACT_ASK.search(shape)
+            _IMPACT_CHANGE.search(shape)
+            and (_IMPACT_ASK.search(shape) or (has_x and _MAY_I.search(shape)))
         )
         if impact:
             plain = _plain_target(shape, text) or changed
             return Classification(IMPACT_ANALYSIS, 0.90, name or plain, "3:impact", terms=terms)
+    after_colon = shape.partition(": ")[2] if ": " in shape else ""
+    if _EXPLAIN_OPENER.match(shape) or (after_colon and _EXPLAIN_OPENER.match(after_colon)):
+        return None  # "how does x notify subscribers": the words after "how" are not the ask
     refs = _REFS.search(shape) or (_ERROR_NAME.fullmatch(name) and _RAISED.search(shape))
     if refs and (has_x or _plain_target(shape, text)):
         # "where is x used" is rule 2 even though "where is" opens rule 1 phrases.
@@ -425,7 +468,45 @@ def _definition_phrase(
 
 
 def classify(query: str) -> Classification:
-    """Classify a query into one of the six intents (first matching rule wins)."""
+    """Classify a query into one of the six intents (first matching rule wins). A question
+    that asks two things is the first one asked, below the direct path (`shapes.py`)."""
+    verdict = _classify(query)
+    if verdict.rule.startswith(_WHOLE_TEXT_RULES):
+        return verdict
+    plain = strip_chatter(query.strip())
+    if plain != query.strip():
+        verdict = _classify(plain)
+        if verdict.rule.startswith(_WHOLE_TEXT_RULES):
+            return verdict
+    clauses = split_clauses(plain)
+    if clauses is None:
+        return verdict
+    first = _classify(clauses[0])
+    if first.rule.startswith(("7:", "learned")):
+        return verdict
+    if first.intent == verdict.intent:
+        # The second question asks something else ("... and explain it"): the same first
+        # answer, through fusion. "it" in the second question is the first one's target.
+        name = verdict.target if verdict.intent != UNDERSTAND_CODE else "x"
+        rest = _PRONOUN.sub(lambda m: f"`{name}`" + (" is" if m.group(1) else ""), clauses[1])
+        second = _classify(rest)
+        if second.intent == verdict.intent or second.rule.startswith(("7:", "learned")):
+            return verdict
+        first = verdict
+    target = query.strip() if first.intent == UNDERSTAND_CODE else first.target
+    return Classification(first.intent, min(first.confidence, 0.80), target or verdict.target,
+                          first.rule + "+first-ask", kind=first.kind, terms=verdict.terms)  # fmt: skip
+
+
+_PRONOUN = re.compile(r"\b(?:it|them|this|that)('s|’s)?\b")
+
+
+_WHOLE_TEXT_RULES = ("0:snippet", "0:similar-phrase", "0:one-line", "4:pasted", "4:error-token")
+"""Verdicts on the whole text (a paste, a snippet): never split into questions."""
+
+
+def _classify(query: str) -> Classification:
+    """The rules over one question."""
     text = query.strip()
     terms = salient_terms(text)
 
@@ -440,6 +521,8 @@ def classify(query: str) -> Classification:
     keyword = _keyword(text, terms)
     if keyword:
         return keyword
+    if one_line_snippet(text):
+        return Classification(FIND_SIMILAR, 0.80, text, "0:one-line", snippet=text, terms=terms)
 
     literal = _literal(text)
     inline = inline_exception(text) if "\n" not in text else None
@@ -449,9 +532,16 @@ def classify(query: str) -> Classification:
         # A quoted exception line is rule 4's quoted literal, below.
         return Classification(EXACT_MATCH, 0.85, inline, "4:error-token", terms=terms)
     target = _targets.best(text)
-    if target is not None and target.rank == 3 and len(text.split()) > 8:
-        # A capitalised word in a long sentence is more often English ("a 303 See Other
-        # reply") than a name; such a question is read without a target.
+    # A capitalised word in a long sentence is more often English ("a 303 See Other reply")
+    # than a name, unless a kind word or a lookup's verb sits beside it ("the Codec trait",
+    # "Settings defined"); otherwise the question is read without a target.
+    if (
+        target is not None
+        and target.rank == 3
+        and "/" not in target.text  # a path, even one that says where
+        and len(text.split()) > 8
+        and not _targets.named_by_context(text, target)
+    ):
         target = None
     shape = _targets.mask(text, target)
     asked = literal is not None and literal[2] == "4:quoted-asked"
@@ -464,12 +554,25 @@ def classify(query: str) -> Classification:
         return phrase
     if literal:
         return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
+    unquoted = unquoted_literal(text, named=target is not None and target.rank <= 2)
+    if unquoted:
+        return Classification(EXACT_MATCH, 0.85, unquoted, "4:unquoted", terms=terms)
     token = _error_token(text)
     if token:
         return Classification(EXACT_MATCH, token[1], token[0], token[2], terms=terms)
     definition = _definition_phrase(text, shape, target, terms)
     if definition:
         return definition
+    loose = _targets.loose_name(text) if target is None else None
+    if loose is not None:
+        # A plain word the phrase names as code ("the function apply, who use it?"): the
+        # same rules, below the direct path, since the word may be English after all.
+        loose_shape = _targets.mask(text, loose)
+        found = _phrase(text, loose_shape, loose, terms) or _definition_phrase(
+            text, loose_shape, loose, terms
+        )
+        if found is not None and found.intent != FIND_SIMILAR:
+            return dataclasses.replace(found, confidence=0.80, rule=found.rule + "+plain")
     lone = _lone(text, target, shape)
     if lone:
         return lone

@@ -18,7 +18,15 @@ _EXC_NAME = r"(?:[a-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interr
 # "Error [ERR_X]: ...", "django.core.exceptions.ImproperlyConfigured: ...".
 _EXCEPTION_LINE = re.compile(
     r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|fatal error"
-    r"|(?:remote |fatal )?error)(?: \[[A-Z0-9_]+\])?: \S.*)$"
+    r"|(?:remote |fatal )?error|fatal|warning|error\[E\d{4}\]|warning\[\w+\]"
+    r"|(?:error|warning) TS\d{4,5})"
+    r"(?: \[[A-Z0-9_]+\])?: \S.*)$"
+)
+# Compiler and linter output opens with the place ("./cmd/main.go:12:2: undefined: x",
+# "src/app.ts(12,5): error TS2345: ...", "app.py:3: error: ..."): the message follows it.
+_LOCATED = re.compile(
+    r"^(?:\.{0,2}/)?(?:[\w.@-]+/)*[\w.@-]+\.[A-Za-z]{1,5}(?::\d+(?::\d+)?|\(\d+,\d+\)):\s+"
+    r"(?P<msg>\S.*)$"
 )
 # A line that opens with a database or vendor error code: "SQLSTATE[23000]: ...",
 # "ORA-00942: ...", "ERROR 1045 (28000): ...", "E11000 duplicate key error ...".
@@ -33,6 +41,7 @@ _JAVA_THREAD = re.compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
 _PREFIXES = re.compile(
     r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: )"
 )
+_REJECTION = re.compile(r"^Unhandled Rejection \((?P<type>\w+)\): ")
 # One stack frame, Java ("\tat com.acme.Ledger.reserve(Ledger.java:211)") or JavaScript
 # ("    at Object.resolve (/srv/api/tenant.js:27:11)", "    at /srv/api/index.js:3:1").
 _FRAME_AT = re.compile(
@@ -44,7 +53,8 @@ _FRAME_AT = re.compile(
 _FAILURE_WORDS = re.compile(
     r"\b(?:refused|reset|denied|fail\w*|invalid|cannot|can't|unable|timeout|timed out|exceeded"
     r"|not found|no such|unexpected|EOF|unknown|missing|broken|closed|errors?|mismatch|unmarshal"
-    r"|overflow|deadline|illegal|unsupported|forbidden|unauthorized|rejected|aborted|panic\w*)\b"
+    r"|overflow|deadline|illegal|unsupported|forbidden|unauthorized|rejected|aborted|panic\w*"
+    r"|no space|not permitted|too many|too large|in use|does not exist|already exists)\b"
 )
 _QUESTION_START = re.compile(
     r"^(?:how|why|what|where|who|which|when|is|are|can|could|should|does|do|find|show|list"
@@ -60,6 +70,7 @@ _RUST_PANIC_OLD = re.compile(r"panicked at '(?P<msg>.*)', [\w./\\-]+:\d+(?::\d+)
 _RUST_PANIC_NEW = re.compile(r"panicked at [\w./\\-]+:\d+(?::\d+)?:\s*$")
 _STACK_LINE = re.compile(
     r"^\s+at \S|^\s*File \"|^goroutine \d+ \[|^Caused by:|^\s+\d+: |^note: run with `RUST_BACKTRACE"
+    r"|^\s*--> \S+:\d+|^\s*\d*\s*\|"
 )
 _SEGFAULT = re.compile(r"^Segmentation fault(?: \(core dumped\))?$")
 
@@ -76,6 +87,8 @@ _LOG_START = re.compile(
     r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s)"
 )
 _LOGFMT_MSG = re.compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
+_LOGFMT_ERR = re.compile(r"\b(?:err|error)=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
+"""A logfmt line without `msg=` says what failed in `err=` (go-kit, Prometheus)."""
 _KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] (?P<msg>.+)$")
 _LEADERS = [
     re.compile(p, re.IGNORECASE)
@@ -97,7 +110,7 @@ _LOGGER = re.compile(
 
 def _message(line: str) -> str:
     """A log line without its leading timestamp, level, thread and logger fields."""
-    logfmt = _LOGFMT_MSG.search(line)
+    logfmt = _LOGFMT_MSG.search(line) or _LOGFMT_ERR.search(line)
     if logfmt:
         return logfmt.group("q") if logfmt.group("q") is not None else logfmt.group("bare")
     klog = _KLOG.match(line)
@@ -133,11 +146,20 @@ def _is_log_line(line: str) -> bool:
 
 def _exception_line(line: str) -> str | None:
     line = _PREFIXES.sub("", line.strip())
+    if line.startswith("Unhandled Rejection ("):  # React's "Unhandled Rejection (TypeError): x"
+        line = _REJECTION.sub(r"\g<type>: ", line)
     java = _JAVA_THREAD.match(line)
     if java:
         return java.group("line").strip()
     match = _EXCEPTION_LINE.match(line)
+    if match and line.startswith(("warning:", "fatal:")) and _ASKED_AFTER.search(line):
+        return None  # "warning: this is deprecated, who still calls it" is a question
     return match.group("line").strip() if match else None
+
+
+_ASKED_AFTER = re.compile(
+    r"[,;:—-]\s*(?:who|what|where|which|why|how|can|could|should|does|do|is|are)\b|\?\s*$"
+)
 
 
 def _json_log(line: str) -> str | None:
@@ -174,15 +196,20 @@ def _one_line(first: str) -> str | None:
     return first if _error_chain(first) else None
 
 
+_OP_ON_PLACE = re.compile(r"^[a-z]+ (?:\S*[/\\]\S*|\S+\.\w+|\S+:\d+)$")
+"""The first part of a two-part Go or OS error: an operation on a path or an address
+("open /etc/app.yaml: no such file or directory", "write data.db: no space left on device")."""
+
+
 def _error_chain(line: str) -> bool:
     parts = line.split(": ")
     return (
-        len(parts) >= 3
+        (len(parts) >= 3 or (len(parts) == 2 and bool(_OP_ON_PLACE.match(parts[0]))))
         and line[:1].islower()
         and "?" not in line
         and len(line) <= 300
         and all(part.strip() for part in parts)
-        and not _QUESTION_START.match(line)
+        and not any(_QUESTION_START.match(part.strip()) for part in parts)
         and bool(_FAILURE_WORDS.search(line))
     )
 
@@ -205,6 +232,9 @@ def pasted_error(text: str) -> str | None:
             return old.group("msg")
         if _RUST_PANIC_NEW.search(line) and index + 1 < len(lines):
             return lines[index + 1].strip()
+    located = _LOCATED.match(first) if ":" in first else None
+    if located and not _QUESTION_START.match(located.group("msg")) and "?" not in first:
+        return located.group("msg").strip()
     found = _exception_line(first)
     if found and (len(lines) == 1 or any(_STACK_LINE.search(x) for x in lines[1:])):
         return found
@@ -220,4 +250,18 @@ def inline_exception(text: str) -> str | None:
     if ": " not in text:
         return None
     match = _EXCEPTION_INLINE.search(text)
-    return match.group("line").strip() if match else None
+    if not match:
+        return None
+    line = match.group("line").strip()
+    if not re.search(r"['\"]$", line):
+        line = _CONTEXT_TAIL.sub("", line)
+    return line.rstrip(" ,;—-").strip()
+
+
+_CONTEXT_TAIL = re.compile(
+    r"(?:\s+(?:in|on|at|from|during|inside|when|after|before|with)\s+(?:the|a|an|my|our|this"
+    r"|each|every|some|startup|boot|deploy|ci|prod|production|staging|tests?)\b[\w\s/.-]{0,40}"
+    r"|\s+(?:on|at|during|after|in)\s+(?:startup|boot|deploy|import|login|shutdown|ci))\s*\??$",
+    re.IGNORECASE,
+)
+"""Where the asker saw an error ("... in the parser", "... on startup"): not the message's."""

@@ -14,13 +14,29 @@ import re
 from typing import NamedTuple
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
+from maguyva.query import typos
 
+# The lookaheads fail a word that holds no "/" (or no "\\") in one pass, instead of
+# backtracking through it once per letter: `best` runs on every query.
 _CANDIDATE = re.compile(
     r"`(?P<bq>[^`\n]+)`"
     r"|(?<![\w-])(?P<flag>--?[A-Za-z][\w-]*)"
-    r"|(?P<path>(?:[\w.-]+/)+[\w.-]*\w)"
+    r"|(?P<path>(?=[\w.-]+/)(?:[\w.-]+/)+[\w.-]*\w)"
+    r"|(?P<ns>(?=[A-Z][\w$]*\\[A-Z])[A-Z][\w$]*(?:\\[A-Z][\w$]*)+)"
     r"|(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"
 )
+_GENERIC_ARGS = re.compile(r"<[\w$ ,.:=\[\]|&<>]{1,60}?>(?!>)")
+"""A generic type's arguments right after its name (`Repository<T>`, `Cache<K, V>`): the name
+is the target, and the arguments go with it when the question is masked."""
+_BACKTICK_GENERIC = re.compile(r"(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)<.*>")
+_LOCATION_BEFORE = re.compile(r"(?:\b(?:in|at|inside|within|under)|\bline\s+\d+\s+of)\s+$", re.I)
+_LOCATION_AFTER = re.compile(r"(?::\d+|\(\d+,\d+\)|#L\d+|,?\s+lines?\s+\d+)")
+_FILE_NAME = re.compile(
+    r"[\w-]+\.(?:py|pyi|rs|go|ts|tsx|js|jsx|mjs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala"
+    r"|sh|toml|ya?ml|json)"
+)
+"""A path that says where a name sits ("in src/auth/jwt.go:19 there's verifyClaims", "who
+calls load_profile in src/profile.py") is a location, not the question's target."""
 _RUBY_SUFFIX = re.compile(r"[!?](?=\s|$|\()")
 """`Cart#checkout!`, `Invoice#paid?`: in `#` notation a Ruby method's `!` or `?` is its name's."""
 _PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
@@ -55,7 +71,7 @@ PROSE = STOP_WORDS | frozenset(_PROSE_WORDS.split())
 class Target(NamedTuple):
     """A candidate target: the name as written, its span in the query, and how code-like
     (`rank`: 0 backticked, 1 qualified/path/flag, 2 cased identifier, 3 capitalised word,
-    4 plain word, 5 a word of the question). A tuple: built for every word of every query."""
+    4 plain word, 5 a word of the question; a path that only says where is 3). A tuple: built for every word of every query."""
 
     text: str
     start: int
@@ -67,6 +83,8 @@ def _rank(word: str) -> int:
     if word.isalpha() and word.islower():  # most words of a question: no regex needed
         return 5 if word in PROSE else 4
     bare = word.removesuffix("()")
+    if not any(c.isalnum() for c in bare):
+        return 5  # "$" alone, as in a regex
     if word.endswith("()"):
         return 2
     if _QUALIFIED.search(bare) and bare.lower() not in _NOT_QUALIFIED:
@@ -82,6 +100,10 @@ def _rank(word: str) -> int:
     return 4
 
 
+def _located(query: str, start: int, end: int) -> bool:
+    return bool(_LOCATION_BEFORE.search(query, 0, start) or _LOCATION_AFTER.match(query, end))
+
+
 def candidates(query: str) -> list[Target]:
     """Every token of `query` that could name code, in order, ranked by how code-like it is."""
     out: list[Target] = []
@@ -90,8 +112,12 @@ def candidates(query: str) -> list[Target]:
         text = match.group(kind or 0)
         if kind == "bq":
             inner = text.strip().removesuffix("()")
-            if _IDENT.fullmatch(inner) or re.fullmatch(
-                r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+", inner
+            generic = _BACKTICK_GENERIC.fullmatch(inner)
+            if generic:
+                inner = generic.group("n")
+            if _IDENT.fullmatch(inner.rstrip("!?")) or re.fullmatch(
+                r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+|[A-Z]\w*(?:\\[A-Z]\w*)+",
+                inner,
             ):
                 out.append(Target(inner, match.start(), match.end(), 0))
             continue
@@ -100,14 +126,24 @@ def candidates(query: str) -> list[Target]:
                 out.append(Target(text, match.start(), match.end(), 1))
             continue
         if kind == "path":
-            out.append(Target(text.rstrip("."), match.start(), match.end(), 1))
+            located = _located(query, match.start(), match.end())
+            out.append(Target(text.rstrip("."), match.start(), match.end(), 3 if located else 1))
+            continue
+        if kind == "ns":  # a PHP namespace: App\Http\Controllers\UserController
+            out.append(Target(text, match.start(), match.end(), 1))
             continue
         word, end = text, match.end()
         if word.endswith("'s"):  # a possessive ("RetryPolicy's")
             word = word[:-2]
         elif "#" in word and _RUBY_SUFFIX.match(query, end):
             word, end = word + query[end], end + 1
-        out.append(Target(word.removesuffix("()"), match.start(), end, _rank(word)))
+        rank = _rank(word)
+        if rank == 1 and _FILE_NAME.fullmatch(word) and _located(query, match.start(), end):
+            rank = 3  # "at line 77 of worker.rs the fn drain_queue": a place, not the target
+        generic = _GENERIC_ARGS.match(query, end) if query[end : end + 1] == "<" else None
+        if generic and word[:1].isalpha():
+            end, rank = generic.end(), min(rank, 2)
+        out.append(Target(word.removesuffix("()"), match.start(), end, rank))
     return out
 
 
@@ -132,9 +168,51 @@ def best(query: str, max_rank: int = 3) -> Target | None:
 
 
 def mask(query: str, target: Target | None) -> str:
-    """The question's shape: lower-cased, contractions spelled out, the target replaced by x."""
+    """The question's shape: lower-cased, contractions spelled out, misspelt question words
+    put right (`typos.py`), the target replaced by x."""
     text = query if target is None else query[: target.start] + " x " + query[target.end :]
     text = text.lower().replace("’", "'")
     text = re.sub(r"\b(where|what|who|how|that|it|there)'?s\b", r"\1 is", text)
     text = re.sub(r"n't\b", " not", text)
-    return " ".join(text.split())
+    return typos.correct(" ".join(text.split()))
+
+
+_KIND_NEXT = re.compile(
+    r"\s+(?:class|struct|component|type|trait|interface|enum|module|function|method|hook"
+    r"|constant|macro|record|protocol|object|defined|declared|implemented|used|called"
+    r"|referenced|invoked|instantiated|constructed|subclass\w*)\b",
+    re.IGNORECASE,
+)
+_KIND_BEFORE = re.compile(
+    r"\b(?:class|struct|component|type|trait|interface|enum|module|function|method|hook"
+    r"|constant|macro|implements|extends|subclasses|subclassing|inherit\w*\s+from"
+    r"|(?:implementations|subclasses|instances|callers|usages|uses|definition|dependents)\s+of"
+    r"|(?:references|calls)\s+to)\s+$",
+    re.IGNORECASE,
+)
+
+
+def named_by_context(query: str, target: Target) -> bool:
+    """A capitalised word that the words beside it say is a name ("the Codec trait", "class
+    Invoice", "where is Settings defined")."""
+    return bool(_KIND_NEXT.match(query, target.end) or _KIND_BEFORE.search(query, 0, target.start))
+
+
+_LOOSE = re.compile(
+    r"\b(?:function|method|class|struct|helper|constant|variable|field|hook|component|macro"
+    r"|fn|func|def)\s+(?P<a>[a-z_][\w$]*)\b"
+    r"|\b(?:call(?:s|ing|ed)?|us(?:e|es|ing)|invok\w+|referenc\w+|import(?:s|ing)?)"
+    r"\s+(?:to\s+|of\s+)?(?P<b>[a-z_][\w$]*)\s*\??$",
+    re.IGNORECASE,
+)
+
+
+def loose_name(query: str) -> Target | None:
+    """A plain lower-case word that the phrase around it names as code: after a kind word
+    ("the function apply") or last after a verb of use ("which code is calling to validate")."""
+    for match in _LOOSE.finditer(query):
+        group = "a" if match.group("a") else "b"
+        word = match.group(group)
+        if word.lower() not in PROSE and len(word) > 2:
+            return Target(word, match.start(group), match.end(group), 4)
+    return None

@@ -1,0 +1,170 @@
+"""Shapes of a question that the classifier's phrase rules do not read on their own.
+
+- Two questions in one ("where is parse_config defined and who calls it?"): the first one asked
+  is the intent, and the answer goes through fusion, since the second asks for something else.
+- One line of code pasted without a word around it (`const sleep = (ms) => ...;`): a snippet
+  to find similar code for, like the spec's multi-line rule 0.
+- A literal nobody quoted: after "regex" or "pattern" ("find the regex [A-Z]{3}-\\d{4}"), and
+  comment markers (`TODO(perf)`, `FIXME`) that a search is asked for.
+
+All plain regular expressions: they run on every query (benches/bench_intent.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from maguyva.modalities.text.stopwords import STOP_WORDS
+from maguyva.query import targets as _targets
+
+_ASKS = (
+    r"(?:who|what|where|which|how|why|whether|explain|show|find|list|tell|give|open|can|could"
+    r"|would|will|is|are|does|do|did|should)"
+)
+_CLAUSE = re.compile(
+    r"\?\s+(?=\S)|;\s+(?=" + _ASKS + r"\b)|,?\s+(?:and\s+)?then\s+(?=" + _ASKS + r"\b)"
+    r"|,?\s+and\s+(?:also\s+)?(?=" + _ASKS + r"\b)",
+    re.IGNORECASE,
+)
+"""Where a second question starts: after "?", or "and" / "then" / ";" before a question word."""
+
+
+def split_clauses(text: str) -> tuple[str, str] | None:
+    """(first question, the rest) when `text` asks two things on one line, else None."""
+    if "\n" in text or not ("?" in text[:-1] or ";" in text or " and " in text or " then " in text):
+        return None
+    match = _CLAUSE.search(text)
+    if not match:
+        return None
+    first, rest = text[: match.start()].strip(), text[match.end() :].strip()
+    if len(first.split()) < 2 or len(rest.split()) < 2:
+        return None
+    if not (text[match.start() : match.end()].startswith("?") or _LEAD.match(first)):
+        return None  # "src/lib.rs:12 defines `Engine`; who uses it": a statement, then the ask
+    return first, rest
+
+
+_LEAD = re.compile(
+    r"^(?:" + _ASKS + r"|please|pls|callers|call\s+sites|usages?|uses|references|refs|xrefs"
+    r"|definition|impact|blast|dependents|consequences|effects?|locate|search|grep|look"
+    r"|go\s+to|jump\s+to|any|anything|all)\b",
+    re.IGNORECASE,
+)
+"""A first clause that asks something (a question word or a lookup's noun phrase)."""
+
+
+_CODE_START = re.compile(
+    r"^\s*(?:(?:export\s+)?(?:default\s+)?(?:const|let|var|function|async\s+function|class)\s"
+    r"|(?:pub(?:\(\w+\))?\s+)?(?:fn|struct|enum|impl|trait)\s|def\s|func\s|return\s|import\s"
+    r"|(?:public|private|protected|static|final)\s|[\w$.]+\s*(?:\(|=[^=]|\+=|:=))"
+)
+_CODE_MARK = re.compile(r";\s*$|=>|[{}]|\s=\s|\):|:=|->")
+_CODE_CHAR = re.compile(r"[(){}\[\];=<>]")
+
+
+def one_line_snippet(text: str) -> bool:
+    """A single line that is code, not a question about code."""
+    if "\n" in text or len(text) < 20 or text.rstrip().endswith("?"):
+        return False
+    if not ("=" in text or ";" in text or "{" in text or "):" in text or "->" in text):
+        return False  # no mark of code at all: most questions stop here
+    if not (_CODE_START.match(text) and _CODE_MARK.search(text)):
+        return False
+    words = re.findall(r"[A-Za-z]+", text)
+    prose = sum(1 for w in words if w.lower() in STOP_WORDS)
+    return len(_CODE_CHAR.findall(text)) >= 4 and prose <= 2
+
+
+_SEARCH = r"(?:please\s+)?(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|locate|where\s+is)"
+_UNQUOTED = re.compile(
+    r"^\s*" + _SEARCH + r"\s+(?:the\s+|all\s+|any\s+|a\s+)?"
+    r"(?:(?P<kind>regexp?|pattern|string|literal)|(?P<soft>text|message|phrase))\s+"
+    r"(?P<lit>\S(?:.*\S)?)\s*$",
+    re.IGNORECASE,
+)
+_PLACE_TAIL = re.compile(
+    r"\s+(?:in|under|inside|within|across)\s+(?:the\s+)?[\w./-]+(?:\s+(?:files?|folder|dir|code))?$"
+)
+"""Where to look, after an unquoted literal ("the literal 42 in config")."""
+_SLASHED = re.compile(r"^/(?P<re>[^/\s](?:.*[^\s])?)/[gimsuy]*$")
+"""A regular expression written between slashes, as in JavaScript or sed."""
+_MARKER = re.compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(?![\w(])")
+_MARKER_ASK = re.compile(r"\b(?:find|search|grep|look|list|show|where|which|comments?)\b", re.I)
+
+
+def unquoted_literal(text: str, named: bool = False) -> str | None:
+    """The literal of "find the regex ^v\\d+$", "/def merge_(a|b)\\(/" or "search for
+    FIXME(security)", if asked; a marker only when no name is asked about (`named`)."""
+    slashed = _SLASHED.match(text) if text.startswith("/") else None
+    if slashed:
+        return slashed.group("re")
+    match = _UNQUOTED.match(text)
+    if match:
+        literal = _PLACE_TAIL.sub("", match.group("lit")) or match.group("lit")
+        if match.group("kind") or re.search(r"[^\w\s]", literal):
+            return literal
+    markers = "TODO" in text or "FIXME" in text or "XXX" in text or "HACK" in text
+    marker = (
+        _MARKER.search(text) if markers and not named else None
+    )  # "TODO: where is X defined" asks for X
+    if marker and _MARKER_ASK.search(text):
+        return marker.group(0)
+    return None
+
+
+_GREETING = re.compile(
+    r"^(?:(?:hey|hi|hello|yo|ok|okay|so|um|hmm|btw|also|quick\s+q(?:uestion)?|question)\b"
+    r"(?:\s+(?:there|team|all|folks))?[,:!.\s-]*)+(?=\S)",
+    re.IGNORECASE,
+)
+_SIGN_OFF = re.compile(
+    r"[,\s]+(?:pls|plz|please|thanks|thank\s+you|thx|ty|cheers)[.!]*\s*$", re.IGNORECASE
+)
+_WRAPPER = re.compile(
+    r"^(?:(?:can|could|would)\s+you\s+(?:please\s+)?(?:tell|show)\s+me|(?:i\s+)?(?:need|want"
+    r"|would\s+like)\s+to\s+know|do\s+you\s+know|any\s+idea)\s+"
+    r"(?=(?:where|who|what|which|how|why)\b)",
+    re.IGNORECASE,
+)
+_PLACE_AFTER = re.compile(
+    r"\s+(?:in|from|under|inside|within|across)\s+(?:the|our|this)\s+(?:[\w.-]+\s+)?[\w.-]+\s+"
+    r"(?:module|package|crate|service|app|project|repo|codebase|folder|directory|dir|layer"
+    r"|component)s?\s*(?=\?*\s*$)",
+    re.IGNORECASE,
+)
+"""Where to look, at the end ("... in the payments module"): not part of what is asked."""
+_OPENER_WORDS = """
+    hey hi hello yo ok okay so um hmm btw also quick question can could would i need want do any
+"""
+_OPENERS = frozenset(_OPENER_WORDS.split())
+_CLOSER_WORDS = """
+    pls plz please thanks you thx ty cheers module package crate service app project repo
+    codebase folder directory dir layer component modules packages crates services apps
+    projects repos folders directories dirs layers components
+"""
+_CLOSERS = frozenset(_CLOSER_WORDS.split())
+_PREAMBLE = re.compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.*)$")
+
+
+def strip_chatter(text: str) -> str:
+    """The question without a greeting ("hey, "), a sign-off (" pls") or a prose preamble
+    ending in a colon ("quick question about the billing service: ..."); a preamble that
+    names code is the question's subject ("parse_config: who calls it"), not chatter."""
+    if "\n" in text:
+        return text
+    if not text.strip():
+        return text
+    stripped = text
+    # Each pattern runs only when the first or last word could start it: this is every query.
+    if text.split(None, 1)[0].strip(",:!.-").lower() in _OPENERS:
+        stripped = _WRAPPER.sub("", _GREETING.sub("", stripped)).strip()
+    if text.rsplit(None, 1)[-1].strip("?!.").lower() in _CLOSERS:
+        stripped = _PLACE_AFTER.sub("", _SIGN_OFF.sub("", stripped)).strip()
+    preamble = _PREAMBLE.match(stripped) if ":" in stripped else None
+    if (
+        preamble
+        and len(preamble.group("lead").split()) + len(preamble.group("rest").split()) >= 5
+        and _targets.best(preamble.group("lead"), 3) is None
+    ):
+        stripped = preamble.group("rest")
+    return stripped if len(stripped.split()) >= 1 else text
