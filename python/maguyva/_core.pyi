@@ -286,6 +286,12 @@ class TextIndex:
         answer), "scan" (the content of at most `max_docs` nominated documents) or
         "scan_all" (every candidate document: what the postings compute)."""
     def stats(self) -> dict[str, int]: ...
+    def spans(self, path: str, ranges: list[tuple[int, int]]) -> tuple[int, list[bytes]] | None:
+        """`(CRC-32 of the stored bytes of path, [text of lines start..end of each range])`,
+        lines numbered as the chunker numbers them (split on `\\n` only, a trailing `\\r`
+        dropped), decoded as UTF-8 with replacement, each text as a JSON string
+        (`json.dumps(text, ensure_ascii=False)`); None when `path` is not a live document:
+        the texts of a file's chunks stored as spans (`store.spans`)."""
     def paths(self) -> list[str]: ...
 
 # -- printing matching lines (maguyva.interfaces.output) ---------------------------------------

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::bm25::build::build_for_segment;
 use crate::bm25::score::Bm25Index;
@@ -481,6 +482,35 @@ impl TextIndex {
             ("bm25_bytes", self.bm25.as_ref().map_or(0, Bm25Index::bytes)),
             ("segments", self.inner.segments().len() as u64),
         ])
+    }
+
+    /// `(CRC-32 of the stored bytes of path, [text of lines start..=end of each range])`, the
+    /// lines numbered as the chunker does (split on `\n` only, a trailing `\r` dropped),
+    /// decoded as UTF-8 with replacement, each text as a JSON string (`json.dumps(text,
+    /// ensure_ascii=False)`); None when `path` is not a live document: the texts of a file's
+    /// chunks stored as spans (`store.spans`).
+    fn spans<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        ranges: Vec<(u32, u32)>,
+    ) -> PyResult<Option<(u32, Vec<Bound<'py, PyBytes>>)>> {
+        let Some(g) = self.inner.find(path) else {
+            return Ok(None);
+        };
+        let (crc, texts) = py
+            .detach(|| {
+                let mut zstd = None;
+                let mut out = Vec::new();
+                let bytes = self.inner.read(g, &mut zstd, &mut out)?;
+                Ok::<_, crate::error::CoreError>((
+                    crc32fast::hash(bytes),
+                    crate::trigram::spans::span_json(bytes, &ranges),
+                ))
+            })
+            .map_err(to_py)?;
+        let texts = texts.iter().map(|t| PyBytes::new(py, t)).collect();
+        Ok(Some((crc, texts)))
     }
 
     /// The indexed paths, in document order (sorted as given to the builder).
