@@ -130,32 +130,50 @@ def spec_tuples(data: dict[str, Any]) -> list[tuple[str, str, int, int, list[int
     ]
 
 
-def open_index(text_dir: Path) -> Any:
-    """The `_core.TextIndex` of a text directory (every segment validated)."""
+def open_index(text_dir: Path, bm25: bool = True) -> Any:
+    """The `_core.TextIndex` of a text directory (every segment validated; its BM25
+    postings too unless `bm25` is False)."""
     data = read_segments(text_dir)
     if data is None:
-        return _core.TextIndex(str(text_dir))
+        return _core.TextIndex(str(text_dir), bm25=bm25)
     try:
         specs = spec_tuples(data)
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptIndexError(f"{text_dir / SEGMENTS_FILE}: bad segment entry ({exc})") from exc
-    return _core.TextIndex(str(text_dir), segments=specs)
+    return _core.TextIndex(str(text_dir), segments=specs, bm25=bm25)
 
 
-def shared_index(text_dir: Path) -> Any:
-    """`open_index`, opened once per process while the directory's segment list is the same
-    file (generations are immutable): the text searcher and the chunk store share it."""
+def _key(text_dir: Path) -> tuple[Any, ...]:
     try:
         st = os.stat(text_dir / SEGMENTS_FILE)
     except FileNotFoundError:
         st = os.stat(text_dir / "trigram.idx")
-    key = (str(text_dir), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return (str(text_dir), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def adopt(text_dir: Path, index: Any) -> None:
+    """Let the chunk store cut spans from `index`, which a text searcher has just opened on
+    `text_dir` (a second open would validate every segment again: ~10 ms on the stdlib)."""
+    try:
+        key = _key(text_dir)
+    except OSError:
+        return
+    with _LOCK:
+        _INDEXES.setdefault(key, index)
+        while len(_INDEXES) > 4:
+            _INDEXES.popitem(last=False)
+
+
+def shared_index(text_dir: Path) -> Any:
+    """`open_index`, opened once per process while the directory's segment list is the same
+    file (generations are immutable), or the one a text searcher opened (`adopt`)."""
+    key = _key(text_dir)
     with _LOCK:
         index = _INDEXES.get(key)
         if index is not None:
             _INDEXES.move_to_end(key)
             return index
-    index = open_index(text_dir)
+    index = open_index(text_dir, bm25=False)  # spans need the content, not the postings
     with _LOCK:
         index = _INDEXES.setdefault(key, index)
         while len(_INDEXES) > 4:

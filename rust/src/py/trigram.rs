@@ -186,8 +186,13 @@ impl TextIndex {
     /// Open the index in `dir`: the single segment `trigram.idx` + `content.bin`, or the
     /// listed `segments` (base first) with their tombstones.
     #[new]
-    #[pyo3(signature = (dir, segments=None))]
-    fn new(py: Python<'_>, dir: PathBuf, segments: Option<Vec<SegmentTuple>>) -> PyResult<Self> {
+    #[pyo3(signature = (dir, segments=None, *, bm25=true))]
+    fn new(
+        py: Python<'_>,
+        dir: PathBuf,
+        segments: Option<Vec<SegmentTuple>>,
+        bm25: bool,
+    ) -> PyResult<Self> {
         let names: Vec<String> = match &segments {
             None => vec![crate::trigram::format::INDEX_FILE.to_string()],
             Some(list) => list.iter().map(|s| s.0.clone()).collect(),
@@ -212,9 +217,12 @@ impl TextIndex {
                 }
             })
             .map_err(to_py)?;
-        let bm25 = py
-            .detach(|| Bm25Index::open(&dir, &names, &inner))
-            .map_err(to_py)?;
+        let bm25 = if bm25 {
+            py.detach(|| Bm25Index::open(&dir, &names, &inner))
+                .map_err(to_py)?
+        } else {
+            None
+        };
         Ok(Self {
             inner,
             bm25,

@@ -33,7 +33,7 @@ from maguyva.modalities.protocol import BuildContext, RetrieverQuery
 from maguyva.modalities.text.literal import CASES, IDENT, demoted_flags, literal_hits
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.model import Hit
-from maguyva.store import blocks
+from maguyva.store import blocks, spans
 from maguyva.store.chunks import CHUNKS_DIR, ChunkStore, segment_of
 from maguyva.store.extraction import extractor_fingerprint
 from maguyva.store.spans import SEGMENTS_FILE, SEGMENTS_KIND, open_index, read_segments
@@ -106,6 +106,7 @@ class TextSearcher:
         # engine has one; loading it took ~4 s on an 11k-file repository). `chunks` is kept
         # for callers that pass one; it is not used.
         self._index = open_index(text_dir)
+        spans.adopt(text_dir, self._index)  # the chunk store cuts its spans from it
         self._demoted: bytes | None = None
         if not self._index.has_bm25_postings:
             log.warning(
