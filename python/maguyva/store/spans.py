@@ -218,11 +218,14 @@ def _manifest_root(gen_dir: Path) -> Path | None:
 def texts_of(gen_dir: Path, path: str, crc: int, ranges: list[tuple[int, int]]) -> list[bytes]:
     """The texts, as JSON strings, of lines `start..end` of each range of the bytes `path`'s
     spans were cut from: the text index's content (cut in Rust, `TextIndex.spans`), else the
-    work tree's file, whichever has CRC-32 `crc`; when neither has (the file changed while
-    it was indexed), the text index's, else the file's, else empty texts — logged once per
-    file."""
+    work tree's file, whichever has CRC-32 `crc` (a damaged text index is passed over: its
+    own searches report the damage); when neither has (the file changed while it was
+    indexed), the text index's, else the file's, else empty texts — logged once per file."""
     index = _text_index(gen_dir)
-    found = index.spans(path, ranges) if index is not None else None
+    try:
+        found = index.spans(path, ranges) if index is not None else None
+    except (MaguyvaError, OSError, ValueError):  # damaged content: the text modality says so
+        found = None
     if found is not None and found[0] == crc:
         return list(found[1])
     data = _from_root(gen_dir, path)
