@@ -171,7 +171,9 @@ def test_a_segment_in_another_record_layout_is_decoded_whole(generation: Path, t
     segment = copy / "chunks" / f"{n:02d}.jsonl"
     records = [
         json.loads(line)
-        for line in blocks.raw(read_sealed(segment, "chunks", 2), segment).splitlines()
+        for line in blocks.raw(
+            read_sealed(segment, "chunks", blocks.ROWS_VERSION), segment
+        ).splitlines()
     ]
     payload = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode()
     segment.unlink()
@@ -197,7 +199,9 @@ def test_a_segment_whose_file_rows_are_split_is_decoded_whole(generation: Path, 
     shutil.copytree(generation, copy)
     n = segment_of("json/decoder.py")
     segment = copy / "chunks" / f"{n:02d}.jsonl"
-    lines = blocks.raw(read_sealed(segment, "chunks", 2), segment).splitlines(keepends=True)
+    lines = blocks.raw(read_sealed(segment, "chunks", blocks.ROWS_VERSION), segment).splitlines(
+        keepends=True
+    )
     mine = [ln for ln in lines if json.loads(ln)["path"] == "json/decoder.py"]
     others = [ln for ln in lines if json.loads(ln)["path"] != "json/decoder.py"]
     assert len(mine) >= 2 and others

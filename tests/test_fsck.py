@@ -13,6 +13,7 @@ from durability_support import answers, build, write_repo
 from maguyva.build.fsck import fsck, repair
 from maguyva.errors import CorruptIndexError
 from maguyva.interfaces.cli.main import main
+from maguyva.store import blocks
 from maguyva.store.generations import CHECKSUMS, IndexDir
 from maguyva.support import sealed
 
@@ -56,7 +57,7 @@ def test_every_file_bit_flip_is_named_by_fsck(pristine, tmp_path):
         )
         if kind is not None:  # the indexer's own files: their loader refuses them too
             with pytest.raises(CorruptIndexError):
-                sealed.read_sealed(path, kind, max_version=2)
+                sealed.read_sealed(path, kind, max_version=blocks.ROWS_VERSION)
         path.write_bytes(original)
     assert fsck(root / ".maguyva").ok
 

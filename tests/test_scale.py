@@ -557,8 +557,8 @@ def test_extract_hook_builds_the_same_index(tmp_path):
 
     def stored(index_dir: Path) -> tuple[bytes, bytes]:
         gen = max(index_dir.glob("gen-*"))
-        return (b"".join(sealed.read_sealed(p, "chunks", 2) for p in sorted(gen.glob("chunks/*"))),
-                b"".join(sealed.read_sealed(p, "extract", 2) for p in sorted(gen.glob("extract/*"))))  # fmt: skip
+        return (b"".join(sealed.read_sealed(p, "chunks", blocks.ROWS_VERSION) for p in sorted(gen.glob("chunks/*"))),
+                b"".join(sealed.read_sealed(p, "extract", blocks.ROWS_VERSION) for p in sorted(gen.glob("extract/*"))))  # fmt: skip
 
     config = {"modalities": MODALITIES, "jobs": 1}
     Indexer(root, config={**config, "index_dir": str(tmp_path / "a")}, extract=hook).update()

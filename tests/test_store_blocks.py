@@ -51,8 +51,8 @@ def _to_format_1(gen: Path, extractor: str) -> None:
     index = meta["segments"]["files"]
     for n in range(SEGMENTS):
         chunk_path, extract_path = gen / segment_name(n, "chunks"), gen / segment_name(n, "extract")
-        old_chunks = sealed.read_sealed(chunk_path, "chunks", 2)
-        old_extract = sealed.read_sealed(extract_path, "extract", 2)
+        old_chunks = sealed.read_sealed(chunk_path, "chunks", blocks.ROWS_VERSION)
+        old_extract = sealed.read_sealed(extract_path, "extract", blocks.ROWS_VERSION)
         chunk_parts: list[bytes] = []
         extract_parts = [b'{"extractor":', canonical_json(extractor), b',"files":{']
         coff, eoff = 0, sum(map(len, extract_parts))

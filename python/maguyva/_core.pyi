@@ -188,13 +188,18 @@ class TextIndex:
     """A loaded text index; immutable and safe to share between threads."""
 
     def __new__(
-        cls, dir: str, segments: list[tuple[str, str, int, int, list[int]]] | None = None
+        cls,
+        dir: str,
+        segments: list[tuple[str, str, int, int, list[int]]] | None = None,
+        *,
+        bm25: bool = True,
     ) -> Self:
         """Open and validate (raises CorruptIndexError on a bad header, size or checksum).
         Without `segments`, the single segment `trigram.idx` + `content.bin`; otherwise the
         listed segments `(index_file, content_file, build_id, n_docs, deleted_local_ids)`,
         base first, whose live documents are searched as one index in path order. Each
-        segment's BM25 postings are opened and validated too when present."""
+        segment's BM25 postings are opened and validated too when present, unless `bm25` is
+        False (the chunk store's reader of spans: `bm25` then scans the content)."""
     @property
     def has_bm25_postings(self) -> bool:
         """Whether every segment has BM25 postings (an index built before them has none:
@@ -286,6 +291,12 @@ class TextIndex:
         answer), "scan" (the content of at most `max_docs` nominated documents) or
         "scan_all" (every candidate document: what the postings compute)."""
     def stats(self) -> dict[str, int]: ...
+    def spans(self, path: str, ranges: list[tuple[int, int]]) -> tuple[int, list[bytes]] | None:
+        """`(CRC-32 of the stored bytes of path, [text of lines start..end of each range])`,
+        lines numbered as the chunker numbers them (split on `\\n` only, a trailing `\\r`
+        dropped), decoded as UTF-8 with replacement, each text as a JSON string
+        (`json.dumps(text, ensure_ascii=False)`); None when `path` is not a live document:
+        the texts of a file's chunks stored as spans (`store.spans`)."""
     def paths(self) -> list[str]: ...
 
 # -- printing matching lines (maguyva.interfaces.output) ---------------------------------------

@@ -426,7 +426,8 @@ class Indexer:
         """Extract the changed files `redo` into a spill, then write the generation's
         segments (or delta) from it and `prev`; returns the layout and the extraction report."""
         started = time.perf_counter()
-        spill = Spill(tmp / SPILL_DIR)
+        spans = "text" in (self.config.get("modalities") or BUILD_ORDER)  # chunks as spans
+        spill = Spill(tmp / SPILL_DIR, root=self.root if spans else None)
         try:
             phases.start("extract", len(redo))
             extract_report = extract_changed(

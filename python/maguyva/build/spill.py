@@ -8,8 +8,11 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from maguyva.errors import MaguyvaError
 from maguyva.extract.types import FileExtraction
 from maguyva.model import Chunk
+from maguyva.repo.reader import read_bytes
+from maguyva.store import blocks, spans
 from maguyva.store.chunks import segment_of
 from maguyva.store.extraction import encode_chunks, encode_extraction
 from maguyva.store.rows import canonical_json
@@ -23,9 +26,15 @@ class Spill:
     """Per-segment append-only files of encoded file records, filled while extraction runs so
     that no file's extraction or chunks stay in memory; `take(n)` reads one segment's back."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, root: Path | None = None) -> None:
+        """`root`: the repository, when the generation (`directory`'s parent) gets a text
+        index: each file's chunk rows are then stored as spans of its bytes where they are
+        (`store.spans`, read once more here), and the views of the build read them there."""
         self.dir = directory
+        self.root = root
         directory.mkdir(parents=True, exist_ok=True)
+        if root is not None:
+            spans.register_root(directory.parent, root)
         self._open: dict[int, Any] = {}
         self.files = 0
         self.bytes = 0
@@ -35,6 +44,14 @@ class Spill:
         fh = self._open.get(n)
         if fh is None:
             fh = self._open[n] = open(self.dir / f"{n:02d}", "ab")  # noqa: SIM115 (closed in close)
+        if self.root is not None and chunk_bytes and not blocks.is_block(chunk_bytes):
+            try:
+                content = read_bytes(self.root, path)
+            except (OSError, MaguyvaError):
+                content = None
+            if content is not None:
+                chunk_bytes = blocks.span_block(path, chunk_bytes, chunk_bytes.count(b"\n"),
+                                                content)  # fmt: skip
         key = path.encode("utf-8", "surrogateescape")
         fh.write(RECORD.pack(len(key), len(chunk_bytes), len(fragment)))
         fh.write(key)

@@ -21,7 +21,7 @@ from typing import Any
 
 from maguyva.errors import CorruptIndexError, MaguyvaError
 from maguyva.model import Chunk
-from maguyva.store import blocks
+from maguyva.store import blocks, spans
 from maguyva.store.generations import write_sealed
 from maguyva.support.sealed import read_sealed, read_sealed_json
 
@@ -331,10 +331,10 @@ class _SegmentRows:
         return chunks[0] if chunks else None
 
 
-def _record_line(rows: bytes, chunk_id: str) -> bytes | None:
+def _record_line(rows: bytes, chunk_id: str) -> tuple[bytes, int] | None:
     """The JSON line of the record with id `chunk_id` among one file's `rows` (records are
-    `asdict` dumps: `id` first), or None; were an id written twice, the last, as
-    `ChunkStore.get` keeps it."""
+    `asdict` dumps: `id` first) and its row number, or None; were an id written twice, the
+    last, as `ChunkStore.get` keeps it."""
     needle = b'{"id": ' + json.dumps(chunk_id, ensure_ascii=False).encode() + b","
     at = rows.rfind(needle)
     while at > 0 and rows[at - 1 : at] != b"\n":  # only at a record's start
@@ -342,7 +342,7 @@ def _record_line(rows: bytes, chunk_id: str) -> bytes | None:
     if at < 0:
         return None
     end = rows.find(b"\n", at)
-    return rows[at : end if end >= 0 else len(rows)]
+    return rows[at : end if end >= 0 else len(rows)], rows.count(b"\n", 0, at)
 
 
 class SegmentedChunkStore:
@@ -361,7 +361,10 @@ class SegmentedChunkStore:
         self._overrides: dict[str, list[int] | None] = dict(delta["index"]) if delta else {}
         self._segments: dict[int, _SegmentRows] = {}
         self._rows: OrderedDict[str, ChunkStore | None] = OrderedDict()  # path -> its rows
-        self._raw: OrderedDict[str, bytes] = OrderedDict()  # path -> rows, decompressed
+        self._raw: OrderedDict[
+            str, tuple[bytes, dict[int, tuple[int, int]], int, dict[int, bytes]]
+        ] = OrderedDict()  # path -> rows, decompressed, their spans (`blocks.parts`), and
+        # the span rows filled so far
         self._lock = threading.Lock()
         self._decoded: dict[tuple[int, ...], Any] = {}
         self._inherited: dict[tuple[int, ...], Any] = {}
@@ -490,16 +493,23 @@ class SegmentedChunkStore:
                 return segment.whole.record(chunk_id, path)
             where, data = segment.file, segment.raw(path)
         with self._lock:
-            rows = self._raw.get(path)
-        if rows is None:
-            rows = blocks.raw(data or b"", where)
+            got = self._raw.get(path)
+        if got is None:
+            got = (*blocks.parts(data or b"", where), {})
             with self._lock:  # the next question showing this file decompresses nothing
-                self._raw[path] = rows
+                self._raw[path] = got
                 while len(self._raw) > RAW_PATHS:
                     self._raw.popitem(last=False)
-        line = _record_line(rows, chunk_id)
-        if line is None:
+        rows, which, crc, filled = got
+        found_line = _record_line(rows, chunk_id)
+        if found_line is None:
             return None
+        line, number = found_line
+        if number in filled:
+            line = filled[number]
+        elif number in which:  # a span: its text from the file's stored content (kept)
+            texts = spans.texts_of(spans.generation_of(where), path, crc, [which[number]])
+            line = filled[number] = spans.fill_row(line, texts[0])
         found = decode_chunk_lines(line, where)
         return found[0] if found and found[0].path == path else None
 

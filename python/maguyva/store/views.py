@@ -133,14 +133,15 @@ class SegmentChunks(Sequence[Chunk]):
     def __len__(self) -> int:
         return self._starts[-1]
 
-    def _payload(self, n: int) -> bytes:
+    def _payload(self, n: int, texts: bool = True) -> bytes:
         """Segment `n`'s chunk lines (decompressed) as a from-scratch build would store them
-        (verified)."""
+        (verified); without the texts of spans unless `texts` (`blocks.raw`)."""
         where = self.gen_dir / segment_name(n, "chunks")
         if n not in self._dirty or self._index is None:
-            return blocks.raw(sealed.read_sealed(where, "chunks", blocks.ROWS_VERSION), where)
+            payload = sealed.read_sealed(where, "chunks", blocks.ROWS_VERSION)
+            return blocks.raw(payload, where, texts)
         paths = sorted(p for p in self._index if segment_of(p) == n)
-        return b"".join(blocks.raw(self._files.sliced(p, self._index[p], "chunks"), where)
+        return b"".join(blocks.raw(self._files.sliced(p, self._index[p], "chunks"), where, texts)
                         for p in paths)  # fmt: skip
 
     def segment(self, n: int) -> list[Chunk]:
@@ -186,7 +187,7 @@ class SegmentChunks(Sequence[Chunk]):
         for n in range(len(self.counts)):
             if not self.counts[n]:
                 continue
-            for line in self._payload(n).split(b"\n"):
+            for line in self._payload(n, texts=False).split(b"\n"):
                 if line:
                     c = json.loads(line)
                     yield c["path"], c["start_line"], c["end_line"], c["id"]

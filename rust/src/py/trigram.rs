@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::bm25::build::build_for_segment;
 use crate::bm25::score::Bm25Index;
@@ -185,8 +186,13 @@ impl TextIndex {
     /// Open the index in `dir`: the single segment `trigram.idx` + `content.bin`, or the
     /// listed `segments` (base first) with their tombstones.
     #[new]
-    #[pyo3(signature = (dir, segments=None))]
-    fn new(py: Python<'_>, dir: PathBuf, segments: Option<Vec<SegmentTuple>>) -> PyResult<Self> {
+    #[pyo3(signature = (dir, segments=None, *, bm25=true))]
+    fn new(
+        py: Python<'_>,
+        dir: PathBuf,
+        segments: Option<Vec<SegmentTuple>>,
+        bm25: bool,
+    ) -> PyResult<Self> {
         let names: Vec<String> = match &segments {
             None => vec![crate::trigram::format::INDEX_FILE.to_string()],
             Some(list) => list.iter().map(|s| s.0.clone()).collect(),
@@ -211,9 +217,12 @@ impl TextIndex {
                 }
             })
             .map_err(to_py)?;
-        let bm25 = py
-            .detach(|| Bm25Index::open(&dir, &names, &inner))
-            .map_err(to_py)?;
+        let bm25 = if bm25 {
+            py.detach(|| Bm25Index::open(&dir, &names, &inner))
+                .map_err(to_py)?
+        } else {
+            None
+        };
         Ok(Self {
             inner,
             bm25,
@@ -482,6 +491,35 @@ impl TextIndex {
             ("bm25_bytes", self.bm25.as_ref().map_or(0, Bm25Index::bytes)),
             ("segments", self.inner.segments().len() as u64),
         ])
+    }
+
+    /// `(CRC-32 of the stored bytes of path, [text of lines start..=end of each range])`, the
+    /// lines numbered as the chunker does (split on `\n` only, a trailing `\r` dropped),
+    /// decoded as UTF-8 with replacement, each text as a JSON string (`json.dumps(text,
+    /// ensure_ascii=False)`); None when `path` is not a live document: the texts of a file's
+    /// chunks stored as spans (`store.spans`).
+    fn spans<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        ranges: Vec<(u32, u32)>,
+    ) -> PyResult<Option<(u32, Vec<Bound<'py, PyBytes>>)>> {
+        let Some(g) = self.inner.find(path) else {
+            return Ok(None);
+        };
+        let (crc, texts) = py
+            .detach(|| {
+                let mut zstd = None;
+                let mut out = Vec::new();
+                let bytes = self.inner.read(g, &mut zstd, &mut out)?;
+                Ok::<_, crate::error::CoreError>((
+                    crc32fast::hash(bytes),
+                    crate::trigram::spans::span_json(bytes, &ranges),
+                ))
+            })
+            .map_err(to_py)?;
+        let texts = texts.iter().map(|t| PyBytes::new(py, t)).collect();
+        Ok(Some((crc, texts)))
     }
 
     /// The indexed paths, in document order (sorted as given to the builder).

@@ -88,9 +88,10 @@ struct Prepared {
     blocks: Vec<u8>,
 }
 
-/// Per-thread scratch: the zstd compressor (when used) and the trigram dedup bitmap.
+/// Per-thread scratch: the zstd compressor (when used, with its level: a later build of
+/// another level in the same process must not reuse it) and the trigram dedup bitmap.
 struct Scratch {
-    zstd: Option<zstd::bulk::Compressor<'static>>,
+    zstd: Option<(i32, zstd::bulk::Compressor<'static>)>,
     seen: ngram::TrigramSet,
 }
 
@@ -116,11 +117,11 @@ fn compress(bytes: &[u8], level: i32, scratch: &mut Scratch) -> Result<(Vec<u8>,
     let (out, codec) = if level <= 0 {
         (lz4_flex::block::compress(bytes), format::CODEC_LZ4)
     } else {
-        if scratch.zstd.is_none() {
+        if scratch.zstd.as_ref().is_none_or(|(l, _)| *l != level) {
             let c = zstd::bulk::Compressor::new(level).map_err(|_| SkipReason::Unreadable)?;
-            scratch.zstd = Some(c);
+            scratch.zstd = Some((level, c));
         }
-        let comp = scratch.zstd.as_mut().ok_or(SkipReason::Unreadable)?;
+        let (_, comp) = scratch.zstd.as_mut().ok_or(SkipReason::Unreadable)?;
         let out = comp.compress(bytes).map_err(|_| SkipReason::Unreadable)?;
         (out, format::CODEC_ZSTD)
     };
@@ -418,9 +419,9 @@ pub fn build_cancellable(
     let mut gaps = Vec::new();
     for (t, slot) in postings.sorted() {
         let s = &postings.slots[slot as usize];
-        table.extend_from_slice(&t.to_le_bytes());
-        table.extend_from_slice(&s.count.to_le_bytes());
-        table.extend_from_slice(&(blob.len() as u64).to_le_bytes());
+        // format 6: postings offset << 24 | trigram, the count at the head of the postings
+        table.extend_from_slice(&((blob.len() as u64) << 24 | u64::from(t)).to_le_bytes());
+        postings::put_varint(&mut blob, s.count);
         s.write(&mut blob, &mut gaps);
         report.trigrams += 1;
     }
@@ -435,6 +436,7 @@ pub fn build_cancellable(
         off += data.len() as u64;
     }
     let header = Header {
+        version: format::VERSION,
         n_docs: report.docs,
         n_trigrams: report.trigrams,
         n_chunks: report.chunks,
@@ -567,6 +569,147 @@ mod cancel_tests {
             out.push(bytes[format::HEADER_LEN..].to_vec());
         }
         assert_eq!(out[0], out[1]);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+    use crate::trigram::index::TextIndex;
+
+    /// A version 5 file (16-byte trigram entries, no count in the postings) made from a
+    /// version 6 one: the layout an index built before version 6 holds.
+    fn as_version_5(v6: &[u8]) -> Vec<u8> {
+        let h = Header::decode(Path::new("v6"), v6).expect("v6 header");
+        let sec = |i: usize| {
+            let (off, len, _) = h.sections[i];
+            &v6[off as usize..(off + len) as usize]
+        };
+        let (table, blob) = (sec(format::SEC_TRIGRAMS), sec(format::SEC_POSTINGS));
+        let (mut table5, mut blob5) = (Vec::new(), Vec::new());
+        for e in table.chunks_exact(format::TRI_LEN) {
+            let v = u64::from_le_bytes(e.try_into().expect("entry"));
+            let mut pos = (v >> 24) as usize;
+            let count = postings::get_varint(blob, &mut pos).expect("count");
+            table5.extend_from_slice(&((v & 0xFF_FFFF) as u32).to_le_bytes());
+            table5.extend_from_slice(&count.to_le_bytes());
+            table5.extend_from_slice(&(blob5.len() as u64).to_le_bytes());
+            let next = table
+                .get(table5.len() / 2..table5.len() / 2 + 8)
+                .map_or(blob.len(), |n| {
+                    (u64::from_le_bytes(n.try_into().expect("next")) >> 24) as usize
+                });
+            blob5.extend_from_slice(&blob[pos..next]);
+        }
+        let data: Vec<Vec<u8>> = (0..format::SECTIONS)
+            .map(|i| match i {
+                format::SEC_TRIGRAMS => table5.clone(),
+                format::SEC_POSTINGS => blob5.clone(),
+                _ => sec(i).to_vec(),
+            })
+            .collect();
+        let mut sections = [(0u64, 0u64, 0u32); format::SECTIONS];
+        let mut off = format::HEADER_LEN as u64;
+        for (i, d) in data.iter().enumerate() {
+            sections[i] = (off, d.len() as u64, crc32fast::hash(d));
+            off += d.len() as u64;
+        }
+        let mut out = Header { sections, ..h }.encode();
+        out[8..12].copy_from_slice(&5u32.to_le_bytes());
+        let crc = crc32fast::hash(&out[..format::HEADER_LEN - 4]);
+        let at = format::HEADER_LEN - 4;
+        out[at..].copy_from_slice(&crc.to_le_bytes());
+        for d in data {
+            out.extend_from_slice(&d);
+        }
+        out
+    }
+
+    /// Two builds in one process at two zstd levels each store their own level's frames
+    /// (the per-thread compressor was once made for the first level and kept).
+    #[test]
+    fn each_build_compresses_at_its_own_level() {
+        let base = std::env::temp_dir().join(format!("maguyva-lvl-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(&root).expect("root");
+        // enough files that every worker thread compresses some in each build
+        let files: Vec<BuildInput> = (0..64)
+            .map(|i| {
+                let path = format!("f{i:02}.py");
+                let body: String = (0..400)
+                    .map(|j| format!("value_{} = compute({j}, {i})\n", j % 97))
+                    .collect();
+                std::fs::write(root.join(&path), body).expect("write");
+                BuildInput {
+                    path,
+                    chunks: Vec::new(),
+                }
+            })
+            .collect();
+        let mut sizes = Vec::new();
+        for level in [1, 19, 1] {
+            let dir = base.join(format!("z{level}-{}", sizes.len()));
+            let opts = BuildOptions {
+                zstd_level: level,
+                ..BuildOptions::default()
+            };
+            build(&root, &files, &dir, &opts).expect("build");
+            sizes.push(
+                std::fs::metadata(dir.join(format::CONTENT_FILE))
+                    .expect("size")
+                    .len(),
+            );
+        }
+        assert!(sizes[1] < sizes[0], "{sizes:?}");
+        assert_eq!(sizes[0], sizes[2]);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// An index written before version 6 opens and gives the same postings and counts.
+    #[test]
+    fn a_version_5_index_reads_as_version_6() {
+        let base = std::env::temp_dir().join(format!("maguyva-v5-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(&root).expect("root");
+        let files: Vec<BuildInput> = (0..40)
+            .map(|i| {
+                let path = format!("f{i:03}.py");
+                let body: String = (0..i * 5)
+                    .map(|j| format!("def item_{}_{j}(): return Zq{i}\n", j % 7))
+                    .collect();
+                std::fs::write(root.join(&path), body).expect("write");
+                BuildInput {
+                    path,
+                    chunks: Vec::new(),
+                }
+            })
+            .collect();
+        let (new, old) = (base.join("v6"), base.join("v5"));
+        build(&root, &files, &new, &BuildOptions::default()).expect("build");
+        std::fs::create_dir_all(&old).expect("v5 dir");
+        let v6 = std::fs::read(new.join(format::INDEX_FILE)).expect("read");
+        std::fs::write(old.join(format::INDEX_FILE), as_version_5(&v6)).expect("write v5");
+        std::fs::copy(
+            new.join(format::CONTENT_FILE),
+            old.join(format::CONTENT_FILE),
+        )
+        .expect("content");
+        let (a, b) = (
+            TextIndex::open(&new).expect("open v6"),
+            TextIndex::open(&old).expect("open v5"),
+        );
+        let (sa, sb) = (&a.segments()[0], &b.segments()[0]);
+        assert!(sb.index_bytes() > sa.index_bytes());
+        let mut seen = 0;
+        for t in ngram::literal_trigrams(b"def item_3_1(): return Zq12 absent") {
+            assert_eq!(sa.doc_count(t), sb.doc_count(t));
+            assert_eq!(sa.postings(t).expect("v6"), sb.postings(t).expect("v5"));
+            seen += usize::from(sa.doc_count(t) > 0);
+        }
+        assert!(seen > 5);
         let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -296,20 +296,33 @@ impl Segment {
             .collect()
     }
 
-    /// Find a trigram's table entry: (count, postings offset).
+    /// Find a trigram's table entry: (count, offset of its follow masks in the postings).
     fn lookup(&self, t: u32) -> Option<(u32, u64)> {
         let table = self.section(format::SEC_TRIGRAMS);
         let n = self.header.n_trigrams as usize;
+        let v5 = self.header.version < 6;
+        let width = format::tri_len(self.header.version);
         let (mut lo, mut hi) = (0usize, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let v = u32_at(table, mid * format::TRI_LEN)?;
+            let at = mid * width;
+            let v = if v5 {
+                u32_at(table, at)?
+            } else {
+                (u64_at(table, at)? & 0x00FF_FFFF) as u32
+            };
             match v.cmp(&t) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => {
-                    let at = mid * format::TRI_LEN;
+                std::cmp::Ordering::Equal if v5 => {
                     return Some((u32_at(table, at + 4)?, u64_at(table, at + 8)?));
+                }
+                std::cmp::Ordering::Equal => {
+                    // format 6: the count is a varint at the head of the postings
+                    let blob = self.section(format::SEC_POSTINGS);
+                    let mut pos = usize::try_from(u64_at(table, at)? >> 24).ok()?;
+                    let count = postings::get_varint(blob, &mut pos)?;
+                    return Some((count, pos as u64));
                 }
             }
         }

@@ -14,6 +14,7 @@
 //! - [`rank`]: the best `k` of those groups, selected in Rust (the rest never reach Python).
 //! - [`memo`]: a bounded LRU of compiled patterns.
 //! - [`bm25`]: chunk ranking for natural-language questions.
+//! - [`spans`]: lines of a stored document cut out as a chunk's text.
 
 pub mod bm25;
 pub mod build;
@@ -27,6 +28,7 @@ pub mod plan;
 pub mod postings;
 pub mod rank;
 pub mod search;
+pub mod spans;
 
 /// Every readable file under `dir`, recursively (symlinks not followed), for the ignored
 /// throughput tests that read a real tree named by an environment variable.

@@ -33,9 +33,11 @@ from maguyva.modalities.protocol import BuildContext, RetrieverQuery
 from maguyva.modalities.text.literal import CASES, IDENT, demoted_flags, literal_hits
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.model import Hit
-from maguyva.store import blocks
+from maguyva.store import blocks, spans
 from maguyva.store.chunks import CHUNKS_DIR, ChunkStore, segment_of
 from maguyva.store.extraction import extractor_fingerprint
+from maguyva.store.spans import SEGMENTS_FILE, SEGMENTS_KIND, open_index, read_segments
+from maguyva.store.spans import spec_tuples as _spec_tuples
 from maguyva.support import sealed
 
 log = logging.getLogger(__name__)
@@ -104,6 +106,7 @@ class TextSearcher:
         # engine has one; loading it took ~4 s on an 11k-file repository). `chunks` is kept
         # for callers that pass one; it is not used.
         self._index = open_index(text_dir)
+        spans.adopt(text_dir, self._index)  # the chunk store cuts its spans from it
         self._demoted: bytes | None = None
         if not self._index.has_bm25_postings:
             log.warning(
@@ -261,8 +264,6 @@ class TextModality:
         return []
 
 
-SEGMENTS_FILE = "segments.json"
-SEGMENTS_KIND = "text_segments"
 BASE_FILES = ("trigram.idx", "content.bin")
 
 
@@ -270,37 +271,6 @@ def postings_file(index_file: str) -> str:
     """The BM25 postings beside a segment's trigram index (`_core` reads them by this
     name): `trigram.idx` -> `trigram.bm25`."""
     return index_file.removesuffix(".idx") + ".bm25"
-
-
-def read_segments(text_dir: Path) -> dict[str, Any] | None:
-    """The segment list of an index directory; None for an index of one segment written
-    before segment lists existed."""
-    path = text_dir / SEGMENTS_FILE
-    if not path.exists():
-        return None
-    data = sealed.read_sealed_json(path, SEGMENTS_KIND)
-    if not isinstance(data, dict) or not isinstance(data.get("segments"), list):
-        raise CorruptIndexError(f"{path}: not a segment list")
-    return data
-
-
-def _spec_tuples(data: dict[str, Any]) -> list[tuple[str, str, int, int, list[int]]]:
-    return [
-        (s["index"], s["content"], int(s["build_id"]), int(s["docs"]), list(s["deleted"]))
-        for s in data["segments"]
-    ]
-
-
-def open_index(text_dir: Path) -> Any:
-    """The `_core.TextIndex` of a text directory (every segment validated)."""
-    data = read_segments(text_dir)
-    if data is None:
-        return _core.TextIndex(str(text_dir))
-    try:
-        specs = _spec_tuples(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CorruptIndexError(f"{text_dir / SEGMENTS_FILE}: bad segment entry ({exc})") from exc
-    return _core.TextIndex(str(text_dir), segments=specs)
 
 
 def _extractor_fingerprint() -> str:
@@ -346,7 +316,8 @@ def _segment_spans(file: Path, paths: set[str]) -> list[tuple[str, int, int, str
         for p in paths
         for k in (json.dumps(p).encode(), json.dumps(p, ensure_ascii=False).encode())
     }
-    payload = blocks.rows_of(sealed.read_sealed(file, "chunks", blocks.ROWS_VERSION), file, paths)
+    payload = blocks.rows_of(sealed.read_sealed(file, "chunks", blocks.ROWS_VERSION), file, paths,
+                             texts=False)  # fmt: skip
     starts: set[int] = set()
     for key in keys:
         at = payload.find(key)
