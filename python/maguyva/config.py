@@ -113,7 +113,7 @@ SCHEMA: dict[str, Setting] = {
                                     "(default 0.2)", True, False),
     "graph_remember": Setting("bool", None, "keep the graph's build state in memory between "
                               "updates (default true)", True, False),
-    "text_zstd_level": Setting("int", None, "zstd level of trigram postings (default 0: off)",
+    "text_zstd_level": Setting("int", None, "zstd level of the stored file content (default 0: LZ4)",
                                True, False),
     "text_merge_ratio": Setting("float", None, "fold update segments past this share of "
                                 "documents (default 0.1)", True, False),
