@@ -24,6 +24,7 @@ from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.paste_shapes import inline_exception, pasted_error
 from maguyva.query.shapes import one_line_snippet, split_clauses, strip_chatter, unquoted_literal
+from maguyva.support.lazyre import lazy_compile
 
 FIND_SIMILAR = "find_similar"
 FIND_DEFINITION = "find_definition"
@@ -51,20 +52,20 @@ class Classification:
 _IDENT = r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*"
 
 # Rule 0: explicit requests for similar code, or a multi-line snippet.
-_SIMILAR_WORDS = re.compile(
+_SIMILAR_WORDS = lazy_compile(
     r"\b(?:similar|resembl\w*|like\s+(?:this|that|the\s+following)|(?:code|functions?|snippets?"
     r"|implementations?|helpers?)\s+like|duplicat\w*|copies|copy\b|copy-pasted|clones?\s+of"
     r"|same\s+(?:pattern|thing|logic)|shaped\s+like|something\s+like|roughly\s+this"
     r"|looks?\s+like\s+this|already\s+a\s+helper|like\s*:)",
     re.IGNORECASE,
 )
-_SIMILAR_LEAD = re.compile(r"^(?P<lead>[^:\n]{0,80}?)\s*:\s*(?P<rest>\S.*)$", re.DOTALL)
-_CODE_CHARS = re.compile(
+_SIMILAR_LEAD = lazy_compile(r"^(?P<lead>[^:\n]{0,80}?)\s*:\s*(?P<rest>\S.*)$", re.DOTALL)
+_CODE_CHARS = lazy_compile(
     r"[(){}\[\];=<>]|^\s*(?:def|class|fn|func|function|return|if|for|while|try|except|with|match"
     r"|let|const|var|impl|pub|public|private|async|export|import|from|SELECT|INSERT|UPDATE"
     r"|WITH)\b|^\s*@\w"
 )
-_FENCE = re.compile(r"^```[\w+-]*\s*\n(?P<code>.*?)\n?```\s*$", re.DOTALL)
+_FENCE = lazy_compile(r"^```[\w+-]*\s*\n(?P<code>.*?)\n?```\s*$", re.DOTALL)
 
 # Rule 1: a definition keyword at the start.
 _DEF_KEYWORDS: dict[str, str] = {
@@ -92,7 +93,7 @@ _DEF_KEYWORDS: dict[str, str] = {
     "import": "import",
     "from": "import",
 }
-_DEF_KEYWORD = re.compile(
+_DEF_KEYWORD = lazy_compile(
     r"^\s*(?:(?:pub(?:\([\w ]+\))?|export(?:\s+default)?|public|private|protected|static"
     r"|abstract|final|async|unsafe|extern|const|open|sealed|data)\s+)*"
     r"(?P<kw>async\s+def|" + "|".join(re.escape(k) for k in sorted(_DEF_KEYWORDS, key=len, reverse=True)) + r")\s+"
@@ -116,22 +117,22 @@ _KIND_WORDS = {
 }
 
 # Rule 4: literals and error tokens.
-_QUOTED = re.compile(r"\"(?P<dq>[^\"]+)\"|(?<!\w)'(?P<sq>[^']{2,})'(?!\w)|`(?P<bq>[^`]+)`")
-_ERRNO = re.compile(
+_QUOTED = lazy_compile(r"\"(?P<dq>[^\"]+)\"|(?<!\w)'(?P<sq>[^']{2,})'(?!\w)|`(?P<bq>[^`]+)`")
+_ERRNO = lazy_compile(
     r"\b(?:"
     + "|".join(sorted(errno.errorcode.values(), key=len, reverse=True))
     + r"|ERR_[A-Z0-9_]+)\b"
 )
-_ERRNO_HINT = re.compile(r"\bE[A-Z]{2}|\bERR_")
-_ERROR_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)\b")
-_LEADING_VERB = re.compile(
+_ERRNO_HINT = lazy_compile(r"\bE[A-Z]{2}|\bERR_")
+_ERROR_NAME = lazy_compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)\b")
+_LEADING_VERB = lazy_compile(
     r"^\s*(?:please\s+)?(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|locate|show(?:\s+me)?)"
     r"\s+(?:the\s+)?(?:(?:string|literal|text|error|message|token)\s+)?",
     re.IGNORECASE,
 )
 
 # Stage one's phrase families, over the masked question (the target is "x").
-_IMPACT_STRONG = re.compile(
+_IMPACT_STRONG = lazy_compile(
     r"\b(?:impact\w*|blast\s+radius|fallout|ripple|consequences?|downstream|upstream"
     r"|dependents|dependencies|side\s+effects?|effects?\s+of|risk\w*|dangerous|(?<![-\w])safe|safely"
     r"|break|breaks|broken|breaking|stops?\s+working|go\s+wrong|affect\w*|retest\w*"
@@ -142,18 +143,18 @@ _CHANGE = (
     r"|mov(?:e|es|ed|ing)|split\w*|edit\w*|touch\w*|replac\w*|lower\w*|rais\w*|made|becomes?"
     r"|starts?|add(?:s|ed|ing)?\s+(?:a|an)\s+\w+\s+to)"
 )
-_IMPACT_CHANGE = re.compile(
+_IMPACT_CHANGE = lazy_compile(
     r"(?:\b" + _CHANGE + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
     r"|\bx\s+(?:is\s+|are\s+|gets\s+)?" + _CHANGE + r"(?:\s|$|[?,:.!—-])"
     r"|\bx\s+signature\s+" + _CHANGE + r")"
 )
-_IMPACT_ASK = re.compile(
+_IMPACT_ASK = lazy_compile(
     r"\b(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
 )
-_MAY_I = re.compile(r"^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok|okay|fine)\s+to\b")
+_MAY_I = lazy_compile(r"^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok|okay|fine)\s+to\b")
 """"can I delete x", "ok to drop x": asks whether a change is safe, when x names code (not
 "can we change the retry policy per tenant", a question about behaviour)."""
-_REFS = re.compile(
+_REFS = lazy_compile(
     r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
     r"|referenc\w*|refs|xrefs?|cross-?referenc\w*|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
     r"|(?:who|what|which\s+\w+)\s+reads?|reads?\s+(?:the\s+)?(?:[\w-]+\s+){0,2}x"
@@ -165,25 +166,25 @@ _REFS = re.compile(
     r"|tests?\s+(?:for|of|covering|exercising|hitting|that\s+(?:cover|exercise|hit|call)\w*)\s+x"
     r"|depend\s+on\s+x\s+directly)\b"
 )
-_DEF_PHRASE = re.compile(
+_DEF_PHRASE = lazy_compile(
     r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
     r"|lives?|written|where|wher|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
     r"|(?:in|at)\s+(?:what|which)\s+(?:place|part|module)"
     r"|go\s+to|goto|jump\s+to)\b"
 )
-_SHOW = re.compile(
+_SHOW = lazy_compile(
     r"(?:^|[,.;:!—]\s*)(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+need\s+|need\s+)?"
     r"(?:show(?:\s+me)?|give\s+me|pull\s+up|bring\s+up|take\s+me\s+to"
     r"|open|print|find|locate|look\s+up|get|need)\b"
 )
-_UNDERSTAND = re.compile(
+_UNDERSTAND = lazy_compile(
     r"\b(?:how|why|explain\w*|expalin|architecture|overview|walk\s+me\s+through|describe"
     r"|summar\w+|purpose|difference|understand|what\s+(?:does|do|is|are)\s+.*\b(?:do|for|mean)"
     r"|what\s+happens|tell\s+me\s+about|role\s+of|point\s+of|big\s+picture|design|flow"
     r"|lifecycle|(?:thread|type|memory|null|signal|fork|async)[- ]?safe(?:ty)?|idempotent"
     r"|re-?entrant)\b"
 )
-_WORD = re.compile(r"[A-Za-z_][\w$]*")
+_WORD = lazy_compile(r"[A-Za-z_][\w$]*")
 
 
 def salient_terms(query: str) -> list[str]:
@@ -199,7 +200,7 @@ def salient_terms(query: str) -> list[str]:
     return terms
 
 
-_SUBWORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SUBWORD = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 def _identifier_confidence(ident: str) -> float:
@@ -233,7 +234,7 @@ def _similar(query: str) -> Classification | None:
     return None
 
 
-_GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*\w*\s*\*?\s*[\w.]+(?:\[[\w, ]*\])?\s*\)\s*(?=\w)")
+_GO_RECEIVER = lazy_compile(r"^\s*func\s*\(\s*\w*\s*\*?\s*[\w.]+(?:\[[\w, ]*\])?\s*\)\s*(?=\w)")
 """A Go method's receiver: "func (s *Store) Compact" asks for the method `Compact`."""
 
 
@@ -272,7 +273,7 @@ def _literal(text: str) -> tuple[str, float, str] | None:
     return None
 
 
-_LITERAL_ASK = re.compile(
+_LITERAL_ASK = lazy_compile(
     r"\b(?:grep|rg|strings?|literal(?:ly)?|text|exact(?:ly)?|verbatim)\b", re.IGNORECASE
 )
 """Words that ask for the text itself: a backticked name after them is a literal."""
@@ -292,7 +293,7 @@ def _error_token(text: str) -> tuple[str, float, str] | None:
     return None
 
 
-_PLAIN_ANCHOR = re.compile(
+_PLAIN_ANCHOR = lazy_compile(
     r"^(?:(?:find\s+|show\s+)?(?:all\s+)?(?:usages?|uses|references|refs|callers|call\s+sites"
     r"|invocations|definition|blast\s+radius|impact|dependents|consequences|effects?)"
     r"\s+(?:of|to|for|on)(?:\s+(?:changing|renaming|deleting|removing|modifying|editing))?"
@@ -303,12 +304,12 @@ _PLAIN_ANCHOR = re.compile(
 )
 
 
-_PLAIN_CHANGE = re.compile(
+_PLAIN_CHANGE = lazy_compile(
     r"\b(?:chang\w*|renam\w*|delet\w*|remov\w*|modif\w*|mov(?:e|es|ed|ing)|drop\w*|refactor\w*"
     r"|rewrit\w*|replac\w*|deprecat\w*|inlin\w*|split\w*|touch\w*|nuk\w*|kill\w*)\s+(?:the\s+)?"
     r"(?:function\s+|method\s+|class\s+|module\s+|helper\s+)?(?P<w>[a-z_]\w*)\b"
 )
-_SIMILAR_NAMED = re.compile(
+_SIMILAR_NAMED = lazy_compile(
     r"\b(?:similar\s+(?:code\s+)?to|resembl\w*|(?:near-?)?duplicat\w*\s+of|copies\s+of|clones?\s+of"
     r"|copy-?pasted\s+(?:versions?\s+|copies\s+|code\s+)?of|(?:look|looks)\s+like"
     r"|(?:code|functions?|implementations?|helpers?|classes|methods?|something|anything)\s+like)"
@@ -326,12 +327,12 @@ def _word_in(word: str, text: str) -> str:
     return found.group(0) if found else word
 
 
-_RAISED = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b")
-_THROW_X = re.compile(
+_RAISED = lazy_compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b")
+_THROW_X = lazy_compile(
     r"\b(?:throw(?:s|n|ing)?|rais(?:e|es|ed|ing))\s+(?:an?\s+)?x\b"
     r"|\bx\s+(?:is\s+|are\s+|gets\s+|being\s+|ever\s+)*(?:thrown|raised)\b"
 )
-_PASCAL = re.compile(r"(?:[A-Za-z_]\w*(?:\.|::))*[A-Z][a-z]\w*")
+_PASCAL = lazy_compile(r"(?:[A-Za-z_]\w*(?:\.|::))*[A-Z][a-z]\w*")
 
 
 def _raise_sites(name: str, shape: str) -> bool:
@@ -404,7 +405,7 @@ def _lone(text: str, target: _targets.Target | None, shape: str) -> Classificati
                           terms=salient_terms(text))  # fmt: skip
 
 
-_EXPLAIN_OPENER = re.compile(
+_EXPLAIN_OPENER = lazy_compile(
     r"^(?:(?:can|could)\s+you\s+)?(?:how(?!\s+(?:many|often|much)|\s+(?:is|are)\s+x\s+(?:being\s+)?"
     r"(?:used|called|invoked|referenced|imported|instantiated|consumed)\b)|why|explain\w*"
     r"|describe|walk\s+me\s+through)\b"
@@ -498,7 +499,7 @@ def classify(query: str) -> Classification:
                           first.rule + "+first-ask", kind=first.kind, terms=verdict.terms)  # fmt: skip
 
 
-_PRONOUN = re.compile(r"\b(?:it|them|this|that)('s|’s)?\b")
+_PRONOUN = lazy_compile(r"\b(?:it|them|this|that)('s|’s)?\b")
 
 
 _WHOLE_TEXT_RULES = ("0:snippet", "0:similar-phrase", "0:one-line", "4:pasted", "4:error-token")

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import re
 
+from maguyva.support.lazyre import lazy_compile
+
 _EXC_NAME = r"(?:[a-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
 # An exception line as printed: "KeyError: 'x'", "java.io.IOException: Broken pipe",
 # "Error [ERR_X]: ...", "django.core.exceptions.ImproperlyConfigured: ...".
-_EXCEPTION_LINE = re.compile(
+_EXCEPTION_LINE = lazy_compile(
     r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|fatal error"
     r"|(?:remote |fatal )?error|fatal|warning|error\[E\d{4}\]|warning\[\w+\]"
     r"|(?:error|warning) TS\d{4,5})"
@@ -24,55 +26,57 @@ _EXCEPTION_LINE = re.compile(
 )
 # Compiler and linter output opens with the place ("./cmd/main.go:12:2: undefined: x",
 # "src/app.ts(12,5): error TS2345: ...", "app.py:3: error: ..."): the message follows it.
-_LOCATED = re.compile(
+_LOCATED = lazy_compile(
     r"^(?:\.{0,2}/)?(?:[\w.@-]+/)*[\w.@-]+\.[A-Za-z]{1,5}(?::\d+(?::\d+)?|\(\d+,\d+\)):\s+"
     r"(?P<msg>\S.*)$"
 )
 # A line that opens with a database or vendor error code: "SQLSTATE[23000]: ...",
 # "ORA-00942: ...", "ERROR 1045 (28000): ...", "E11000 duplicate key error ...".
-_ERROR_CODE_LINE = re.compile(
+_ERROR_CODE_LINE = lazy_compile(
     r"^(?:(?:SQLSTATE\[\w{5}\]|[A-Z]{2,5}-\d{3,5}|ERROR \d{3,5}(?: \(\w{5}\))?):"
     r"|E\d{4,5}) \S"
 )
-_EXCEPTION_INLINE = re.compile(r"(?<![\w.])(?P<line>" + _EXC_NAME + r": \S.*)$")
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
-_FILE_LINE = re.compile(r"File \"[^\"]+\", line \d+")
-_JAVA_THREAD = re.compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
-_PREFIXES = re.compile(
+_EXCEPTION_INLINE = lazy_compile(r"(?<![\w.])(?P<line>" + _EXC_NAME + r": \S.*)$")
+_TRACEBACK = lazy_compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
+_FILE_LINE = lazy_compile(r"File \"[^\"]+\", line \d+")
+_JAVA_THREAD = lazy_compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
+_PREFIXES = lazy_compile(
     r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: )"
 )
-_REJECTION = re.compile(r"^Unhandled Rejection \((?P<type>\w+)\): ")
+_REJECTION = lazy_compile(r"^Unhandled Rejection \((?P<type>\w+)\): ")
 # One stack frame, Java ("\tat com.acme.Ledger.reserve(Ledger.java:211)") or JavaScript
 # ("    at Object.resolve (/srv/api/tenant.js:27:11)", "    at /srv/api/index.js:3:1").
-_FRAME_AT = re.compile(
+_FRAME_AT = lazy_compile(
     r"^\s*at\s+(?P<frame>(?:[\w$.<>\[\] ]+\s)?\(?[^()\s]+:\d+(?::\d+)?\)?"
     r"|[\w$.<>]+\((?:[\w$.-]+\.(?:java|kt|scala|groovy):\d+|Native Method|Unknown Source)\))\s*$"
 )
 # A Go error chain ("dial tcp 10.0.3.17:5432: connect: connection refused"): lower-case words
 # joined by ": " at least twice, no question, and words of failure in it.
-_FAILURE_WORDS = re.compile(
+_FAILURE_WORDS = lazy_compile(
     r"\b(?:refused|reset|denied|fail\w*|invalid|cannot|can't|unable|timeout|timed out|exceeded"
     r"|not found|no such|unexpected|EOF|unknown|missing|broken|closed|errors?|mismatch|unmarshal"
     r"|overflow|deadline|illegal|unsupported|forbidden|unauthorized|rejected|aborted|panic\w*"
     r"|no space|not permitted|too many|too large|in use|does not exist|already exists)\b"
 )
-_QUESTION_START = re.compile(
+_QUESTION_START = lazy_compile(
     r"^(?:how|why|what|where|who|which|when|is|are|can|could|should|does|do|find|show|list"
     r"|explain|search|grep|look|locate|tell|give|note|todo|fixme|quick|ok|hey|hi|context)\b",
     re.IGNORECASE,
 )
 # Syslog / journald: "May 02 13:45:10 host proc[pid]: message".
-_SYSLOG = re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+[\w./@-]+(?:\[\d+\])?:\s+")
+_SYSLOG = lazy_compile(
+    r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+[\w./@-]+(?:\[\d+\])?:\s+"
+)
 # Go's log package: "2024/05/02 13:45:10 message" (no level or logger field; "http: ..." is
 # the message's own prefix), optionally with a "file.go:12: " source location.
-_GO_LOG = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:[\w./-]+\.go:\d+: )?")
-_RUST_PANIC_OLD = re.compile(r"panicked at '(?P<msg>.*)', [\w./\\-]+:\d+(?::\d+)?\s*$")
-_RUST_PANIC_NEW = re.compile(r"panicked at [\w./\\-]+:\d+(?::\d+)?:\s*$")
-_STACK_LINE = re.compile(
+_GO_LOG = lazy_compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:[\w./-]+\.go:\d+: )?")
+_RUST_PANIC_OLD = lazy_compile(r"panicked at '(?P<msg>.*)', [\w./\\-]+:\d+(?::\d+)?\s*$")
+_RUST_PANIC_NEW = lazy_compile(r"panicked at [\w./\\-]+:\d+(?::\d+)?:\s*$")
+_STACK_LINE = lazy_compile(
     r"^\s+at \S|^\s*File \"|^goroutine \d+ \[|^Caused by:|^\s+\d+: |^note: run with `RUST_BACKTRACE"
     r"|^\s*--> \S+:\d+|^\s*\d*\s*\|"
 )
-_SEGFAULT = re.compile(r"^Segmentation fault(?: \(core dumped\))?$")
+_SEGFAULT = lazy_compile(r"^Segmentation fault(?: \(core dumped\))?$")
 
 _TIMESTAMP = (
     r"\[?(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
@@ -82,14 +86,14 @@ _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERRO|ERR|CRITICAL|FATAL
 # A log line opens with a timestamp, an upper-case level ("ERROR", "WARNING:root:"), a level
 # in brackets ("[error]"), a logfmt key or a klog header. A lower-case word at the start is
 # prose ("error handling", "warning signs of a leak").
-_LOG_START = re.compile(
+_LOG_START = lazy_compile(
     r"^\s*(?:" + _TIMESTAMP + r"|\[?" + _LEVEL + r"(?=[\s:\[\]])|\[(?i:" + _LEVEL + r")\]"
     r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s)"
 )
-_LOGFMT_MSG = re.compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
-_LOGFMT_ERR = re.compile(r"\b(?:err|error)=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
+_LOGFMT_MSG = lazy_compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
+_LOGFMT_ERR = lazy_compile(r"\b(?:err|error)=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
 """A logfmt line without `msg=` says what failed in `err=` (go-kit, Prometheus)."""
-_KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] (?P<msg>.+)$")
+_KLOG = lazy_compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./-]+:\d+\] (?P<msg>.+)$")
 _LEADERS = [
     re.compile(p, re.IGNORECASE)
     for p in (
@@ -103,7 +107,7 @@ _LEADERS = [
 ]
 # A logger name or source location before the message: "auth.client - ", "rustls::conn] ",
 # "scheduler:", "db/pool.go:77\t", "o.s.boot.SpringApplication   : ".
-_LOGGER = re.compile(
+_LOGGER = lazy_compile(
     r"^(?P<name>[\w.:/$-]*[\w$](?::\d+)?)\]?(?:\s*(?:-|:|\|)\s+|\t+|:(?=\S)|\]\s+)"
 )
 
@@ -157,7 +161,7 @@ def _exception_line(line: str) -> str | None:
     return match.group("line").strip() if match else None
 
 
-_ASKED_AFTER = re.compile(
+_ASKED_AFTER = lazy_compile(
     r"[,;:—-]\s*(?:who|what|where|which|why|how|can|could|should|does|do|is|are)\b|\?\s*$"
 )
 
@@ -196,7 +200,7 @@ def _one_line(first: str) -> str | None:
     return first if _error_chain(first) else None
 
 
-_OP_ON_PLACE = re.compile(r"^[a-z]+ (?:\S*[/\\]\S*|\S+\.\w+|\S+:\d+)$")
+_OP_ON_PLACE = lazy_compile(r"^[a-z]+ (?:\S*[/\\]\S*|\S+\.\w+|\S+:\d+)$")
 """The first part of a two-part Go or OS error: an operation on a path or an address
 ("open /etc/app.yaml: no such file or directory", "write data.db: no space left on device")."""
 
@@ -258,7 +262,7 @@ def inline_exception(text: str) -> str | None:
     return line.rstrip(" ,;—-").strip()
 
 
-_CONTEXT_TAIL = re.compile(
+_CONTEXT_TAIL = lazy_compile(
     r"(?:\s+(?:in|on|at|from|during|inside|when|after|before|with)\s+(?:the|a|an|my|our|this"
     r"|each|every|some|startup|boot|deploy|ci|prod|production|staging|tests?)\b[\w\s/.-]{0,40}"
     r"|\s+(?:on|at|during|after|in)\s+(?:startup|boot|deploy|import|login|shutdown|ci))\s*\??$",

@@ -12,23 +12,24 @@ occurs in the index.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from maguyva.support.lazyre import lazy_compile
+
 # `ValueError: ...`, or a module-qualified type of any name (`requests.exceptions.InvalidURL: ...`)
-_ERROR_LINE = re.compile(
+_ERROR_LINE = lazy_compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault)"
     r"|(?:[a-z_]\w*\.)+[A-Z]\w*)\s*:\s*(?P<msg>\S.*?)\s*$"
 )
-_FRAME = re.compile(r'^\s*File\s+"(?P<path>[^"]+)",\s+line\s+\d+(?:,\s+in\s+(?P<func>[\w.<>]+))?')
-_LOG_LINE = re.compile(
+_FRAME = lazy_compile(r'^\s*File\s+"(?P<path>[^"]+)",\s+line\s+\d+(?:,\s+in\s+(?P<func>[\w.<>]+))?')
+_LOG_LINE = lazy_compile(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s*)?"
     r"(?:\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]?)\s*[:\-]?\s*"
     r"(?:(?:[\w.\-]+)\s*:\s+)?(?P<msg>\S.*?)\s*$"
 )
 _QUOTES = "\"'`"
 # runtime values formatted into a message: quoted parts, numbers, paths, hex ids
-_VARIABLE = re.compile(
+_VARIABLE = lazy_compile(
     r"'[^']*'|\"[^\"]*\"|`[^`]*`|<[^>]*>|\b0x[0-9a-fA-F]+\b|\d+(?:\.\d+)?|\S*/\S*"
 )
 MIN_FRAGMENT = 10

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from maguyva.repo.languages import detect_language
+from maguyva.support.lazyre import lazy_compile
 
 # platform word -> path fragments that mark its files (`_pslinux.py`, `arch/osx/`, `win32/`)
 _PLATFORMS: dict[str, tuple[str, ...]] = {
@@ -25,7 +26,7 @@ _PLATFORMS: dict[str, tuple[str, ...]] = {
     "aix": ("aix",),
     "android": ("android",),
 }
-_PLATFORM_WORDS = re.compile(
+_PLATFORM_WORDS = lazy_compile(
     r"\b(?:on|for|under|in)\s+(?:the\s+)?(?P<p>linux|mac\s?os(?:\s?x)?|os\s?x|darwin|mac|"
     r"windows|win32|(?:free|open|net)?bsd|sunos|solaris|aix|android)\b",
     re.IGNORECASE,
@@ -35,17 +36,17 @@ _LANGUAGES: dict[str, str] = {
     "java": "java", "javascript": "javascript", "js": "javascript", "typescript": "typescript",
     "ts": "typescript", "python": "python", "ruby": "ruby", "kotlin": "kotlin", "swift": "swift",
 }  # fmt: skip
-_LANGUAGE_WORDS = re.compile(
+_LANGUAGE_WORDS = lazy_compile(
     r"\bin\s+(?:the\s+)?(?P<l>c\+\+|cpp|c|rust|golang|go|java|javascript|js|typescript|ts|"
     r"python|ruby|kotlin|swift)\s+(?:code|sources?|files?|extensions?|modules?|implementation|"
     r"parts?|layer|side)\b",
     re.IGNORECASE,
 )
-_DIRECTORY_WORDS = re.compile(
+_DIRECTORY_WORDS = lazy_compile(
     r"\bin\s+(?:the\s+)?(?P<d>[\w.\-/]+)\s+(?:directory|folder|dir|package|subpackage)\b",
     re.IGNORECASE,
 )
-_KIND_WORDS = re.compile(
+_KIND_WORDS = lazy_compile(
     r"\bin\s+(?:the\s+)?(?P<k>tests?|test\s+suite|unit\s+tests|docs|documentation|examples?|"
     r"benchmarks?|scripts)\b",
     re.IGNORECASE,
@@ -54,13 +55,13 @@ _KIND_FRAGMENTS: dict[str, tuple[str, ...]] = {
     "test": ("test",), "doc": ("doc",), "example": ("example",), "benchmark": ("bench",),
     "script": ("script",),
 }  # fmt: skip
-_ASKS_ABOUT_TESTS = re.compile(r"\btest(?:s|ed|ing|\s+suite)?\b", re.IGNORECASE)
-_HOW_WORKS = re.compile(
+_ASKS_ABOUT_TESTS = lazy_compile(r"\btest(?:s|ed|ing|\s+suite)?\b", re.IGNORECASE)
+_HOW_WORKS = lazy_compile(
     r"^\s*(?:how\s+(?:does|do|is|are|can|should)|what\s+(?:does|do|is|are)|explain|why\s+"
     r"(?:does|do|is|are))\b",
     re.IGNORECASE,
 )
-_TEST_PATH = re.compile(
+_TEST_PATH = lazy_compile(
     r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)test_[^/]*$|_tests?\.\w+$|(^|/)conftest\.py$"
 )
 

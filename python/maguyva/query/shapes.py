@@ -16,12 +16,13 @@ import re
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
+from maguyva.support.lazyre import lazy_compile
 
 _ASKS = (
     r"(?:who|what|where|which|how|why|whether|explain|show|find|list|tell|give|open|can|could"
     r"|would|will|is|are|does|do|did|should)"
 )
-_CLAUSE = re.compile(
+_CLAUSE = lazy_compile(
     r"\?\s+(?=\S)|;\s+(?=" + _ASKS + r"\b)|,?\s+(?:and\s+)?then\s+(?=" + _ASKS + r"\b)"
     r"|,?\s+and\s+(?:also\s+)?(?=" + _ASKS + r"\b)",
     re.IGNORECASE,
@@ -44,7 +45,7 @@ def split_clauses(text: str) -> tuple[str, str] | None:
     return first, rest
 
 
-_LEAD = re.compile(
+_LEAD = lazy_compile(
     r"^(?:" + _ASKS + r"|please|pls|callers|call\s+sites|usages?|uses|references|refs|xrefs"
     r"|definition|impact|blast|dependents|consequences|effects?|locate|search|grep|look"
     r"|go\s+to|jump\s+to|any|anything|all)\b",
@@ -53,13 +54,13 @@ _LEAD = re.compile(
 """A first clause that asks something (a question word or a lookup's noun phrase)."""
 
 
-_CODE_START = re.compile(
+_CODE_START = lazy_compile(
     r"^\s*(?:(?:export\s+)?(?:default\s+)?(?:const|let|var|function|async\s+function|class)\s"
     r"|(?:pub(?:\(\w+\))?\s+)?(?:fn|struct|enum|impl|trait)\s|def\s|func\s|return\s|import\s"
     r"|(?:public|private|protected|static|final)\s|[\w$.]+\s*(?:\(|=[^=]|\+=|:=))"
 )
-_CODE_MARK = re.compile(r";\s*$|=>|[{}]|\s=\s|\):|:=|->")
-_CODE_CHAR = re.compile(r"[(){}\[\];=<>]")
+_CODE_MARK = lazy_compile(r";\s*$|=>|[{}]|\s=\s|\):|:=|->")
+_CODE_CHAR = lazy_compile(r"[(){}\[\];=<>]")
 
 
 def one_line_snippet(text: str) -> bool:
@@ -76,20 +77,20 @@ def one_line_snippet(text: str) -> bool:
 
 
 _SEARCH = r"(?:please\s+)?(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|locate|where\s+is)"
-_UNQUOTED = re.compile(
+_UNQUOTED = lazy_compile(
     r"^\s*" + _SEARCH + r"\s+(?:the\s+|all\s+|any\s+|a\s+)?"
     r"(?:(?P<kind>regexp?|pattern|string|literal)|(?P<soft>text|message|phrase))\s+"
     r"(?P<lit>\S(?:.*\S)?)\s*$",
     re.IGNORECASE,
 )
-_PLACE_TAIL = re.compile(
+_PLACE_TAIL = lazy_compile(
     r"\s+(?:in|under|inside|within|across)\s+(?:the\s+)?[\w./-]+(?:\s+(?:files?|folder|dir|code))?$"
 )
 """Where to look, after an unquoted literal ("the literal 42 in config")."""
-_SLASHED = re.compile(r"^/(?P<re>[^/\s](?:.*[^\s])?)/[gimsuy]*$")
+_SLASHED = lazy_compile(r"^/(?P<re>[^/\s](?:.*[^\s])?)/[gimsuy]*$")
 """A regular expression written between slashes, as in JavaScript or sed."""
-_MARKER = re.compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(?![\w(])")
-_MARKER_ASK = re.compile(r"\b(?:find|search|grep|look|list|show|where|which|comments?)\b", re.I)
+_MARKER = lazy_compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(?![\w(])")
+_MARKER_ASK = lazy_compile(r"\b(?:find|search|grep|look|list|show|where|which|comments?)\b", re.I)
 
 
 def unquoted_literal(text: str, named: bool = False) -> str | None:
@@ -112,21 +113,21 @@ def unquoted_literal(text: str, named: bool = False) -> str | None:
     return None
 
 
-_GREETING = re.compile(
+_GREETING = lazy_compile(
     r"^(?:(?:hey|hi|hello|yo|ok|okay|so|um|hmm|btw|also|quick\s+q(?:uestion)?|question)\b"
     r"(?:\s+(?:there|team|all|folks))?[,:!.\s-]*)+(?=\S)",
     re.IGNORECASE,
 )
-_SIGN_OFF = re.compile(
+_SIGN_OFF = lazy_compile(
     r"[,\s]+(?:pls|plz|please|thanks|thank\s+you|thx|ty|cheers)[.!]*\s*$", re.IGNORECASE
 )
-_WRAPPER = re.compile(
+_WRAPPER = lazy_compile(
     r"^(?:(?:can|could|would)\s+you\s+(?:please\s+)?(?:tell|show)\s+me|(?:i\s+)?(?:need|want"
     r"|would\s+like)\s+to\s+know|do\s+you\s+know|any\s+idea)\s+"
     r"(?=(?:where|who|what|which|how|why)\b)",
     re.IGNORECASE,
 )
-_PLACE_AFTER = re.compile(
+_PLACE_AFTER = lazy_compile(
     r"\s+(?:in|from|under|inside|within|across)\s+(?:the|our|this)\s+(?:[\w.-]+\s+)?[\w.-]+\s+"
     r"(?:module|package|crate|service|app|project|repo|codebase|folder|directory|dir|layer"
     r"|component)s?\s*(?=\?*\s*$)",
@@ -143,7 +144,7 @@ _CLOSER_WORDS = """
     projects repos folders directories dirs layers components
 """
 _CLOSERS = frozenset(_CLOSER_WORDS.split())
-_PREAMBLE = re.compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.*)$")
+_PREAMBLE = lazy_compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.*)$")
 
 
 def strip_chatter(text: str) -> str:

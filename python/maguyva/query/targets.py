@@ -15,35 +15,36 @@ from typing import NamedTuple
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import typos
+from maguyva.support.lazyre import lazy_compile
 
 # The lookaheads fail a word that holds no "/" (or no "\\") in one pass, instead of
 # backtracking through it once per letter: `best` runs on every query.
-_CANDIDATE = re.compile(
+_CANDIDATE = lazy_compile(
     r"`(?P<bq>[^`\n]+)`"
     r"|(?<![\w-])(?P<flag>--?[A-Za-z][\w-]*)"
     r"|(?P<path>(?=[\w.-]+/)(?:[\w.-]+/)+[\w.-]*\w)"
     r"|(?P<ns>(?=[A-Z][\w$]*\\[A-Z])[A-Z][\w$]*(?:\\[A-Z][\w$]*)+)"
     r"|(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"
 )
-_GENERIC_ARGS = re.compile(r"<[\w$ ,.:=\[\]|&<>]{1,60}?>(?!>)")
+_GENERIC_ARGS = lazy_compile(r"<[\w$ ,.:=\[\]|&<>]{1,60}?>(?!>)")
 """A generic type's arguments right after its name (`Repository<T>`, `Cache<K, V>`): the name
 is the target, and the arguments go with it when the question is masked."""
-_BACKTICK_GENERIC = re.compile(r"(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)<.*>")
-_LOCATION_BEFORE = re.compile(r"(?:\b(?:in|at|inside|within|under)|\bline\s+\d+\s+of)\s+$", re.I)
-_LOCATION_AFTER = re.compile(r"(?::\d+|\(\d+,\d+\)|#L\d+|,?\s+lines?\s+\d+)")
-_FILE_NAME = re.compile(
+_BACKTICK_GENERIC = lazy_compile(r"(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)<.*>")
+_LOCATION_BEFORE = lazy_compile(r"(?:\b(?:in|at|inside|within|under)|\bline\s+\d+\s+of)\s+$", re.I)
+_LOCATION_AFTER = lazy_compile(r"(?::\d+|\(\d+,\d+\)|#L\d+|,?\s+lines?\s+\d+)")
+_FILE_NAME = lazy_compile(
     r"[\w-]+\.(?:py|pyi|rs|go|ts|tsx|js|jsx|mjs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala"
     r"|sh|toml|ya?ml|json)"
 )
 """A path that says where a name sits ("in src/auth/jwt.go:19 there's verifyClaims", "who
 calls load_profile in src/profile.py") is a location, not the question's target."""
-_RUBY_SUFFIX = re.compile(r"[!?](?=\s|$|\()")
+_RUBY_SUFFIX = lazy_compile(r"[!?](?=\s|$|\()")
 """`Cart#checkout!`, `Invoice#paid?`: in `#` notation a Ruby method's `!` or `?` is its name's."""
-_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
+_PLURAL_ACRONYM = lazy_compile(r"[A-Z]{2,}s")
 """"TTLs", "APIs", "URLs": English plurals, not camelCase names."""
-_QUALIFIED = re.compile(r"\.|::|#|->")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
-_IDENT = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*")
+_QUALIFIED = lazy_compile(r"\.|::|#|->")
+_CAMEL = lazy_compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_IDENT = lazy_compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*")
 _NOT_QUALIFIED = frozenset({"e.g", "i.e", "etc", "vs"})
 
 # Words of the questions themselves: never a target even when capitalised at the start of a
@@ -147,7 +148,7 @@ def candidates(query: str) -> list[Target]:
     return out
 
 
-_ASIDE = re.compile(r"(?<!\S)\([^()]*\)")
+_ASIDE = lazy_compile(r"(?<!\S)\([^()]*\)")
 """A parenthesised aside ("safe_expanduser (our os.path.expanduser wrapper)"), not call
 arguments (`mark_paid(invoice, at)`)."""
 
@@ -177,13 +178,13 @@ def mask(query: str, target: Target | None) -> str:
     return typos.correct(" ".join(text.split()))
 
 
-_KIND_NEXT = re.compile(
+_KIND_NEXT = lazy_compile(
     r"\s+(?:class|struct|component|type|trait|interface|enum|module|function|method|hook"
     r"|constant|macro|record|protocol|object|defined|declared|implemented|used|called"
     r"|referenced|invoked|instantiated|constructed|subclass\w*)\b",
     re.IGNORECASE,
 )
-_KIND_BEFORE = re.compile(
+_KIND_BEFORE = lazy_compile(
     r"\b(?:class|struct|component|type|trait|interface|enum|module|function|method|hook"
     r"|constant|macro|implements|extends|subclasses|subclassing|inherit\w*\s+from"
     r"|(?:implementations|subclasses|instances|callers|usages|uses|definition|dependents)\s+of"
@@ -198,7 +199,7 @@ def named_by_context(query: str, target: Target) -> bool:
     return bool(_KIND_NEXT.match(query, target.end) or _KIND_BEFORE.search(query, 0, target.start))
 
 
-_LOOSE = re.compile(
+_LOOSE = lazy_compile(
     r"\b(?:function|method|class|struct|helper|constant|variable|field|hook|component|macro"
     r"|fn|func|def)\s+(?P<a>[a-z_][\w$]*)\b"
     r"|\b(?:call(?:s|ing|ed)?|us(?:e|es|ing)|invok\w+|referenc\w+|import(?:s|ing)?)"
