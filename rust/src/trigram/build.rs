@@ -467,11 +467,26 @@ mod cancel_tests {
     use super::*;
 
     fn inputs(root: &Path, n: usize) -> Vec<BuildInput> {
+        write_files(
+            root,
+            n,
+            |i| format!("f{i:04}.txt"),
+            |i| format!("fn item_{i}() {{}}\n"),
+        )
+    }
+
+    /// Writes file `i` of `n` as `name(i)` holding `body(i)` under `root`; lists them as inputs.
+    pub(super) fn write_files(
+        root: &Path,
+        n: usize,
+        name: impl Fn(usize) -> String,
+        body: impl Fn(usize) -> String,
+    ) -> Vec<BuildInput> {
         std::fs::create_dir_all(root).expect("root");
         (0..n)
             .map(|i| {
-                let path = format!("f{i:04}.txt");
-                std::fs::write(root.join(&path), format!("fn item_{i}() {{}}\n")).expect("write");
+                let path = name(i);
+                std::fs::write(root.join(&path), body(i)).expect("write");
                 BuildInput {
                     path,
                     chunks: Vec::new(),
@@ -543,20 +558,16 @@ mod cancel_tests {
         let base = std::env::temp_dir().join(format!("maguyva-dense-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let root = base.join("root");
-        std::fs::create_dir_all(&root).expect("root");
-        let files: Vec<BuildInput> = (0..30)
-            .map(|i| {
-                let path = format!("f{i:03}.rs");
-                let body: String = (0..i * 7)
+        let files = write_files(
+            &root,
+            30,
+            |i| format!("f{i:03}.rs"),
+            |i| {
+                (0..i * 7)
                     .map(|j| format!("fn item_{}_{j}() {{ Zq{i} }}\n", j % 5))
-                    .collect();
-                std::fs::write(root.join(&path), body).expect("write");
-                BuildInput {
-                    path,
-                    chunks: Vec::new(),
-                }
-            })
-            .collect();
+                    .collect()
+            },
+        );
         let mut out = Vec::new();
         for dense in [false, true] {
             let dir = base.join(format!("d{dense}"));
@@ -575,6 +586,7 @@ mod cancel_tests {
 
 #[cfg(test)]
 mod version_tests {
+    use super::cancel_tests::write_files;
     use super::*;
     use crate::trigram::index::TextIndex;
 
@@ -633,21 +645,17 @@ mod version_tests {
         let base = std::env::temp_dir().join(format!("maguyva-lvl-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let root = base.join("root");
-        std::fs::create_dir_all(&root).expect("root");
         // enough files that every worker thread compresses some in each build
-        let files: Vec<BuildInput> = (0..64)
-            .map(|i| {
-                let path = format!("f{i:02}.py");
-                let body: String = (0..400)
+        let files = write_files(
+            &root,
+            64,
+            |i| format!("f{i:02}.py"),
+            |i| {
+                (0..400)
                     .map(|j| format!("value_{} = compute({j}, {i})\n", j % 97))
-                    .collect();
-                std::fs::write(root.join(&path), body).expect("write");
-                BuildInput {
-                    path,
-                    chunks: Vec::new(),
-                }
-            })
-            .collect();
+                    .collect()
+            },
+        );
         let mut sizes = Vec::new();
         for level in [1, 19, 1] {
             let dir = base.join(format!("z{level}-{}", sizes.len()));
@@ -673,20 +681,16 @@ mod version_tests {
         let base = std::env::temp_dir().join(format!("maguyva-v5-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let root = base.join("root");
-        std::fs::create_dir_all(&root).expect("root");
-        let files: Vec<BuildInput> = (0..40)
-            .map(|i| {
-                let path = format!("f{i:03}.py");
-                let body: String = (0..i * 5)
+        let files = write_files(
+            &root,
+            40,
+            |i| format!("f{i:03}.py"),
+            |i| {
+                (0..i * 5)
                     .map(|j| format!("def item_{}_{j}(): return Zq{i}\n", j % 7))
-                    .collect();
-                std::fs::write(root.join(&path), body).expect("write");
-                BuildInput {
-                    path,
-                    chunks: Vec::new(),
-                }
-            })
-            .collect();
+                    .collect()
+            },
+        );
         let (new, old) = (base.join("v6"), base.join("v5"));
         build(&root, &files, &new, &BuildOptions::default()).expect("build");
         std::fs::create_dir_all(&old).expect("v5 dir");
