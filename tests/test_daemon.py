@@ -192,6 +192,32 @@ def _client_process(cwd: Path, *argv: str, trace: bool = False) -> subprocess.Po
     )  # fmt: skip
 
 
+def _kill_once_sent(proc: subprocess.Popen, server: int) -> tuple[bytes, list[str]]:
+    """Kills `server` as soon as the traced client `proc` says its question was sent; then
+    waits for the client. Returns its stdout and its stderr lines (either stream mode)."""
+    sent = threading.Event()
+    lines: list[str] = []
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line if isinstance(line, str) else line.decode(errors="replace"))
+            if "question sent" in lines[-1]:
+                sent.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        assert sent.wait(TIMEOUT), lines
+    finally:
+        os.kill(server, signal.SIGKILL)  # dies holding the question
+    assert proc.stdout is not None
+    out = proc.stdout.read()  # stderr is the reader thread's alone
+    proc.wait(TIMEOUT)
+    reader.join(TIMEOUT)
+    return (out if isinstance(out, bytes) else out.encode()), lines
+
+
 def test_a_server_killed_mid_question_is_replaced(repo: Path, daemon_env: None) -> None:
     index_dir = repo / ".maguyva"
     expected = _in_process(["search", '"def dedent"', "--root", str(repo)])
@@ -200,28 +226,9 @@ def test_a_server_killed_mid_question_is_replaced(repo: Path, daemon_env: None) 
     assert first is not None
     os.kill(first, signal.SIGSTOP)  # it accepts nothing more: the question waits in its queue
     proc = _client_process(repo, '"def dedent"', trace=True)
-    sent = threading.Event()
-    lines: list[str] = []
-
-    def read_stderr() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            if "question sent" in line:
-                sent.set()
-
-    reader = threading.Thread(target=read_stderr, daemon=True)
-    reader.start()
-    try:
-        assert sent.wait(TIMEOUT), lines
-    finally:
-        os.kill(first, signal.SIGKILL)  # dies holding the question
-    assert proc.stdout is not None
-    out = proc.stdout.read()  # stderr is the reader thread's alone
-    proc.wait(TIMEOUT)
-    reader.join(TIMEOUT)
+    out, lines = _kill_once_sent(proc, first)
     assert proc.returncode == 0, lines
-    assert out.encode() == expected[1]
+    assert out == expected[1]
     assert any("starting another server" in line for line in lines), lines
     second = _server_pid(index_dir)
     assert second is not None and second != first and _alive(second)

@@ -27,6 +27,7 @@ from test_daemon import (
     TIMEOUT,
     _alive,
     _in_process,
+    _kill_once_sent,
     _server_pid,
     _stop,
     _wait_until,
@@ -232,29 +233,10 @@ def test_a_server_killed_mid_question_is_replaced(
     os.kill(first, signal.SIGSTOP)  # it accepts nothing more: the question waits in its queue
     proc = subprocess.Popen([str(binary), "search", '"def dedent"'], cwd=repo, env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-    sent = threading.Event()
-    lines: list[bytes] = []
-
-    def read_stderr() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            if b"question sent" in line:
-                sent.set()
-
-    reader = threading.Thread(target=read_stderr, daemon=True)
-    reader.start()
-    try:
-        assert sent.wait(TIMEOUT), lines
-    finally:
-        os.kill(first, signal.SIGKILL)  # dies holding the question
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    proc.wait(TIMEOUT)
-    reader.join(TIMEOUT)
+    out, lines = _kill_once_sent(proc, first)
     assert proc.returncode == 0, lines
     assert out == expected[1]
-    assert any(b"the Python client starts another server" in line for line in lines), lines
+    assert any("the Python client starts another server" in line for line in lines), lines
     second = _server_pid(index_dir)
     assert second is not None and second != first and _alive(second)
 

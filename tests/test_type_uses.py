@@ -8,6 +8,7 @@ TypeScript: a type in a union, a type predicate or a qualified type (pyright-int
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -60,16 +61,20 @@ def test_a_type_before_a_path_separator_is_a_reference() -> None:
     assert not {name for name, _ in refs} & {"hs", "crate::ticketer", "m", "Self", "crate"}
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("pathuses") / "repo"
-    for rel, text in FILES.items():
+def _indexed(root: Path, files: dict[str, str]) -> Engine:
+    """`files` written under `root`, indexed by the CLI without semantic, opened."""
+    for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
     assert main(["-q", "index", str(root)]) == 0
     return Engine.open(root)
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    return _indexed(tmp_path_factory.mktemp("pathuses") / "repo", FILES)
 
 
 @pytest.mark.parametrize(
@@ -123,14 +128,7 @@ def test_typescript_types_in_unions_predicates_and_qualified_names_are_reference
 
 @pytest.fixture(scope="module")
 def ts_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("tsuses") / "repo"
-    for rel, text in TS_FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
-    assert main(["-q", "index", str(root)]) == 0
-    return Engine.open(root)
+    return _indexed(tmp_path_factory.mktemp("tsuses") / "repo", TS_FILES)
 
 
 @pytest.mark.parametrize(
