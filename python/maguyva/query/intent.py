@@ -18,36 +18,22 @@ from __future__ import annotations
 import dataclasses
 import errno
 import re
-from dataclasses import dataclass, field
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.paste_shapes import inline_exception, pasted_error
 from maguyva.query.shapes import one_line_snippet, split_clauses, strip_chatter, unquoted_literal
+from maguyva.query.verdict import (
+    EXACT_MATCH,
+    FIND_DEFINITION,
+    FIND_REFERENCES,
+    FIND_SIMILAR,
+    IMPACT_ANALYSIS,
+    UNDERSTAND_CODE,
+    Classification,
+    salient_terms,
+)
 from maguyva.support.lazyre import lazy_compile
-
-FIND_SIMILAR = "find_similar"
-FIND_DEFINITION = "find_definition"
-FIND_REFERENCES = "find_references"
-IMPACT_ANALYSIS = "impact_analysis"
-EXACT_MATCH = "exact_match"
-UNDERSTAND_CODE = "understand_code"
-
-
-@dataclass(frozen=True, slots=True)
-class Classification:
-    """The classifier's verdict. `rule` names the spec row that matched (for `--explain`);
-    `kind` is a definition kind the query asked for ("class", "function", ...), if any;
-    `terms` are the salient words of the query (stop words dropped), for lexical scoring."""
-
-    intent: str
-    confidence: float
-    target: str
-    rule: str
-    kind: str | None = None
-    terms: list[str] = field(default_factory=list)
-    snippet: str | None = None
-
 
 _IDENT = r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*"
 
@@ -59,6 +45,18 @@ _SIMILAR_WORDS = lazy_compile(
     r"|looks?\s+like\s+this|already\s+a\s+helper|like\s*:)",
     re.IGNORECASE,
 )
+_SIMILAR_MARKS = (
+    "similar",
+    "resembl",
+    "like",
+    "duplicat",
+    "cop",
+    "clone",
+    "same",
+    "roughly",
+    "already",
+)
+"""One of these is in every phrase of `_SIMILAR_WORDS`: without them it cannot match."""
 _SIMILAR_LEAD = lazy_compile(r"^(?P<lead>[^:\n]{0,80}?)\s*:\s*(?P<rest>\S.*)$", re.DOTALL)
 _CODE_CHARS = lazy_compile(
     r"[(){}\[\];=<>]|^\s*(?:def|class|fn|func|function|return|if|for|while|try|except|with|match"
@@ -184,22 +182,6 @@ _UNDERSTAND = lazy_compile(
     r"|lifecycle|(?:thread|type|memory|null|signal|fork|async)[- ]?safe(?:ty)?|idempotent"
     r"|re-?entrant)\b"
 )
-_WORD = lazy_compile(r"[A-Za-z_][\w$]*")
-
-
-def salient_terms(query: str) -> list[str]:
-    """The query's words minus stop words, in order, without duplicates (case kept)."""
-    seen: set[str] = set()
-    terms: list[str] = []
-    for word in _WORD.findall(query):
-        low = word.lower()
-        if low in STOP_WORDS or len(word) < 2 or low in seen:
-            continue
-        seen.add(low)
-        terms.append(word)
-    return terms
-
-
 _SUBWORD = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -225,7 +207,8 @@ def _similar(query: str) -> Classification | None:
         rule = "0:snippet" if code_lead else "0:similar-phrase"
         return Classification(FIND_SIMILAR, 0.85, snippet, rule, snippet=snippet,
                               terms=salient_terms(snippet))  # fmt: skip
-    if _SIMILAR_WORDS.search(text):
+    folded = text.casefold()  # as IGNORECASE matches: "ſame" is "same"
+    if any(mark in folded for mark in _SIMILAR_MARKS) and _SIMILAR_WORDS.search(text):
         lead = _SIMILAR_LEAD.match(text)
         if lead and _SIMILAR_WORDS.search(lead.group("lead") + ":"):
             snippet = lead.group("rest").strip()
@@ -240,7 +223,7 @@ _GO_RECEIVER = lazy_compile(r"^\s*func\s*\(\s*\w*\s*\*?\s*[\w.]+(?:\[[\w, ]*\])?
 
 def _keyword(text: str, terms: list[str]) -> Classification | None:
     """Rule 1, keyword form: "class Session", "pub fn build_index", "export class X"."""
-    match = _DEF_KEYWORD.match(_GO_RECEIVER.sub("func ", text, count=1))
+    match = _DEF_KEYWORD.match(_GO_RECEIVER.sub("func ", text, count=1) if "func" in text else text)
     if not match:
         return None
     name, rest = match.group("name"), match.group("rest").strip()

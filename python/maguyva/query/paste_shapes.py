@@ -149,6 +149,8 @@ def _is_log_line(line: str) -> bool:
 
 
 def _exception_line(line: str) -> str | None:
+    if ": " not in line:
+        return None  # every form below has "type: message"
     line = _PREFIXES.sub("", line.strip())
     if line.startswith("Unhandled Rejection ("):  # React's "Unhandled Rejection (TypeError): x"
         line = _REJECTION.sub(r"\g<type>: ", line)
@@ -186,7 +188,7 @@ def _one_line(first: str) -> str | None:
     json_log = _json_log(first)
     if json_log:
         return json_log
-    if _SEGFAULT.match(first):
+    if first.startswith("Segmentation") and _SEGFAULT.match(first):
         return first
     if _is_log_line(first):
         return _message(first)
@@ -195,9 +197,10 @@ def _one_line(first: str) -> str | None:
     frame = _FRAME_AT.match(first)
     if frame:
         return frame.group("frame").strip()
-    if _FILE_LINE.search(first):
-        return _FILE_LINE.search(first).group(0)  # type: ignore[union-attr]
-    return first if _error_chain(first) else None
+    file_line = _FILE_LINE.search(first) if 'File "' in first else None
+    if file_line:
+        return file_line.group(0)
+    return first if ": " in first and _error_chain(first) else None
 
 
 _OP_ON_PLACE = lazy_compile(r"^[a-z]+ (?:\S*[/\\]\S*|\S+\.\w+|\S+:\d+)$")
@@ -224,13 +227,13 @@ def pasted_error(text: str) -> str | None:
     if not lines:
         return None
     first = lines[0].strip()
-    if _TRACEBACK.search(text):
+    if "(" in text and _TRACEBACK.search(text):
         for line in reversed(lines):
             found = _exception_line(line)
             if found:
                 return found
         return "Traceback (most recent call last)"
-    for index, line in enumerate(lines[:3]):
+    for index, line in enumerate(lines[:3] if "panicked at " in text else ()):
         old = _RUST_PANIC_OLD.search(line)
         if old:
             return old.group("msg")

@@ -19,13 +19,38 @@ from maguyva.support.lazyre import lazy_compile
 
 # The lookaheads fail a word that holds no "/" (or no "\\") in one pass, instead of
 # backtracking through it once per letter: `best` runs on every query.
-_CANDIDATE = lazy_compile(
-    r"`(?P<bq>[^`\n]+)`"
-    r"|(?<![\w-])(?P<flag>--?[A-Za-z][\w-]*)"
-    r"|(?P<path>(?=[\w.-]+/)(?:[\w.-]+/)+[\w.-]*\w)"
-    r"|(?P<ns>(?=[A-Z][\w$]*\\[A-Z])[A-Z][\w$]*(?:\\[A-Z][\w$]*)+)"
-    r"|(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"
+_FORMS = (
+    ("`", r"`(?P<bq>[^`\n]+)`"),
+    ("-", r"(?<![\w-])(?P<flag>--?[A-Za-z][\w-]*)"),
+    ("/", r"(?P<path>(?=[\w.-]+/)(?:[\w.-]+/)+[\w.-]*\w)"),
+    ("\\", r"(?P<ns>(?=[A-Z][\w$]*\\[A-Z])[A-Z][\w$]*(?:\\[A-Z][\w$]*)+)"),
+    ("", r"(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"),
 )
+"""The token forms, first match wins, each with a character it cannot match without."""
+_CANDIDATES: dict[tuple[bool, ...], re.Pattern[str]] = {}
+_PLAIN_RUN = r"(?:(?:PATH)[a-z]+(?![\w$<]|(?:\.|::|#|->)[A-Za-z_$]|\(\))[^\w$`.-]*)*"
+"""Lower-case words that the name form would match as they are (nothing qualified, called or
+generic after them), with what follows them up to a character a form could start on: rank 4
+or 5, so `best` skips them inside the regex. `PATH` is where a path must not start."""
+
+
+def _candidate_pattern(query: str, plain: bool) -> re.Pattern[str]:
+    """The token forms that can match in `query`: a form whose mark is absent cannot match
+    anywhere, so leaving it out changes no match, and the rest run faster (most questions
+    have no backtick, path or namespace). With `plain`, runs of plain words are consumed
+    before the forms (and the forms are optional, so a run before a character no form takes
+    still ends a match, which the caller skips)."""
+    key = (plain, *(mark in query for mark, _ in _FORMS))
+    pattern = _CANDIDATES.get(key)
+    if pattern is None:
+        forms = "|".join(form for (_, form), on in zip(_FORMS, key[1:], strict=True) if on)
+        if plain:
+            run = _PLAIN_RUN.replace("PATH", r"(?![\w.-]+/)" if key[3] else "")
+            forms = f"{run}(?:{forms})?"
+        pattern = _CANDIDATES[key] = re.compile(forms)
+    return pattern
+
+
 _GENERIC_ARGS = lazy_compile(r"<[\w$ ,.:=\[\]|&<>]{1,60}?>(?!>)")
 """A generic type's arguments right after its name (`Repository<T>`, `Cache<K, V>`): the name
 is the target, and the arguments go with it when the question is masked."""
@@ -105,12 +130,17 @@ def _located(query: str, start: int, end: int) -> bool:
     return bool(_LOCATION_BEFORE.search(query, 0, start) or _LOCATION_AFTER.match(query, end))
 
 
-def candidates(query: str) -> list[Target]:
-    """Every token of `query` that could name code, in order, ranked by how code-like it is."""
+def candidates(query: str, max_rank: int = 5) -> list[Target]:
+    """Every token of `query` that could name code, in order, ranked by how code-like it is;
+    only those up to `max_rank`."""
     out: list[Target] = []
-    for match in _CANDIDATE.finditer(query):
-        kind = match.lastgroup
-        text = match.group(kind or 0)
+    for found in _candidate_pattern(query, max_rank < 4).finditer(query):
+        kind = found.lastgroup
+        if kind is None:
+            continue  # only plain words (the forms matched nothing after them)
+        text = found.group(kind)
+        bq = kind == "bq"  # its group is inside the backticks
+        start, stop = found.start(kind) - bq, found.end(kind) + bq
         if kind == "bq":
             inner = text.strip().removesuffix("()")
             generic = _BACKTICK_GENERIC.fullmatch(inner)
@@ -120,31 +150,34 @@ def candidates(query: str) -> list[Target]:
                 r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+|[A-Z]\w*(?:\\[A-Z]\w*)+",
                 inner,
             ):
-                out.append(Target(inner, match.start(), match.end(), 0))
+                out.append(Target(inner, start, stop, 0))
             continue
         if kind == "flag":
-            if len(text) > 2 and text.startswith("--"):
-                out.append(Target(text, match.start(), match.end(), 1))
+            if len(text) > 2 and text.startswith("--") and max_rank >= 1:
+                out.append(Target(text, start, stop, 1))
             continue
         if kind == "path":
-            located = _located(query, match.start(), match.end())
-            out.append(Target(text.rstrip("."), match.start(), match.end(), 3 if located else 1))
+            rank = 3 if _located(query, start, stop) else 1
+            if rank <= max_rank:
+                out.append(Target(text.rstrip("."), start, stop, rank))
             continue
         if kind == "ns":  # a PHP namespace: App\Http\Controllers\UserController
-            out.append(Target(text, match.start(), match.end(), 1))
+            if max_rank >= 1:
+                out.append(Target(text, start, stop, 1))
             continue
-        word, end = text, match.end()
+        word, end = text, stop
         if word.endswith("'s"):  # a possessive ("RetryPolicy's")
             word = word[:-2]
         elif "#" in word and _RUBY_SUFFIX.match(query, end):
             word, end = word + query[end], end + 1
         rank = _rank(word)
-        if rank == 1 and _FILE_NAME.fullmatch(word) and _located(query, match.start(), end):
+        if rank == 1 and _FILE_NAME.fullmatch(word) and _located(query, start, end):
             rank = 3  # "at line 77 of worker.rs the fn drain_queue": a place, not the target
         generic = _GENERIC_ARGS.match(query, end) if query[end : end + 1] == "<" else None
         if generic and word[:1].isalpha():
             end, rank = generic.end(), min(rank, 2)
-        out.append(Target(word.removesuffix("()"), match.start(), end, rank))
+        if rank <= max_rank:
+            out.append(Target(word.removesuffix("()"), start, end, rank))
     return out
 
 
@@ -156,7 +189,7 @@ arguments (`mark_paid(invoice, at)`)."""
 def best(query: str, max_rank: int = 3) -> Target | None:
     """The most code-like token (the first of the best rank), if any is at most `max_rank`.
     A name inside a parenthesised aside loses to a code-like name outside it."""
-    found = [c for c in candidates(query) if c.rank <= max_rank]
+    found = candidates(query, max_rank)
     if not found:
         return None
     if "(" in query:
@@ -173,9 +206,20 @@ def mask(query: str, target: Target | None) -> str:
     put right (`typos.py`), the target replaced by x."""
     text = query if target is None else query[: target.start] + " x " + query[target.end :]
     text = text.lower().replace("’", "'")
-    text = re.sub(r"\b(where|what|who|how|that|it|there)'?s\b", r"\1 is", text)
-    text = re.sub(r"n't\b", " not", text)
+    text = _IS.sub(_spell_is, text)
+    if "n't" in text:
+        text = _NOT.sub(" not", text)
     return typos.correct(" ".join(text.split()))
+
+
+_IS = lazy_compile(r"\b(where|what|who|how|that|it|there)'?s\b")
+
+
+def _spell_is(match: re.Match[str]) -> str:
+    return match.group(1) + " is"  # a function: a template ("\\1 is") is parsed on every call
+
+
+_NOT = lazy_compile(r"n't\b")
 
 
 _KIND_NEXT = lazy_compile(
