@@ -21,6 +21,7 @@ import re
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
+from maguyva.query.calibrate import calibrated
 from maguyva.query.paste_shapes import inline_exception, pasted_error
 from maguyva.query.shapes import one_line_snippet, split_clauses, strip_chatter, unquoted_literal
 from maguyva.query.verdict import (
@@ -451,21 +452,23 @@ def _definition_phrase(
     return None
 
 
-def classify(query: str) -> Classification:
+def classify(query: str, *, gate: bool = True) -> Classification:
     """Classify a query into one of the six intents (first matching rule wins). A question
-    that asks two things is the first one asked, below the direct path (`shapes.py`)."""
-    verdict = _classify(query)
+    that asks two things is the first one asked, below the direct path (`shapes.py`). With
+    `gate`, a phrase rule's verdict the learned gate disagrees with is below it too
+    (`calibrate.py`)."""
+    verdict = _classify(query, gate)
     if verdict.rule.startswith(_WHOLE_TEXT_RULES):
         return verdict
     plain = strip_chatter(query.strip())
     if plain != query.strip():
-        verdict = _classify(plain)
+        verdict = _classify(plain, gate)
         if verdict.rule.startswith(_WHOLE_TEXT_RULES):
             return verdict
     clauses = split_clauses(plain)
     if clauses is None:
         return verdict
-    first = _classify(clauses[0])
+    first = _classify(clauses[0], gate)
     if first.rule.startswith(("7:", "learned")):
         return verdict
     if first.intent == verdict.intent:
@@ -473,7 +476,7 @@ def classify(query: str) -> Classification:
         # answer, through fusion. "it" in the second question is the first one's target.
         name = verdict.target if verdict.intent != UNDERSTAND_CODE else "x"
         rest = _PRONOUN.sub(lambda m: f"`{name}`" + (" is" if m.group(1) else ""), clauses[1])
-        second = _classify(rest)
+        second = _classify(rest, gate)
         if second.intent == verdict.intent or second.rule.startswith(("7:", "learned")):
             return verdict
         first = verdict
@@ -489,7 +492,7 @@ _WHOLE_TEXT_RULES = ("0:snippet", "0:similar-phrase", "0:one-line", "4:pasted", 
 """Verdicts on the whole text (a paste, a snippet): never split into questions."""
 
 
-def _classify(query: str) -> Classification:
+def _classify(query: str, gate: bool = True) -> Classification:
     """The rules over one question."""
     text = query.strip()
     terms = salient_terms(text)
@@ -535,7 +538,7 @@ def _classify(query: str) -> Classification:
             return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
     phrase = _phrase(text, shape, target, terms)
     if phrase:
-        return phrase
+        return calibrated(phrase, shape) if gate else phrase
     if literal:
         return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
     unquoted = unquoted_literal(text, named=target is not None and target.rank <= 2)
@@ -546,7 +549,7 @@ def _classify(query: str) -> Classification:
         return Classification(EXACT_MATCH, token[1], token[0], token[2], terms=terms)
     definition = _definition_phrase(text, shape, target, terms)
     if definition:
-        return definition
+        return calibrated(definition, shape) if gate else definition
     loose = _targets.loose_name(text) if target is None else None
     if loose is not None:
         # A plain word the phrase names as code ("the function apply, who use it?"): the

@@ -1,0 +1,79 @@
+"""When a phrase rule's verdict may take the direct path (SPEC.md routing: confidence >= 0.85).
+
+The phrase rules (1:phrase, 2:references, 3:impact) were written from the dev phrasings, so on
+those they are nearly always right, and their fixed confidences (0.90) say nothing about a
+question phrased another way. A second opinion does: a one-vs-rest logistic model per intent
+over the words and word pairs of the question's shape (target masked), trained by
+`benches/train_intent.py` on the dev halves and the tuning sets, its scale fitted on 5-fold
+out-of-fold scores. When it gives the rule's intent a probability below the shipped threshold,
+the rule and the model disagree: the verdict keeps its intent and target but drops to 0.80
+(rule suffix `+unsure`), so it goes through fusion instead of a single retriever.
+
+Pure Python over a dict per intent (a few microseconds: it runs on most questions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from maguyva.query.verdict import Classification
+
+GATE = Path(__file__).with_name("intent_gate.npz")
+GATED_RULES = ("1:phrase", "2:references", "3:impact")
+DIRECT = 0.85
+"""The direct path's threshold (SPEC.md)."""
+UNSURE = 0.80
+"""A verdict the model disagrees with: below the direct path."""
+
+
+def features(shape: str) -> list[str]:
+    """The words of the shape and its adjacent word pairs."""
+    words = shape.split()
+    return [f"w:{w}" for w in words] + [f"b:{a}_{b}" for a, b in itertools.pairwise(words)]
+
+
+@lru_cache(maxsize=1)
+def _load() -> tuple[dict[str, tuple[dict[str, float], float, float]], float] | None:
+    """Per intent: (feature weights, bias, scale); and the probability threshold."""
+    if not GATE.exists():
+        return None
+    with np.load(GATE, allow_pickle=False) as data:
+        vocab = str(data["vocab"]).split("\n")
+        intents = str(data["intents"]).split("\n")
+        weights = data["weights"].astype(np.float64)  # (features, intents)
+        bias = data["bias"].astype(np.float64)
+        scale = data["scale"].astype(np.float64)
+        threshold = float(data["threshold"])
+    table = {}
+    for j, intent in enumerate(intents):
+        column = {f: float(w) for f, w in zip(vocab, weights[:, j], strict=True) if w}
+        table[intent] = (column, float(bias[j]), float(scale[j]))
+    return table, threshold
+
+
+def agreement(shape: str, intent: str) -> float | None:
+    """The model's probability that a question of this shape asks for `intent` (None when no
+    model covers the intent)."""
+    model = _load()
+    if model is None or intent not in model[0]:
+        return None
+    column, bias, scale = model[0][intent]
+    score = bias + sum(column.get(f, 0.0) for f in features(shape))
+    return 1.0 / (1.0 + math.exp(-scale * score))
+
+
+def calibrated(verdict: Classification, shape: str) -> Classification:
+    """`verdict`, below the direct path when the model disagrees with its phrase rule."""
+    if verdict.confidence < DIRECT or not verdict.rule.startswith(GATED_RULES):
+        return verdict
+    model = _load()
+    probability = agreement(shape, verdict.intent)
+    if model is None or probability is None or probability >= model[1]:
+        return verdict
+    return dataclasses.replace(verdict, confidence=UNSURE, rule=verdict.rule + "+unsure")
