@@ -44,3 +44,23 @@ def test_the_gate_lowers_confident_errors_on_its_tuning_set():
     ungated = score(tune, lambda q: classify(q, gate=False))
     assert gated.intent_accuracy == ungated.intent_accuracy  # it never changes an intent
     assert gated.confident_wrong < ungated.confident_wrong
+
+
+@pytest.mark.parametrize(
+    ("query", "intent", "target"),
+    [
+        # a package-qualified exception alone is what a crash printed: search its text
+        ("java.lang.IllegalArgumentException", "exact_match", "java.lang.IllegalArgumentException"),
+        ("`kotlin.KotlinNullPointerException`", "exact_match", "kotlin.KotlinNullPointerException"),
+        ("TimeoutException", "find_definition", "TimeoutException"),  # rule 5: a bare name
+        ("where is ValidationError defined", "find_definition", "ValidationError"),
+        # reading, subclassing, overriding and conforming are uses (tune-d.jsonl)
+        ("where is SENTRY_DSN read", "find_references", "SENTRY_DSN"),
+        ("where is Rails::Application subclassed", "find_references", "Rails::Application"),
+        ("find overrides of OnConfiguring", "find_references", "OnConfiguring"),
+        ("who conforms to `Codable` in the models", "find_references", "Codable"),
+    ],
+)  # fmt: skip
+def test_shapes_learnt_from_the_fourth_tuning_set(query: str, intent: str, target: str):
+    verdict = classify(query)
+    assert (verdict.intent, verdict.target) == (intent, target), verdict

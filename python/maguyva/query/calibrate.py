@@ -64,7 +64,10 @@ def agreement(shape: str, intent: str) -> float | None:
     if model is None or intent not in model[0]:
         return None
     column, bias, scale = model[0][intent]
-    score = bias + sum(column.get(f, 0.0) for f in features(shape))
+    get = column.get
+    words = shape.split()
+    score = bias + sum(get("w:" + w, 0.0) for w in words)
+    score += sum(get(f"b:{a}_{b}", 0.0) for a, b in itertools.pairwise(words))
     return 1.0 / (1.0 + math.exp(-scale * score))
 
 
@@ -73,7 +76,9 @@ def calibrated(verdict: Classification, shape: str) -> Classification:
     if verdict.confidence < DIRECT or not verdict.rule.startswith(GATED_RULES):
         return verdict
     model = _load()
+    if model is None:
+        return verdict
     probability = agreement(shape, verdict.intent)
-    if model is None or probability is None or probability >= model[1]:
+    if probability is None or probability >= model[1]:
         return verdict
     return dataclasses.replace(verdict, confidence=UNSURE, rule=verdict.rule + "+unsure")

@@ -163,7 +163,8 @@ _REFS = lazy_compile(
     r"|which\s+\w+s\s+implement|(?:classes|types|structs)\s+implementing"
     r"|occurrences?|appears?|render(?:s|ed)|inject\w*|wired|checks?\s+for|checked|returned"
     r"|tests?\s+(?:for|of|covering|exercising|hitting|that\s+(?:cover|exercise|hit|call)\w*)\s+x"
-    r"|depend\s+on\s+x\s+directly)\b"
+    r"|depend\s+on\s+x\s+directly|x\s+(?:is\s+|gets\s+)?(?:read|subclassed|overridden)"
+    r"|overrides\s+of|conform(?:s|ing)?\s+to)\b"
 )
 _DEF_PHRASE = lazy_compile(
     r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
@@ -346,6 +347,11 @@ def _plain_target(shape: str, text: str) -> str:
     word = match.group("w")
     found = re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE)
     return found.group(0) if found else word
+
+
+_QUALIFIED_EXCEPTION = lazy_compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)")
+"""A package-qualified exception name alone (`java.lang.NullPointerException`): what a log or
+a crash report printed, so a text search for it, not rule 5's definition lookup."""
 
 
 _LONE_FILLERS = frozenset(
@@ -560,6 +566,8 @@ def _classify(query: str, gate: bool = True) -> Classification:
         )
         if found is not None and found.intent != FIND_SIMILAR:
             return dataclasses.replace(found, confidence=0.80, rule=found.rule + "+plain")
+    if _QUALIFIED_EXCEPTION.fullmatch(text.strip("`")):
+        return Classification(EXACT_MATCH, 0.85, text.strip("`"), "4:error-token", terms=terms)
     lone = _lone(text, target, shape)
     if lone:
         return lone
