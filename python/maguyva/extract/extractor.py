@@ -185,8 +185,8 @@ def _run_queries(
     for callee in flat.get("callee", ()):
         start = callee.start_byte
         sites.append((start, -callee.end_byte, start, callee.start_point[0] + 1))
-    refs = Refs([_ref_span(node, 0) for node in flat.get("reference", ())],
-                [_ref_span(node, 0) for node in flat.get("reference.not", ())])  # fmt: skip
+    refs = Refs([], [])
+    _add_refs(data, flat, 0, refs)
     if grammar.name == "rust" and _MACRO_CALL.search(data):
         _macro_expressions(grammar, data, root, flat_query, sites, refs, deadline)
     return defs, sites, import_matches, refs
@@ -203,8 +203,22 @@ class Refs:
     not_spans: list[RefSpan]
 
 
-def _ref_span(node: ts.Node, shift: int) -> RefSpan:
-    return node.start_byte - shift, node.end_byte - shift, node.start_point[0] + 1
+def _add_refs(data: bytes, found: dict[str, list[ts.Node]], shift: int, refs: Refs,
+              macro: bool = False) -> None:  # fmt: skip
+    """The reference captures of `found` (offsets the file's plus `shift`) into `refs`. In a
+    macro's tokens a capture that spans a recovered error is no name (`Key: super::a::B`)."""
+    for name, spans in (("reference", refs.spans), ("reference.not", refs.not_spans)):
+        for node in found.get(name, ()):
+            if not (macro and node.has_error):
+                spans.append((node.start_byte - shift, node.end_byte - shift,
+                              node.start_point[0] + 1))  # fmt: skip
+    for node in found.get("reference.path", ()):  # Rust: `module::Item`
+        start, end = node.start_byte - shift, node.end_byte - shift
+        if _MODULE_ITEM.search(data[start:end]) and not (macro and node.has_error):
+            refs.spans.append((start, end, node.start_point[0] + 1))
+
+
+_MODULE_ITEM = re.compile(rb"(?:^|::)(?:[a-z_][A-Za-z0-9_]*|crate)::[A-Z]\w*$")
 
 
 # `name!(`, `name![`, `name! {` with something inside: an invocation worth a second parse.
@@ -219,15 +233,11 @@ def _macro_expressions(grammar: Grammar, data: bytes, root: ts.Node, flat_query:
         found = ts.QueryCursor(flat_query).captures(level)
         if clock() > deadline:
             raise BudgetExceeded("macro calls")
-        # a capture that spans a recovered error is no name (`Key: super::a::B` of a DSL)
         for callee in found.get("callee", ()):
-            if not callee.has_error:
+            if not callee.has_error:  # as for references (`_add_refs`)
                 start = callee.start_byte - shift
                 sites.append((start, shift - callee.end_byte, start, callee.start_point[0] + 1))
-        for name, spans in (("reference", refs.spans), ("reference.not", refs.not_spans)):
-            spans.extend(
-                _ref_span(node, shift) for node in found.get(name, ()) if not node.has_error
-            )
+        _add_refs(data, found, shift, refs, macro=True)
 
 
 def _definitions(
