@@ -1,0 +1,54 @@
+"""A TypeScript type named through a namespace import (issue 22): pyright-internal's
+`sourceFile.ts` writes `const commentDiags: CommentUtils.CommentDiagnostic[] = []` after
+`import * as CommentUtils from './commentUtils'`. Only the namespace (`CommentUtils`) was a
+reference, so the interface's references missed the file."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from maguyva.extract import grammars
+from maguyva.extract.extractor import extract
+from maguyva.interfaces.cli.main import main
+from maguyva.query.engine import Engine
+
+FILES = {
+    "src/commentUtils.ts": "export interface CommentDiagnostic {\n    message: string;\n}\n\n"
+    "export function parse(text: string): CommentDiagnostic[] {\n    return [];\n}\n",
+    "src/sourceFile.ts": "import * as CommentUtils from './commentUtils';\n\n"
+    "export function check(text: string): number {\n"
+    "    const diags: CommentUtils.CommentDiagnostic[] = [];\n"
+    "    return diags.length + CommentUtils.parse(text).length;\n}\n",
+}
+
+
+def test_a_qualified_type_is_a_reference_whole() -> None:
+    grammar = grammars.load("typescript")
+    assert grammar is not None
+    src = FILES["src/sourceFile.ts"].encode()
+    extraction, _ = extract(grammar, "src/sourceFile.ts", src, time.thread_time() + 30)
+    refs = {(r.name, r.line) for r in extraction.references}
+    assert {("CommentUtils.CommentDiagnostic", 4), ("CommentUtils", 4)} <= refs
+    assert ("CommentDiagnostic", 4) not in refs  # the member alone names nothing here
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    root = tmp_path_factory.mktemp("tsnamespace") / "repo"
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
+    assert main(["-q", "index", str(root)]) == 0
+    return Engine.open(root)
+
+
+def test_a_type_through_a_namespace_import_is_found_by_references(engine: Engine) -> None:
+    res = engine.search("references to CommentDiagnostic", limit=10)
+    assert res.intent == "find_references"
+    hits = {r.path: r for r in res.results}
+    assert "src/sourceFile.ts" in hits, [r.path for r in res.results]
+    assert 4 in (hits["src/sourceFile.ts"].lines or [])
