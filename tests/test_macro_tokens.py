@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from maguyva.extract import extract_source
-from maguyva.interfaces.cli.main import main
 from maguyva.query.engine import Engine
+from tests.support.repos import assert_use_listed, indexed
 
 FILES = {
     "Cargo.toml": '[package]\nname = "macrouses"\nversion = "0.1.0"\n',
@@ -78,14 +78,7 @@ def test_a_body_that_is_not_rust_costs_nothing_but_its_own_calls() -> None:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("macrouses") / "repo"
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
-    assert main(["-q", "index", str(root)]) == 0
-    return Engine.open(root)
+    return indexed(tmp_path_factory.mktemp("macrouses") / "repo", FILES)
 
 
 @pytest.mark.parametrize(
@@ -100,6 +93,4 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 def test_a_call_inside_a_macro_is_a_graph_edge(engine: Engine, question, user, line):
     res = engine.search(question, limit=10)
     assert res.intent in ("find_references", "impact_analysis")
-    hits = {r.path: r for r in res.results}
-    assert user in hits, [r.path for r in res.results]
-    assert line in (hits[user].lines or []), hits[user].lines
+    assert_use_listed(res, user, line)

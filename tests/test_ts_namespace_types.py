@@ -11,8 +11,8 @@ import pytest
 
 from maguyva.extract import grammars
 from maguyva.extract.extractor import extract
-from maguyva.interfaces.cli.main import main
 from maguyva.query.engine import Engine
+from tests.support.repos import assert_use_listed, indexed
 
 FILES = {
     "src/commentUtils.ts": "export interface CommentDiagnostic {\n    message: string;\n}\n\n"
@@ -36,19 +36,10 @@ def test_a_qualified_type_is_a_reference_whole() -> None:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("tsnamespace") / "repo"
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
-    assert main(["-q", "index", str(root)]) == 0
-    return Engine.open(root)
+    return indexed(tmp_path_factory.mktemp("tsnamespace") / "repo", FILES)
 
 
 def test_a_type_through_a_namespace_import_is_found_by_references(engine: Engine) -> None:
     res = engine.search("references to CommentDiagnostic", limit=10)
     assert res.intent == "find_references"
-    hits = {r.path: r for r in res.results}
-    assert "src/sourceFile.ts" in hits, [r.path for r in res.results]
-    assert 4 in (hits["src/sourceFile.ts"].lines or [])
+    assert_use_listed(res, "src/sourceFile.ts", 4)

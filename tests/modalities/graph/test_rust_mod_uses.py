@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from maguyva.interfaces.cli.main import main
 from maguyva.query.engine import Engine
+from tests.support.repos import assert_use_listed, indexed
 
 FILES = {
     "Cargo.toml": '[package]\nname = "moduses"\nversion = "0.1.0"\n',
@@ -27,14 +27,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("moduses") / "repo"
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
-    assert main(["-q", "index", str(root)]) == 0
-    return Engine.open(root)
+    return indexed(tmp_path_factory.mktemp("moduses") / "repo", FILES)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +43,5 @@ def test_a_path_through_an_inline_modules_use_reaches_the_item(
 ) -> None:
     res = engine.search(question, limit=10)
     assert res.intent in ("find_references", "impact_analysis")
-    hits = {r.path: r for r in res.results}
-    assert user in hits, [r.path for r in res.results]
-    assert line in (hits[user].lines or []), hits[user].lines
+    assert_use_listed(res, user, line)
     assert res.results[0].path != "src/lib.rs"  # the re-export is no use
