@@ -1,8 +1,9 @@
-"""Impact answers on Rust (issue 22): a file that names the target only where the graph has
-no edge (inside a macro's tokens: `debug_assert!(..Box<dyn crate::api::Resolver>..)`) is
-affected; the text index's word matches bring it in after the graph's hits (a type by its
-path, `impl crate::api::Resolver for AlwaysOne`, is a graph reference). A file that only re-exports the target (`pub use` in `lib.rs`,
-whose doc comment also names it) comes after every file that uses it. Fixture:
+"""Impact answers on Rust (issue 22): a file that names the target inside a macro's tokens
+(`debug_assert!(..Box<dyn crate::api::Resolver>..)`) or by its path (`impl
+crate::api::Resolver for AlwaysOne`) is affected through a graph reference; one that names it
+only in a `macro_rules!` body, where the graph has no edge, is brought in by the text index's
+word matches after the graph's hits. A file that only re-exports the target (`pub use` in
+`lib.rs`, whose doc comment also names it) comes after every file that uses it. Fixture:
 tests/fixtures/rust_impact."""
 
 from __future__ import annotations
@@ -32,13 +33,17 @@ def test_a_type_position_use_without_an_edge_is_in_the_answer(engine: Engine):
     res = engine.search("what is affected if Resolver changes", limit=10)
     paths = [r.path for r in res.results]
     # a type by its path (`impl crate::api::Resolver for`, `Box<dyn crate::api::Resolver>`)
-    # is a graph reference now; a use inside a macro's tokens has no edge: the text tail
+    # is a graph reference, and so is one inside a macro's tokens (`debug_assert!(..)`,
+    # parsed again as an expression): no text tail is needed for either
     handy = res.results[paths.index("src/handy.rs")]
     assert handy.lines == [3, 9] and not handy.extra.get("text_tail")
     checks = res.results[paths.index("src/checks.rs")]
-    assert checks.lines == [2] and checks.extra.get("text_tail")
-    assert paths.index("src/conn.rs") < paths.index("src/checks.rs")  # the graph's hits first
-    assert paths.index("src/handy.rs") < paths.index("src/checks.rs")
+    assert checks.lines == [2] and not checks.extra.get("text_tail")
+    # a `macro_rules!` transcriber stays tokens: no edge, the text index's word match
+    rules = res.results[paths.index("src/rules.rs")]
+    assert rules.lines == [3] and rules.extra.get("text_tail")
+    assert paths.index("src/conn.rs") < paths.index("src/rules.rs")  # the graph's hits first
+    assert paths.index("src/checks.rs") < paths.index("src/rules.rs")
     assert "src/api.rs" not in paths  # the definition is not its own dependent
 
 

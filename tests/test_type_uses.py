@@ -8,14 +8,13 @@ TypeScript: a type in a union, a type predicate or a qualified type (pyright-int
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from maguyva.extract import grammars
 from maguyva.extract.extractor import extract
-from maguyva.interfaces.cli.main import main
 from maguyva.query.engine import Engine
+from tests.support.repos import assert_use_listed, indexed
 
 FILES = {
     "Cargo.toml": '[package]\nname = "pathuses"\nversion = "0.1.0"\n',
@@ -61,20 +60,9 @@ def test_a_type_before_a_path_separator_is_a_reference() -> None:
     assert not {name for name, _ in refs} & {"hs", "crate::ticketer", "m", "Self", "crate"}
 
 
-def _indexed(root: Path, files: dict[str, str]) -> Engine:
-    """`files` written under `root`, indexed by the CLI without semantic, opened."""
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
-    assert main(["-q", "index", str(root)]) == 0
-    return Engine.open(root)
-
-
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return _indexed(tmp_path_factory.mktemp("pathuses") / "repo", FILES)
+    return indexed(tmp_path_factory.mktemp("pathuses") / "repo", FILES)
 
 
 @pytest.mark.parametrize(
@@ -89,9 +77,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 def test_a_module_path_use_is_found_by_references(engine: Engine, question, user, line):
     res = engine.search(question, limit=10)
     assert res.intent == "find_references"
-    hits = {r.path: r for r in res.results}
-    assert user in hits, [r.path for r in res.results]
-    assert line in (hits[user].lines or []), hits[user].lines
+    assert_use_listed(res, user, line)
 
 
 TS_FILES = {
@@ -128,7 +114,7 @@ def test_typescript_types_in_unions_predicates_and_qualified_names_are_reference
 
 @pytest.fixture(scope="module")
 def ts_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    return _indexed(tmp_path_factory.mktemp("tsuses") / "repo", TS_FILES)
+    return indexed(tmp_path_factory.mktemp("tsuses") / "repo", TS_FILES)
 
 
 @pytest.mark.parametrize(
@@ -140,6 +126,4 @@ def ts_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 )
 def test_a_use_in_the_defining_file_is_a_reference(ts_engine: Engine, question, user, line):
     res = ts_engine.search(question, limit=10)
-    hits = {r.path: r for r in res.results}
-    assert user in hits, [r.path for r in res.results]
-    assert line in (hits[user].lines or [])
+    assert_use_listed(res, user, line)

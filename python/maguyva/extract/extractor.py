@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from maguyva.extract import imports as import_shapes
+from maguyva.extract import macro_tokens
 from maguyva.extract.grammars import Grammar
 from maguyva.extract.recovery import shell_blocks
 from maguyva.extract.signatures import _SPACE, _doc, _outer, _signature, _statement_starts, _text
@@ -114,7 +115,7 @@ def extract(
     """Run the language's queries over `data` and assemble the file's extraction."""
     tree = parse(grammar, data, deadline)
     root = tree.root_node
-    defs, sites, import_matches, flat = _run_queries(grammar, data, root, deadline)
+    defs, sites, import_matches, refs = _run_queries(grammar, data, root, deadline)
 
     ordered = sorted(defs.values(), key=lambda d: (d.start_byte, -d.end_byte))
     _nest(ordered, grammar.spec.class_kinds)
@@ -128,7 +129,7 @@ def extract(
     at = _Enclosing([d for d in real if d.kind not in _NON_SCOPES]).at
     sites.sort()
     _calls(data, sites, at, extraction)
-    _references(grammar, data, flat, sites, at, extraction)
+    _references(grammar, data, refs, sites, at, extraction)
     _imports(grammar, data, import_matches, extraction)
     breaks, scopes = _breaks_and_scopes(grammar, data, root, ordered, real)
     return extraction, Parsed(breaks, doc_starts, scopes)
@@ -139,7 +140,7 @@ Sites = list[tuple[int, int, int, int]]
 
 def _run_queries(
     grammar: Grammar, data: bytes, root: ts.Node, deadline: float
-) -> tuple[dict[int, _Def], Sites, list[dict[str, list[ts.Node]]], dict[str, list[ts.Node]]]:
+) -> tuple[dict[int, _Def], Sites, list[dict[str, list[ts.Node]]], Refs]:
     """One pass of the grouped query (definitions, call sites with a receiver, imports) and
     one of the flat one (callees, references): the raw matches, before any assembly."""
     matches = ts.QueryCursor(grammar.grouped).matches(root)
@@ -184,7 +185,59 @@ def _run_queries(
     for callee in flat.get("callee", ()):
         start = callee.start_byte
         sites.append((start, -callee.end_byte, start, callee.start_point[0] + 1))
-    return defs, sites, import_matches, flat
+    refs = Refs([], [])
+    _add_refs(data, flat, 0, refs)
+    if grammar.name == "rust" and _MACRO_CALL.search(data):
+        _macro_expressions(grammar, data, root, flat_query, sites, refs, deadline)
+    return defs, sites, import_matches, refs
+
+
+RefSpan = tuple[int, int, int]  # start byte, end byte, line
+
+
+@dataclass(slots=True)
+class Refs:
+    """The reference captures as spans of the file, and those marked `@reference.not`."""
+
+    spans: list[RefSpan]
+    not_spans: list[RefSpan]
+
+
+def _add_refs(data: bytes, found: dict[str, list[ts.Node]], shift: int, refs: Refs,
+              macro: bool = False) -> None:  # fmt: skip
+    """The reference captures of `found` (offsets the file's plus `shift`) into `refs`. In a
+    macro's tokens a capture that spans a recovered error is no name (`Key: super::a::B`)."""
+    for name, spans in (("reference", refs.spans), ("reference.not", refs.not_spans)):
+        for node in found.get(name, ()):
+            if not (macro and node.has_error):
+                spans.append((node.start_byte - shift, node.end_byte - shift,
+                              node.start_point[0] + 1))  # fmt: skip
+    for node in found.get("reference.path", ()):  # Rust: `module::Item`
+        start, end = node.start_byte - shift, node.end_byte - shift
+        if _MODULE_ITEM.search(data[start:end]) and not (macro and node.has_error):
+            refs.spans.append((start, end, node.start_point[0] + 1))
+
+
+_MODULE_ITEM = re.compile(rb"(?:^|::)(?:[a-z_][A-Za-z0-9_]*|crate)::[A-Z]\w*$")
+
+
+# `name!(`, `name![`, `name! {` with something inside: an invocation worth a second parse.
+_MACRO_CALL = re.compile(rb"\w!\s*[(\[{]\s*[^\s)\]}]")
+
+
+def _macro_expressions(grammar: Grammar, data: bytes, root: ts.Node, flat_query: ts.Query,
+                       sites: Sites, refs: Refs, deadline: float) -> None:  # fmt: skip
+    """Add the calls and references written inside macro invocations (`macro_tokens`)."""
+    shift = macro_tokens.SHIFT
+    for level in macro_tokens.expression_roots(grammar, data, root, parse, deadline):
+        found = ts.QueryCursor(flat_query).captures(level)
+        if clock() > deadline:
+            raise BudgetExceeded("macro calls")
+        for callee in found.get("callee", ()):
+            if not callee.has_error:  # as for references (`_add_refs`)
+                start = callee.start_byte - shift
+                sites.append((start, shift - callee.end_byte, start, callee.start_point[0] + 1))
+        _add_refs(data, found, shift, refs, macro=True)
 
 
 def _definitions(
@@ -235,7 +288,7 @@ def _calls(
             calls.append(Call(name, line, at(start)))
 
 
-def _references(grammar: Grammar, data: bytes, flat: dict[str, list[ts.Node]], sites: Sites,
+def _references(grammar: Grammar, data: bytes, refs: Refs, sites: Sites,
                 at: Callable[[int], str | None], extraction: FileExtraction) -> None:  # fmt: skip
     """Append the references: every `@reference` capture that is not a call site, not marked
     `@reference.not`, not `self` and not already seen on its line."""
@@ -244,26 +297,23 @@ def _references(grammar: Grammar, data: bytes, flat: dict[str, list[ts.Node]], s
     # A reference is not recorded where a call starts, nor where the query says it is no read
     # of its own (`@reference.not`: Python's `a.b` of `a.b.c`, an assignment target). Python
     # compares spans, not start bytes: `a.b().c` starts where the callee `a.b` does.
-    not_refs = flat.get("reference.not", ())
     # Rust too: the `Foo` of `Foo::new()` starts where its call does and is a use of `Foo`.
-    by_span = bool(not_refs) or grammar.name in ("python", "rust")
+    by_span = bool(refs.not_spans) or grammar.name in ("python", "rust")
     if by_span:
         skipped = {(site[0], -site[1]) for site in sites}
-        skipped.update((n.start_byte, n.end_byte) for n in not_refs)
+        skipped.update((start, end) for start, end, _line in refs.not_spans)
     else:
         called = {site[0] for site in sites}
     # `captures` lists nodes pattern by pattern, not in document order, and nested captures
     # starting at one byte (`a[i].b` and `a`) in an order that differs between processes: the
     # span decides, the outer first (as for call sites), so every run extracts the same list.
-    for node in sorted(flat.get("reference", ()), key=_span):
-        start = node.start_byte
-        if (start, node.end_byte) in skipped if by_span else start in called:
+    for start, end, line in sorted(refs.spans, key=_span):
+        if (start, end) in skipped if by_span else start in called:
             continue
-        raw = data[start : node.end_byte]
+        raw = data[start:end]
         if _WHITESPACE.search(raw):
             raw = _WHITESPACE.sub(b"", raw)
         name = raw.decode("utf-8", "replace")[:MAX_CALLEE]
-        line = node.start_point[0] + 1
         if not name or name in _SELF or (name, line) in seen_refs:
             continue
         seen_refs.add((name, line))
@@ -374,8 +424,8 @@ def _block_definitions(grammar: Grammar, data: bytes, root: ts.Node, defs: dict[
 _BLANK = bytes(b if b in (9, 10, 13) else 32 for b in range(256))
 
 
-def _span(node: ts.Node) -> tuple[int, int]:
-    return node.start_byte, -node.end_byte
+def _span(ref: RefSpan) -> tuple[int, int]:
+    return ref[0], -ref[1]
 
 
 # Callee text that `normalize_callee` would change: whitespace, arguments or generics.

@@ -38,3 +38,13 @@
 ; a type by its path (`Arc<dyn verify::ClientCertVerifier>`): the path as written, not its
 ; last segment alone, which the file may not import
 (scoped_type_identifier name: (type_identifier) @reference.not) @reference
+; an item named by its module path where a value goes (`super::model::ModelFieldsBuilder` in
+; a macro's list, `consts::MAX_LEN`): the path as written; `Enum::Variant` counts as `Enum`.
+; The extractor keeps the paths whose last module is lower case and whose item is not (two
+; `#match?` predicates here cost three times the rest of the query)
+(scoped_identifier name: (identifier)) @reference.path
+; ... but not in a `use` (an import, or a re-export: an edge of its own, not a use)
+(use_declaration argument: (scoped_identifier) @reference.not)
+(use_as_clause path: (scoped_identifier) @reference.not)
+(use_list (scoped_identifier) @reference.not)
+(use_wildcard (scoped_identifier) @reference.not)

@@ -72,6 +72,9 @@
 ; not the names being defined, type parameters or the member part of a qualified type
 (type_identifier) @reference
 (nested_type_identifier module: (identifier) @reference)
+; ... and the qualified type whole: `CommentUtils.CommentDiagnostic` after `import * as
+; CommentUtils` is that interface (the graph walks the namespace import)
+(nested_type_identifier) @reference
 (nested_type_identifier name: (type_identifier) @reference.not)
 (interface_declaration name: (type_identifier) @reference.not)
 (class_declaration name: (type_identifier) @reference.not)

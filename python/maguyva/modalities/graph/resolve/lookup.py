@@ -144,9 +144,10 @@ class Lookups(BuilderState):
                 node = int(value)  # type: ignore[call-overload]
                 if self.nodes[node].def_kind in CLASS_KINDS or node in self.children:
                     member = self.method_of(node, attr)
-                    if member is None:
+                    # Rust `mod m { pub use a::B; }`: `m::B` is what the `use` binds
+                    b = ("def", member) if member is not None else self._used_in_mod(node, attr)
+                    if b is None:
                         return None, 0.0
-                    b = ("def", member)
                     conf = min(conf, CONF_QUALIFIED)
                 elif node in self.instances:
                     # `_inst = Random()` at module level: `_inst.seed` is `Random.seed`
@@ -164,6 +165,22 @@ class Lookups(BuilderState):
                 else:
                     return None, 0.0
         return b, conf
+
+    def _used_in_mod(self, node: int, name: str) -> Binding | None:
+        """What a `use` inside the block of inline module `node` binds as `name`: rustls's
+        `pub mod sign { pub use crate::crypto::signer::{SigningKey, ..}; }` in `lib.rs` makes
+        `sign::SigningKey` the trait. The file's imports are the block's (the file's last
+        import of the name is the one its binding memo holds)."""
+        n = self.nodes[node]
+        if n.def_kind != "module" or self._family(n.file) != "rs":
+            return None
+        imported = self.scopes[n.file].imports.get(name, ())
+        inside = [imp for line, imp in imported if n.start < line <= n.end]
+        if not inside:
+            return None
+        if imported[-1][1] is inside[-1]:
+            return self.import_binding(n.file, name)
+        return self._resolve_import(n.file, inside[-1], name)
 
     def resolve_name(
         self, fid: int, caller: str | None, written: str, ref: bool = False, typed: bool = True
