@@ -17,7 +17,6 @@ from maguyva import _core
 from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.modalities.semantic.coverage import coverage, describe
 from maguyva.modalities.semantic.embed import EmbeddingProvider, binarize
-from maguyva.modalities.semantic.question import question_content
 from maguyva.model import Hit
 from maguyva.store.chunks import ChunkStore
 
@@ -171,8 +170,6 @@ class SemanticSearcher:
 
     def search(self, query: RetrieverQuery, k: int) -> list[Hit]:
         text = (query.snippet or query.text or "").strip()
-        if not query.snippet and query.intent == "understand_code":
-            text = question_content(text)  # a question's content, not its "how does the"
         if not text or k <= 0 or not self.live:
             return []
         result = query_embedding(self.provider, text)
