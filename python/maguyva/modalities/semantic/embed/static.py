@@ -183,10 +183,10 @@ TIERS = ("transformer", "static")
 
 def static_first(config: dict[str, Any] | None) -> bool:
     """True when the configuration asks for the static tier first (`embedding_tier =
-    "static"`) and the provider is the local MiniLM, the model the table was distilled from
+    "static"`, the default) and the provider is the local MiniLM, the model the table was distilled from
     (Voyage codes live in another space: no static tier for them)."""
     config = config or {}
-    tier = config.get(TIER_SETTING) or "transformer"
+    tier = config.get(TIER_SETTING) or "static"
     if tier not in TIERS:
         from maguyva.errors import ConfigError
 
@@ -198,14 +198,18 @@ _SHARED: StaticProvider | None = None
 _SHARED_LOCK = threading.Lock()
 
 
-def static_embed(texts: list[str]) -> Embeddings:
-    """Tier-1 codes and floats for `texts` (the hook the semantic build calls): same width and
-    space as `MiniLMProvider`, so rows from both tiers go into one Hamming index, and a row
-    embedded here is replaced when the transformer reaches its chunk. One process-wide
-    provider, loaded on first use."""
+def shared_provider() -> StaticProvider:
+    """The process-wide static provider, loaded on first use (the build's and the queries')."""
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None:
             _SHARED = StaticProvider()
-        provider = _SHARED
+        return _SHARED
+
+
+def static_embed(texts: list[str]) -> Embeddings:
+    """Tier-1 codes and floats for `texts` (the hook the semantic build calls): same width and
+    space as `MiniLMProvider`, so rows from both tiers go into one Hamming index, and a row
+    embedded here is replaced when the transformer reaches its chunk."""
+    provider = shared_provider()
     return provider.check_result(provider.embed(texts, "document"), len(texts))
