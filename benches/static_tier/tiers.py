@@ -20,7 +20,8 @@ row, which vector the semantic retriever ranks with:
 - `rerank=1`: the retriever ranks only the text retriever's candidates (a re-ranker of the
   lexical list, not a retriever of its own).
 
-Run (one corpus per run; `--split tune` to choose, `--split heldout` to report):
+Run (one corpus per run; both halves are reported apart: choose on `tune`, report
+`heldout`; `--pool A.json B.json ...` prints one table of several runs):
 
     .venv/bin/python benches/static_tier/tiers.py eval/click-8.1.7.nl.jsonl \\
         eval/click-8.1.7.generated.jsonl --split heldout \\
@@ -235,7 +236,33 @@ def scores(report: Any) -> dict[str, Any]:
     return out
 
 
+def pool(files: list[Path]) -> None:
+    """One table from several runs' `--json` files: understand_code file MRR@10 per corpus
+    (tune / held-out) and over every held-out question (a mean weighted by questions)."""
+    runs = [json.loads(f.read_text()) for f in files]
+    names = [Path(r["root"]).name for r in runs]
+    print("| variant | " + " | ".join(names) + " | all corpora: tune / held-out |")
+    print("|---|" + "---|" * (len(runs) + 1))
+    for spec in runs[0]["results"]:
+        cells, sums = [], {"tune": [0.0, 0], "heldout": [0.0, 0]}
+        for run in runs:
+            got = run["results"].get(spec, {})
+            parts = []
+            for split in ("tune", "heldout"):
+                uc = got.get(split, {}).get("understand_code")
+                parts.append(f"{uc['file_mrr']:.3f}" if uc else "-")
+                if uc:
+                    sums[split][0] += uc["file_mrr"] * uc["n"]
+                    sums[split][1] += uc["n"]
+            cells.append(" / ".join(parts))
+        pooled = " / ".join(f"{t / max(n, 1):.3f} ({n})" for t, n in sums.values())
+        print(f"| `{spec}` | " + " | ".join(cells) + f" | {pooled} |")
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:2] == ["--pool"]:
+        pool([Path(a) for a in sys.argv[2:]])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("queries", nargs="+", type=Path)
     ap.add_argument(
