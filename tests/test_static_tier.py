@@ -206,3 +206,20 @@ def test_pending_chunks_answer_by_the_static_tier_until_the_transformer_reaches_
     sem4 = IndexDir(other / ".maguyva").current().path / "semantic"
     assert not (sem4 / "static.ids.json").exists()
     assert json.loads((sem4 / "meta.json").read_text())["static"] == 0
+
+
+def test_a_table_fitted_on_split_camel_case_embeds_split_text() -> None:
+    from maguyva.modalities.semantic.embed.static import split_camel
+
+    assert split_camel("getUserName(HTTPServer, x2Y)") == "get User Name(HTTPServer, x2 Y)"
+    provider = StaticProvider()
+    table, _ = provider._load()
+    texts = ["def getUserName(self):", "def get User Name(self):"]
+    plain = provider.embed(texts, "document").floats
+    assert not np.allclose(plain[0], plain[1])
+    table.meta["split_camel"] = True
+    try:
+        split = provider.embed(texts, "document").floats
+    finally:
+        del table.meta["split_camel"]
+    assert np.allclose(split[0], split[1])

@@ -157,6 +157,10 @@ class SemanticSearcher:
         that would cost a request."""
         if not self.provider.remote:
             self.provider.embed(["warm up"], "query")
+        if self.static is not None:  # and the static tier's table, while chunks are pending
+            from maguyva.modalities.semantic.embed.static import shared_provider
+
+            shared_provider().embed(["warm up"], "query")
 
     def candidates(self, qcode: np.ndarray, depth: int) -> list[tuple[int, Any, int, int]]:
         """The `depth` nearest live rows over every segment: (distance, order key, segment,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from importlib import resources
 from typing import Any
@@ -42,6 +43,14 @@ costs the same (the tokenizer reads the whole text either way) but scored 0.03 l
 float on the held-out task (docs/semantic.md)."""
 CHARS_PER_TOKEN = 8
 """Texts are cut to `max_length * CHARS_PER_TOKEN` characters before tokenizing."""
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def split_camel(text: str) -> str:
+    """`getUserName` as `get User Name`: the uncased WordPiece would read `getusername` as
+    `get ##user ##name`, rows of their own (a table fitted with `distill.py --split-camel`
+    says so in its meta, and its texts are split the same way when embedded)."""
+    return _CAMEL.sub(" ", text)
 
 
 def load_tokenizer(max_length: int = MAX_LENGTH) -> Any:
@@ -153,7 +162,10 @@ class StaticProvider(EmbeddingProvider):
         limit = self.max_length * CHARS_PER_TOKEN
         # `encode_batch_fast` (tokenizers >= 0.21) skips the character offsets: same ids.
         encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
-        encodings = encode([t[:limit] for t in texts], add_special_tokens=False)
+        cut = [t[:limit] for t in texts]
+        if table.meta.get("split_camel"):
+            cut = [split_camel(t) for t in cut]
+        encodings = encode(cut, add_special_tokens=False)
         lengths = np.fromiter((len(e.ids) for e in encodings), np.int64, len(encodings))
         offsets = np.zeros(len(texts) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
