@@ -30,7 +30,7 @@ ENV_VALUES: dict[str, tuple[str, Any]] = {
     "index_dir": ("", None),  # filled per test: a directory of its own
     "max_file_bytes": ("500000", 500000),
     "hard_max_file_bytes": ("2000000", 2000000),
-    "embedding_tier": ("static", "static"),
+    "embedding_tier": ("transformer", "transformer"),
     "allow_large": ("big/*.py, gen/*", ["big/*.py", "gen/*"]),
     "follow_symlinks": ("true", True),
     "max_trigrams": ("100000", 100000),

@@ -119,7 +119,8 @@ def test_static_codes_are_comparable_with_the_transformer() -> None:
 
 
 def test_hook_and_setting(tmp_path, monkeypatch) -> None:
-    assert not static_first({})
+    assert static_first({})  # the default
+    assert not static_first({"embedding_tier": "transformer"})
     assert static_first({"embedding_tier": "static"})
     assert not static_first({"embedding_tier": "static", "embedding_provider": "voyage"})
     with pytest.raises(ConfigError, match="embedding_tier"):
@@ -127,7 +128,98 @@ def test_hook_and_setting(tmp_path, monkeypatch) -> None:
     assert load_config(tmp_path, {"embedding_tier": "static"})["embedding_tier"] == "static"
     with pytest.raises(ConfigError, match="embedding_tier"):
         load_config(tmp_path, {"embedding_tier": "quick"})
-    monkeypatch.setenv("MAGUYVA_EMBEDDING_TIER", "static")
-    assert static_first(load_config(tmp_path))
+    monkeypatch.setenv("MAGUYVA_EMBEDDING_TIER", "transformer")
+    assert not static_first(load_config(tmp_path))
     out = static_embed(["a", "b"])
     assert out.codes.shape == (2, 48)
+
+
+def _repo(root):
+    """Six small modules, each one function about something else."""
+    bodies = {
+        "jsonish": "def decode_document(text):\n    '''Parse a JSON document into objects.'''\n"
+        "    import json\n    return json.loads(text)\n",
+        "packing": "def compress_bytes(data):\n    '''Compress bytes with zlib.'''\n"
+        "    import zlib\n    return zlib.compress(data, 9)\n",
+        "hashing": "def digest_file(path):\n    '''The sha256 of a file, read in blocks.'''\n"
+        "    import hashlib\n    h = hashlib.sha256()\n    with open(path, 'rb') as f:\n"
+        "        for block in iter(lambda: f.read(65536), b''):\n            h.update(block)\n"
+        "    return h.hexdigest()\n",
+        "dates": "def parse_timestamp(value):\n    '''Read an ISO 8601 date and time.'''\n"
+        "    import datetime\n    return datetime.datetime.fromisoformat(value)\n",
+        "web": "def fetch_page(url):\n    '''Download a web page over HTTP.'''\n"
+        "    import urllib.request\n    return urllib.request.urlopen(url).read()\n",
+        "shell": "def run_command(args):\n    '''Run a program and return its output.'''\n"
+        "    import subprocess\n    return subprocess.run(args, capture_output=True).stdout\n",
+    }
+    root.mkdir()
+    for name, body in bodies.items():
+        (root / f"{name}.py").write_text(body)
+    return root
+
+
+def test_pending_chunks_answer_by_the_static_tier_until_the_transformer_reaches_them(
+    tmp_path,
+) -> None:
+    """A capped build leaves chunks pending: each has a static row, a question by meaning
+    finds them (marked `tier: static`) and the coverage counts them; the next capped build
+    links the rows instead of embedding them again; the build that embeds the last chunk
+    drops them; `embedding_tier = "transformer"` writes none."""
+    import json
+
+    from maguyva.build.indexer import Indexer
+    from maguyva.query.engine import Engine
+    from maguyva.store.generations import IndexDir
+
+    root = _repo(tmp_path / "repo")
+    config = {"modalities": ["text", "semantic"], "semantic_phases": "full",
+              "embedding_threads": 1}  # fmt: skip
+
+    def current() -> tuple[dict, object]:
+        sem = IndexDir(root / ".maguyva").current().path / "semantic"
+        return json.loads((sem / "meta.json").read_text()), sem
+
+    Indexer(root, config={**config, "semantic_max_chunks": 2}).update()
+    meta, sem = current()
+    assert meta["pending"] >= 3 and meta["static"] == meta["pending"]
+    response = Engine.open(root).search("download a web page", modalities=["semantic"])
+    tiers = {r.path: r.extra.get("tier") for r in response.results}
+    assert "static" in tiers.values(), tiers
+    assert response.coverage["semantic"]["static"] == meta["pending"]
+    inode = (sem / "static.ids.json").stat().st_ino
+
+    Indexer(root, config={**config, "semantic_max_chunks": 1}).update()
+    meta2, sem2 = current()
+    assert sem2 != sem and meta2["pending"] == meta["pending"] - 1
+    assert (sem2 / "static.ids.json").stat().st_ino == inode  # linked, not embedded again
+    assert meta2["static"] == meta2["pending"]
+
+    Indexer(root, config=config).update()
+    meta3, sem3 = current()
+    assert meta3["pending"] == 0 and not (sem3 / "static.ids.json").exists()
+    response = Engine.open(root).search("download a web page", modalities=["semantic"])
+    assert response.results and not any(r.extra.get("tier") for r in response.results)
+
+    other = _repo(tmp_path / "other")
+    Indexer(other, config={**config, "semantic_max_chunks": 2,
+                           "embedding_tier": "transformer"}).update()  # fmt: skip
+    sem4 = IndexDir(other / ".maguyva").current().path / "semantic"
+    assert not (sem4 / "static.ids.json").exists()
+    assert json.loads((sem4 / "meta.json").read_text())["static"] == 0
+
+
+def test_a_table_fitted_on_split_camel_case_embeds_split_text() -> None:
+    from maguyva.modalities.semantic.embed.static import split_camel
+
+    assert split_camel("getUserName(HTTPServer, x2Y)") == "get User Name(HTTPServer, x2 Y)"
+    provider = StaticProvider()
+    table, _ = provider._load()
+    texts = ["def getUserName(self):", "def get User Name(self):"]
+    plain = provider.embed(texts, "document").floats
+    assert not np.allclose(plain[0], plain[1])
+    table.meta["split_camel"] = True
+    try:
+        split = provider.embed(texts, "document").floats
+    finally:
+        del table.meta["split_camel"]
+    assert np.allclose(split[0], split[1])

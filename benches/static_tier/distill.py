@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from maguyva.modalities.semantic.embed import MiniLMProvider
-from maguyva.modalities.semantic.embed.static import TABLE, load_tokenizer, pack_table
+from maguyva.modalities.semantic.embed.static import TABLE, load_tokenizer, pack_table, split_camel
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SKIP = {"test", "tests", "idlelib", "lib2to3", "site-packages", "ensurepip", "turtledemo"}
@@ -111,6 +111,11 @@ def main() -> None:
     ap.add_argument("--texts", type=int, default=4000, help="fitting texts (code + prose)")
     ap.add_argument("--pca", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--split-camel",
+        action="store_true",
+        help="tokenize camelCase words apart (`static.split_camel`), here and when embedding",
+    )
     ap.add_argument("--out", type=Path, default=None, help="default: the packaged table")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/statictier/cache"),
                     help="token rows and MiniLM targets, reused by a rerun")  # fmt: skip
@@ -140,7 +145,10 @@ def main() -> None:
         stdlib_code += code
         stdlib_prose += prose
     for lo in range(0, len(stdlib_code), 2048):
-        for enc in tokenizer.encode_batch(stdlib_code[lo : lo + 2048]):
+        batch = stdlib_code[lo : lo + 2048]
+        for enc in tokenizer.encode_batch(
+            [split_camel(t) for t in batch] if args.split_camel else batch
+        ):
             np.add.at(counts, enc.ids, 1)
     freq = counts / counts.sum()
     special = [tokenizer.token_to_id(t) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")]
@@ -175,7 +183,8 @@ def main() -> None:
 
     q, scales = pack_table(reduced)
     deq = q.astype(np.float32) * scales[:, None]
-    bags = [np.asarray(e.ids, np.int64) for e in tokenizer.encode_batch(texts)]
+    fit_texts = [split_camel(t) for t in texts] if args.split_camel else texts
+    bags = [np.asarray(e.ids, np.int64) for e in tokenizer.encode_batch(fit_texts)]
     split = len(texts) * 9 // 10
     best = None
     for a in (3e-3, 1e-2, 3e-2):
@@ -214,6 +223,7 @@ def main() -> None:
         "fit_sdist": args.sdist.name,
         "heldout_cosine": round(cos, 4),
         "window": provider.max_length,
+        "split_camel": args.split_camel,
     }
     np.savez_compressed(
         out,

@@ -78,7 +78,7 @@ SCHEMA: dict[str, Setting] = {
     "embedding_provider": Setting("str", "local", "'local' (offline) or 'voyage'", widens=True),
     "semantic_max_chunks": Setting("int", None, "cap on chunks embedded per build", True),
     "embedding_tier": Setting(
-        "str", "transformer", "'static': embed every chunk with the distilled table first"
+        "str", "static", "'static': pending chunks answer by the distilled table meanwhile"
     ),
     "modalities": Setting(
         "list", ["text", "structural", "graph", "semantic"], "modalities to build"
@@ -345,7 +345,7 @@ def _validate(values: dict[str, Any]) -> None:
     limit = values.get("limit")
     if not isinstance(limit, int) or limit < 1:
         raise ConfigError(f"limit must be a positive integer, got {limit!r}")
-    if values.get("embedding_tier", "transformer") not in ("transformer", "static"):
+    if values.get("embedding_tier", "static") not in ("transformer", "static"):
         raise ConfigError(
             f"embedding_tier must be transformer or static, got {values['embedding_tier']!r}"
         )

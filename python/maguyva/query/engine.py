@@ -30,6 +30,7 @@ from maguyva.modalities.protocol import (
     Warms,
 )
 from maguyva.modalities.registry import load_modality
+from maguyva.modalities.semantic.coverage import share as semantic_share
 from maguyva.model import Hit, Response, Result
 from maguyva.query.fingerprint import near_copies_first
 from maguyva.query.fusion import FusedEntry, fuse_hits
@@ -348,7 +349,7 @@ class Engine:
             note = semantic.coverage_note()
             if note:
                 found.notes.append(note)
-            share = (cov["embedded"] + cov["head_only"]) / cov["chunks"] if cov["chunks"] else 1
+            share = semantic_share(cov)  # a static tier's chunk counts half (`static_part`)
             used = found.used
             if share < 1 and used.strategy == "rrf" and used.weights.get("semantic"):
                 # a partial embedding ranks only what it embedded: it weighs as much as it covers

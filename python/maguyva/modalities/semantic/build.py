@@ -19,6 +19,7 @@ import numpy as np
 from maguyva.errors import ModalityUnavailable, ProviderError
 from maguyva.modalities import followups as follow
 from maguyva.modalities.protocol import BuildContext
+from maguyva.modalities.semantic import static_part
 from maguyva.modalities.semantic.embed import EmbeddingCache, EmbeddingProvider, binarize
 from maguyva.modalities.semantic.layout import choose_layout
 from maguyva.modalities.semantic.planning import central, plan, text_of
@@ -252,7 +253,18 @@ class Build:
                     if src.exists():
                         link(src, self.out / seg_file(seg["name"], file))
         self.rescore = self.n > 0 and all(seg["floats"] for seg in self.segments if seg["rows"])
+        self.static = self.write_static()
         self.mark("write")
+
+    def write_static(self) -> int:
+        """The static tier's rows for the chunks left pending (`static_part`): how many."""
+        if not static_part.wanted(self.ctx.config, self.identity):
+            return 0
+        pending = [(key, path) for path in sorted(self.path_rows)
+                   for key in self.path_rows[path].pending]  # fmt: skip
+        prev = Path(self.ctx.previous_dir) / "semantic" if self.ctx.previous_dir else None
+        texts = {key: p.text for key, p in self.texts.items()}
+        return static_part.write(self.out, prev, pending, texts)
 
     def _write_new(self, name: str, written: list[str]) -> None:
         """Segment `name` with the rows of `written`: unchanged rows copied from the previous
@@ -314,6 +326,7 @@ class Build:
             "new": embedded_new,
             "pending": sum(len(pr.pending) for pr in self.path_rows.values()),
             "partial": sum(len(pr.partial) for pr in self.path_rows.values()),
+            "static": self.static,
             "backlog_left": self.backlog_left,
             "left": self.left,
             "excluded": self.excluded,

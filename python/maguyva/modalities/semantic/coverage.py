@@ -18,7 +18,7 @@ def coverage(report: dict[str, Any]) -> dict[str, Any]:
     head (header, signature, docstring) until their body follows; `pending`: no vector yet;
     `left`: texts still to embed; `complete`: nothing left; `duplicates`: texts (full or
     head) not embedded because another chunk's text has the same vector key
-    (`semantic.dedup`)."""
+    (`semantic.dedup`); `static`: pending chunks the static tier answers for meanwhile."""
     rows = int(report.get("embedded") or 0)
     partial = int(report.get("partial") or 0)
     pending = int(report.get("pending") or 0)
@@ -34,7 +34,21 @@ def coverage(report: dict[str, Any]) -> dict[str, Any]:
         "left": left,
         "complete": left == 0,
         "duplicates": sum(int(v) for v in (report.get("duplicates") or {}).values()),
+        "static": min(int(report.get("static") or 0), pending),
     }
+
+
+STATIC_WEIGHT = 0.5
+"""A chunk answered by the static tier counts this much in `share` (`static_part`)."""
+
+
+def share(cov: dict[str, Any]) -> float:
+    """How much of semantic's fusion weight a partial embedding keeps: the share of chunks with
+    a transformer vector (full or head), a static tier's chunk counting STATIC_WEIGHT."""
+    if not cov["chunks"]:
+        return 1.0
+    covered = cov["embedded"] + cov["head_only"] + STATIC_WEIGHT * cov.get("static", 0)
+    return min(1.0, covered / cov["chunks"])
 
 
 def describe(cov: dict[str, Any]) -> str:
@@ -46,6 +60,8 @@ def describe(cov: dict[str, Any]) -> str:
         extra.append(f"{cov['head_only']:,} by their head only")
     if cov["left"]:
         extra.append(f"{cov['left']:,} texts left to embed")
+    if cov.get("static"):
+        extra.append(f"{cov['static']:,} pending answered by the static tier")
     if cov.get("duplicates"):
         extra.append(f"{cov['duplicates']:,} duplicate texts share a vector")
     return text + (f" ({'; '.join(extra)})" if extra else "")

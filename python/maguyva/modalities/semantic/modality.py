@@ -59,6 +59,7 @@ from maguyva.modalities.semantic.state import (
     WriterState,
     file_sig,
 )
+from maguyva.modalities.semantic.static_part import StaticPart, pending_ids
 
 log = logging.getLogger("maguyva.modalities.semantic.modality")
 
@@ -238,7 +239,13 @@ class SemanticModality:
                 raise ModalityUnavailable(str(exc)) from None
         built_with.check_same(provider.identity, "search this index")
         segments, centre = load_segments(d, meta, built_with)
-        return SemanticSearcher(Path(gen_dir), provider, segments, centre, meta)
+        static = None
+        if meta.get("static"):
+            try:
+                static = StaticPart.load(d, pending_ids(meta, d))
+            except (OSError, ValueError) as exc:
+                raise CorruptIndexError(f"{d}: static tier: {exc}") from None
+        return SemanticSearcher(Path(gen_dir), provider, segments, centre, meta, static)
 
     def verify(self, directory: Path) -> list[str]:
         """Problems of a generation's semantic part (fsck; `verify.verify`)."""

@@ -109,8 +109,10 @@ class SemanticSearcher:
         segments: list[Segment],
         centre: np.ndarray | None,
         meta: dict[str, Any],
+        static: Any = None,
     ) -> None:
         self.gen_dir = gen_dir
+        self.static = static  # `static_part.StaticPart`: the pending chunks' static rows
         self.provider = provider
         self.segments = segments
         self.live = sum(len(s.ids) - len(s.gone) for s in segments)
@@ -155,6 +157,10 @@ class SemanticSearcher:
         that would cost a request."""
         if not self.provider.remote:
             self.provider.embed(["warm up"], "query")
+        if self.static is not None:  # and the static tier's table, while chunks are pending
+            from maguyva.modalities.semantic.embed.static import shared_provider
+
+            shared_provider().embed(["warm up"], "query")
 
     def candidates(self, qcode: np.ndarray, depth: int) -> list[tuple[int, Any, int, int]]:
         """The `depth` nearest live rows over every segment: (distance, order key, segment,
@@ -170,7 +176,7 @@ class SemanticSearcher:
 
     def search(self, query: RetrieverQuery, k: int) -> list[Hit]:
         text = (query.snippet or query.text or "").strip()
-        if not text or k <= 0 or not self.live:
+        if not text or k <= 0 or not (self.live or self.static is not None):
             return []
         result = query_embedding(self.provider, text)
         qfloat = None if result.floats is None else result.floats[0]
@@ -198,29 +204,45 @@ class SemanticSearcher:
             order = [(self.segments[c[2]], c[3], c[0], s) for s, c in sims[:k]]
         else:
             order = [(self.segments[c[2]], c[3], c[0], None) for c in found[:k]]
-        hits: list[Hit] = []
-        for seg, row, dist, sim in order:
-            if seg.info is not None:  # what a hit shows is stored with the row
-                start, end, kind, name = seg.info[row]
-                hits.append(Hit(path=seg.order(row)[0], start_line=start, end_line=end,
-                                key=seg.ids[row], symbol=name, kind=kind,
-                                score=round(sim, 6) if sim is not None else float(dist),
-                                extra={"hamming": dist, "similarity": sim}))  # fmt: skip
-                continue
+        ranked: list[tuple[Segment | None, int, int, float | None]] = order
+        if self.static is not None:  # pending chunks answer by the static tier meanwhile
+            ranked = self._with_static(order, text, k)
+        hits = [self._hit(seg, row, dist, sim) for seg, row, dist, sim in ranked]
+        return [h for h in hits if h is not None]
+
+    def _with_static(
+        self, order: list[tuple[Segment, int, int, float | None]], text: str, k: int
+    ) -> list[tuple[Segment | None, int, int, float | None]]:
+        """`order` merged with the static rows of the pending chunks, each tier ranked by its
+        own query vector (docs/semantic-static.md: "dual"), by similarity when both have it."""
+        from maguyva.modalities.semantic.embed.static import shared_provider
+
+        q = query_embedding(shared_provider(), text)
+        qfloat = None if q.floats is None else q.floats[0]
+        found = self.static.search(q.codes[0], qfloat, max(k, RESCORE_DEPTH))
+        static = [(None, r, d, s) for s, d, r in found]
+        if any(sim is None for *_, sim in order):
+            merged = sorted([*order, *static], key=lambda x: x[2])  # by distance alone
+        else:
+            merged = sorted([*order, *static], key=lambda x: -(x[3] or 0.0))
+        return merged[:k]
+
+    def _hit(self, seg: Segment | None, row: int, dist: int, sim: float | None) -> Hit | None:
+        """The hit of a row: a transformer row of `seg`, or (None) a static row."""
+        score = round(sim, 6) if sim is not None else float(dist)
+        extra: dict[str, Any] = {"hamming": dist, "similarity": sim}
+        if seg is None:
+            chunk = self.chunks().get(self.static.ids[row], self.static.paths[row])
+            extra["tier"] = "static"
+        elif seg.info is not None:  # what a hit shows is stored with the row
+            start, end, kind, name = seg.info[row]
+            return Hit(path=seg.order(row)[0], start_line=start, end_line=end, key=seg.ids[row],
+                       symbol=name, kind=kind, score=score, extra=extra)  # fmt: skip
+        else:
             path = seg.order(row)[0] if seg.table is not None else None
             chunk = self.chunks().get(seg.ids[row], path)
-            if chunk is None:
-                continue
-            hits.append(
-                Hit(
-                    path=chunk.path,
-                    start_line=chunk.start_line,
-                    end_line=chunk.end_line,
-                    key=chunk.id,
-                    score=round(sim, 6) if sim is not None else float(dist),
-                    symbol=chunk.qualified_name or chunk.name,
-                    kind=chunk.kind,
-                    extra={"hamming": dist, "similarity": sim},
-                )
-            )
-        return hits
+        if chunk is None:
+            return None
+        return Hit(path=chunk.path, start_line=chunk.start_line, end_line=chunk.end_line,
+                   key=chunk.id, score=score, symbol=chunk.qualified_name or chunk.name,
+                   kind=chunk.kind, extra=extra)  # fmt: skip

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from importlib import resources
 from typing import Any
@@ -42,6 +43,14 @@ costs the same (the tokenizer reads the whole text either way) but scored 0.03 l
 float on the held-out task (docs/semantic.md)."""
 CHARS_PER_TOKEN = 8
 """Texts are cut to `max_length * CHARS_PER_TOKEN` characters before tokenizing."""
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def split_camel(text: str) -> str:
+    """`getUserName` as `get User Name`: the uncased WordPiece would read `getusername` as
+    `get ##user ##name`, rows of their own (a table fitted with `distill.py --split-camel`
+    says so in its meta, and its texts are split the same way when embedded)."""
+    return _CAMEL.sub(" ", text)
 
 
 def load_tokenizer(max_length: int = MAX_LENGTH) -> Any:
@@ -153,7 +162,10 @@ class StaticProvider(EmbeddingProvider):
         limit = self.max_length * CHARS_PER_TOKEN
         # `encode_batch_fast` (tokenizers >= 0.21) skips the character offsets: same ids.
         encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
-        encodings = encode([t[:limit] for t in texts], add_special_tokens=False)
+        cut = [t[:limit] for t in texts]
+        if table.meta.get("split_camel"):
+            cut = [split_camel(t) for t in cut]
+        encodings = encode(cut, add_special_tokens=False)
         lengths = np.fromiter((len(e.ids) for e in encodings), np.int64, len(encodings))
         offsets = np.zeros(len(texts) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -183,10 +195,10 @@ TIERS = ("transformer", "static")
 
 def static_first(config: dict[str, Any] | None) -> bool:
     """True when the configuration asks for the static tier first (`embedding_tier =
-    "static"`) and the provider is the local MiniLM, the model the table was distilled from
+    "static"`, the default) and the provider is the local MiniLM, the model the table was distilled from
     (Voyage codes live in another space: no static tier for them)."""
     config = config or {}
-    tier = config.get(TIER_SETTING) or "transformer"
+    tier = config.get(TIER_SETTING) or "static"
     if tier not in TIERS:
         from maguyva.errors import ConfigError
 
@@ -198,14 +210,18 @@ _SHARED: StaticProvider | None = None
 _SHARED_LOCK = threading.Lock()
 
 
-def static_embed(texts: list[str]) -> Embeddings:
-    """Tier-1 codes and floats for `texts` (the hook the semantic build calls): same width and
-    space as `MiniLMProvider`, so rows from both tiers go into one Hamming index, and a row
-    embedded here is replaced when the transformer reaches its chunk. One process-wide
-    provider, loaded on first use."""
+def shared_provider() -> StaticProvider:
+    """The process-wide static provider, loaded on first use (the build's and the queries')."""
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None:
             _SHARED = StaticProvider()
-        provider = _SHARED
+        return _SHARED
+
+
+def static_embed(texts: list[str]) -> Embeddings:
+    """Tier-1 codes and floats for `texts` (the hook the semantic build calls): same width and
+    space as `MiniLMProvider`, so rows from both tiers go into one Hamming index, and a row
+    embedded here is replaced when the transformer reaches its chunk."""
+    provider = shared_provider()
     return provider.check_result(provider.embed(texts, "document"), len(texts))
