@@ -15,7 +15,7 @@ import re
 import threading
 import zlib
 from collections import OrderedDict
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +219,7 @@ RAW_PATHS = 64
 """Per store, how many files' decompressed rows `record` keeps (its rows are not decoded)."""
 
 RECORDS = 4096
-"""Per store, how many decoded records `record` keeps."""
+"""Per store, how many decoded records without their span text `record` keeps."""
 
 _Parts = tuple[bytes, dict[int, tuple[int, int]], int, dict[int, bytes]]
 """One file's rows decompressed, their spans and CRC (`blocks.parts`), the span rows filled."""
@@ -369,7 +369,7 @@ class SegmentedChunkStore:
         self._segments: dict[int, _SegmentRows] = {}
         self._rows: OrderedDict[str, ChunkStore | None] = OrderedDict()  # path -> its rows
         self._raw: OrderedDict[str, _Parts] = OrderedDict()  # path -> its rows (`_parts`)
-        self._records: OrderedDict[tuple[str, str, bool], Chunk | None] = OrderedDict()
+        self._records: OrderedDict[tuple[str, str], Chunk | None] = OrderedDict()
         self._lock = threading.Lock()
         self._decoded: dict[tuple[int, ...], Any] = {}
         self._inherited: dict[tuple[int, ...], Any] = {}
@@ -479,16 +479,19 @@ class SegmentedChunkStore:
         """`get(chunk_id, path)` decoding only that record when `path`'s rows are not decoded
         yet: a literal found in 400 files shows each file's best chunk, and decoding all of
         their 16,000 rows (one `json.loads` each) was most of the answer (issue 21). With
-        `text` false the chunk's text may be left empty (a span row's is not cut from the
-        content: a result with a snippet of its own shows none of it). The last `RECORDS`
-        records are kept: this store is one generation's, so an update opens a new one."""
-        key = (path, chunk_id, text)
+        `text` false the chunk comes without its text (a span row's is not cut from the
+        content: a result with a snippet of its own shows none of it), and the last `RECORDS`
+        of those are kept; this store is one generation's, so an update opens a new one."""
+        if text:
+            return self._record(chunk_id, path, text)
+        key = (path, chunk_id)
         with self._lock:
-            for known in (key, (path, chunk_id, True)) if not text else (key,):
-                if known in self._records:
-                    self._records.move_to_end(known)
-                    return self._records[known]
+            if key in self._records:
+                self._records.move_to_end(key)
+                return self._records[key]
         found = self._record(chunk_id, path, text)
+        if found is not None and found.text:
+            found = replace(found, text="")
         with self._lock:
             self._records[key] = found
             while len(self._records) > RECORDS:
