@@ -11,6 +11,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 from maguyva.modalities.protocol import RetrieverQuery
@@ -154,3 +155,23 @@ def test_the_decoded_content_cache(text_dir: Path, monkeypatch):
     docs, size, budget = cached._index.content_cache_size()
     assert docs > 0 and 0 < size <= budget
     assert uncached._index.content_cache_size() == (0, 0, 0)
+
+
+_PIECES = ["def", "class", "fn", "pub", "(crate)", "#", "define", "export", "async", "self",
+           "self_", "_self", "x", "0", ":", "(", ")", " ", "\t", "\x0b", "\x0c", "\x1c", "\x1f",
+           "\r", "=", ".", "!", "macro_rules"]  # fmt: skip
+
+
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(hypothesis.strategies.lists(hypothesis.strategies.sampled_from(_PIECES),
+                                              max_size=12),
+                  hypothesis.strategies.sampled_from(["self", "x", "define", "fn"]))  # fmt: skip
+def test_the_ascii_dialect_decides_ascii_lines_as_re(pieces: list[str], name: str):
+    """The `regex` crate's pattern (`rust_dialect`: ASCII `\\s`, `\\w`, `\\b`, cheap to build)
+    decides an ASCII line as `re`'s Unicode pattern does; Python's ASCII mode stands for the
+    crate's `(?-u:\\b)` here."""
+    line = "".join(pieces)
+    source = literal.definition_source(name)
+    assert source is not None
+    ascii_pattern = literal.rust_dialect(source).replace(r"(?-u:\b)", r"\b")
+    assert bool(re.search(ascii_pattern, line, re.ASCII)) == bool(re.search(source, line))

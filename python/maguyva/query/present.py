@@ -83,7 +83,7 @@ def result_of(
     """One result: span, snippet, symbol and kind from its chunk (its record alone is read),
     the hit's own snippet, symbol and kind first."""
     path = entry.path
-    chunk = chunks.record(entry.key, path)
+    chunk = chunks.record(entry.key, path, text=hit is None or not hit.snippet)
     if chunk is not None:
         start, end = chunk.start_line, chunk.end_line
         snippet = (

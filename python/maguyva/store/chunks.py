@@ -15,7 +15,7 @@ import re
 import threading
 import zlib
 from collections import OrderedDict
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -159,9 +159,10 @@ class ChunkStore:
         """The chunk with id `chunk_id` (`path`, its file, helps the segmented store)."""
         return self._by_id.get(chunk_id)
 
-    def record(self, chunk_id: str, path: str) -> Chunk | None:
+    def record(self, chunk_id: str, path: str, text: bool = True) -> Chunk | None:
         """`get` for one chunk of `path` whose id is known to be right (a hit's): the
-        segmented store decodes that record alone, not the file's other rows."""
+        segmented store decodes that record alone, not the file's other rows (and, with
+        `text` false, may leave its text empty)."""
         chunk = self._by_id.get(chunk_id)
         return chunk if chunk is not None and chunk.path == path else None
 
@@ -216,6 +217,12 @@ that touches 40,000 files of the kernel must not keep 1.2 million chunk objects 
 
 RAW_PATHS = 64
 """Per store, how many files' decompressed rows `record` keeps (its rows are not decoded)."""
+
+RECORDS = 4096
+"""Per store, how many decoded records without their span text `record` keeps."""
+
+_Parts = tuple[bytes, dict[int, tuple[int, int]], int, dict[int, bytes]]
+"""One file's rows decompressed, their spans and CRC (`blocks.parts`), the span rows filled."""
 
 
 class _SegmentRows:
@@ -361,10 +368,8 @@ class SegmentedChunkStore:
         self._overrides: dict[str, list[int] | None] = dict(delta["index"]) if delta else {}
         self._segments: dict[int, _SegmentRows] = {}
         self._rows: OrderedDict[str, ChunkStore | None] = OrderedDict()  # path -> its rows
-        self._raw: OrderedDict[
-            str, tuple[bytes, dict[int, tuple[int, int]], int, dict[int, bytes]]
-        ] = OrderedDict()  # path -> rows, decompressed, their spans (`blocks.parts`), and
-        # the span rows filled so far
+        self._raw: OrderedDict[str, _Parts] = OrderedDict()  # path -> its rows (`_parts`)
+        self._records: OrderedDict[tuple[str, str], Chunk | None] = OrderedDict()
         self._lock = threading.Lock()
         self._decoded: dict[tuple[int, ...], Any] = {}
         self._inherited: dict[tuple[int, ...], Any] = {}
@@ -470,48 +475,82 @@ class SegmentedChunkStore:
                 return chunk
         return None
 
-    def record(self, chunk_id: str, path: str) -> Chunk | None:
+    def record(self, chunk_id: str, path: str, text: bool = True) -> Chunk | None:
         """`get(chunk_id, path)` decoding only that record when `path`'s rows are not decoded
         yet: a literal found in 400 files shows each file's best chunk, and decoding all of
-        their 16,000 rows (one `json.loads` each) was most of the answer (issue 21)."""
+        their 16,000 rows (one `json.loads` each) was most of the answer (issue 21). With
+        `text` false the chunk comes without its text (a span row's is not cut from the
+        content: a result with a snippet of its own shows none of it), and the last `RECORDS`
+        of those are kept; this store is one generation's, so an update opens a new one."""
+        if text:
+            return self._record(chunk_id, path, text)
+        key = (path, chunk_id)
+        with self._lock:
+            if key in self._records:
+                self._records.move_to_end(key)
+                return self._records[key]
+        found = self._record(chunk_id, path, text)
+        if found is not None and found.text:
+            found = replace(found, text="")
+        with self._lock:
+            self._records[key] = found
+            while len(self._records) > RECORDS:
+                self._records.popitem(last=False)
+        return found
+
+    def _record(self, chunk_id: str, path: str, text: bool) -> Chunk | None:
         with self._lock:
             decoded, cached = path in self._rows, self._rows.get(path)
         if decoded:
             return cached.record(chunk_id, path) if cached is not None else None
-        if path in self._overrides:
-            entry = self._overrides[path]
-            if entry is None:
-                return None
-            where = self.gen_dir / delta_file(entry[5], "chunks")
-            try:
-                data: bytes | None = self._delta_payload(entry[5])[entry[0] : entry[0] + entry[1]]
-            except (TypeError, IndexError) as exc:
-                raise CorruptIndexError(f"{where}: bad delta entry for {path}") from exc
-        else:
-            segment = self._segment(segment_of(path))
-            if segment.whole is not None:
-                return segment.whole.record(chunk_id, path)
-            where, data = segment.file, segment.raw(path)
-        with self._lock:
-            got = self._raw.get(path)
-        if got is None:
-            got = (*blocks.parts(data or b"", where), {})
-            with self._lock:  # the next question showing this file decompresses nothing
-                self._raw[path] = got
-                while len(self._raw) > RAW_PATHS:
-                    self._raw.popitem(last=False)
-        rows, which, crc, filled = got
+        got = self._parts(path)
+        if got is None or isinstance(got, ChunkStore):
+            return got.record(chunk_id, path) if got is not None else None
+        where, (rows, which, crc, filled) = got
         found_line = _record_line(rows, chunk_id)
         if found_line is None:
             return None
         line, number = found_line
         if number in filled:
             line = filled[number]
-        elif number in which:  # a span: its text from the file's stored content (kept)
+        elif number in which and text:  # a span: its text from the file's stored content (kept)
             texts = spans.texts_of(spans.generation_of(where), path, crc, [which[number]])
             line = filled[number] = spans.fill_row(line, texts[0])
-        found = decode_chunk_lines(line, where)
+        found = decode_chunk_lines(line, where)  # a span row left unfilled has no text
         return found[0] if found and found[0].path == path else None
+
+    def _parts(self, path: str) -> tuple[Path, _Parts] | ChunkStore | None:
+        """`path`'s rows as `blocks.parts` gives them (and the span rows filled so far), read
+        and decompressed on first use and kept for the next `RAW_PATHS` files; a segment
+        decoded whole instead; None when the file left the index."""
+        if path in self._overrides:
+            entry = self._overrides[path]
+            if entry is None:
+                return None
+            where = self.gen_dir / delta_file(entry[5], "chunks")
+        else:
+            segment = self._segment(segment_of(path))
+            if segment.whole is not None:
+                return segment.whole
+            where = segment.file
+        with self._lock:
+            got = self._raw.get(path)
+        if got is not None:
+            return where, got
+        if path in self._overrides:
+            entry = self._overrides[path]
+            try:
+                data: bytes | None = self._delta_payload(entry[5])[entry[0] : entry[0] + entry[1]]
+            except (TypeError, IndexError) as exc:
+                raise CorruptIndexError(f"{where}: bad delta entry for {path}") from exc
+        else:
+            data = segment.raw(path)
+        got = (*blocks.parts(data or b"", where), {})
+        with self._lock:  # the next question showing this file decompresses nothing
+            self._raw[path] = got
+            while len(self._raw) > RAW_PATHS:
+                self._raw.popitem(last=False)
+        return where, got
 
     def by_path(self, path: str) -> list[Chunk]:
         store = self._store(path)

@@ -7,6 +7,7 @@
 
 use regex::Regex;
 
+use super::index::ChunkTable;
 use super::search::FileHits;
 
 /// The lines of one file that share an enclosing chunk (or one line outside every chunk),
@@ -99,13 +100,53 @@ impl WordBytes {
     }
 }
 
+/// A file's chunk spans, as [`enclosing_in`] reads them: row `i`'s span and, only when it
+/// holds a line, its id (`None`: no chunk).
+pub trait SpanRows<'a> {
+    fn rows(&self) -> usize;
+    fn span(&self, i: usize) -> Option<(u32, u32)>;
+    fn id(&self, i: usize) -> Option<&'a str>;
+}
+
+impl<'a> SpanRows<'a> for [(u32, u32, &'a str)] {
+    fn rows(&self) -> usize {
+        self.len()
+    }
+    fn span(&self, i: usize) -> Option<(u32, u32)> {
+        self.get(i).map(|s| (s.0, s.1))
+    }
+    fn id(&self, i: usize) -> Option<&'a str> {
+        self.get(i).map(|s| s.2)
+    }
+}
+
+impl<'a> SpanRows<'a> for ChunkTable<'a> {
+    fn rows(&self) -> usize {
+        self.len()
+    }
+    fn span(&self, i: usize) -> Option<(u32, u32)> {
+        ChunkTable::span(self, i)
+    }
+    fn id(&self, i: usize) -> Option<&'a str> {
+        ChunkTable::id(self, i)
+    }
+}
+
 /// For each of `lines`, the smallest of `spans` holding it (ties: the earlier start, then
-/// the smaller id), as the chunk store's `enclosing` chooses. Each span looks at the lines
-/// it holds only (two binary searches in the sorted lines): a common literal's few matching
-/// lines in a long file are not a pass over every line of every span (a module's chunk spans
-/// the whole file, its classes most of it).
+/// the smaller id), as the chunk store's `enclosing` chooses.
 pub fn enclosing<'a>(
     spans: &[(u32, u32, &'a str)],
+    lines: &[u32],
+) -> Vec<Option<(u32, u32, &'a str)>> {
+    enclosing_in(spans, lines)
+}
+
+/// [`enclosing`] over any [`SpanRows`]. Each span looks at the lines it holds only (two
+/// binary searches in the sorted lines): a common literal's few matching lines in a long
+/// file are not a pass over every line of every span (a module's chunk spans the whole
+/// file, its classes most of it); an id is read only for a span that holds a line.
+pub fn enclosing_in<'a, S: SpanRows<'a> + ?Sized>(
+    spans: &S,
     lines: &[u32],
 ) -> Vec<Option<(u32, u32, &'a str)>> {
     let key = |s: &(u32, u32, &'a str)| (s.1 - s.0, s.0, s.2);
@@ -122,37 +163,49 @@ pub fn enclosing<'a>(
     } else {
         std::borrow::Cow::Owned(order.iter().map(|&i| lines[i]).collect())
     };
-    let mut best: Vec<Option<usize>> = vec![None; lines.len()];
-    for (i, span) in spans.iter().enumerate() {
-        if span.1 < span.0 {
+    let mut best: Vec<Option<(u32, u32, &'a str)>> = vec![None; lines.len()];
+    for i in 0..spans.rows() {
+        let Some((start, end)) = spans.span(i) else {
+            continue;
+        };
+        if end < start {
             continue;
         }
-        let from = sorted.partition_point(|&l| l < span.0);
-        let to = sorted.partition_point(|&l| l <= span.1);
-        for slot in &mut best[from..to.max(from)] {
-            if slot.is_none_or(|j| key(span) < key(&spans[j])) {
-                *slot = Some(i);
+        let from = sorted.partition_point(|&l| l < start);
+        let to = sorted.partition_point(|&l| l <= end);
+        if from >= to {
+            continue;
+        }
+        let Some(id) = spans.id(i) else {
+            continue;
+        };
+        let span = (start, end, id);
+        for slot in &mut best[from..to] {
+            if slot.is_none_or(|b| key(&span) < key(&b)) {
+                *slot = Some(span);
             }
         }
     }
+    if sorted_already {
+        return best;
+    }
     let mut out: Vec<Option<(u32, u32, &'a str)>> = vec![None; lines.len()];
     for (p, b) in best.into_iter().enumerate() {
-        let at = if sorted_already { p } else { order[p] };
-        out[at] = b.map(|i| spans[i]);
+        out[order[p]] = b;
     }
     out
 }
 
 /// Group one file's hits; `spans` are its chunks, `definition` the target's definition
 /// pattern (already in the `regex` crate's dialect).
-pub fn group_file<'a>(
+pub fn group_file<'a, S: SpanRows<'a> + ?Sized>(
     hits: &FileHits,
-    spans: &[(u32, u32, &'a str)],
+    spans: &S,
     definition: Option<&Regex>,
     word: &WordBytes,
 ) -> Grouped<'a> {
     let numbers: Vec<u32> = hits.lines.iter().map(|l| l.line).collect();
-    let chunks = enclosing(spans, &numbers);
+    let chunks = enclosing_in(spans, &numbers);
     let mut groups: Vec<Group<'a>> = Vec::new();
     let mut of_hit: Vec<u32> = Vec::with_capacity(hits.lines.len());
     // The last few chunks' groups, by id: a file's lines come in order, so a chunk's lines
@@ -257,6 +310,37 @@ mod tests {
         }
     }
 
+    /// Spans whose id is missing (a row [`ChunkTable`] cannot read) are no chunks.
+    struct Partial<'a>(Vec<(u32, u32, Option<&'a str>)>);
+
+    impl<'a> SpanRows<'a> for Partial<'a> {
+        fn rows(&self) -> usize {
+            self.0.len()
+        }
+        fn span(&self, i: usize) -> Option<(u32, u32)> {
+            self.0.get(i).map(|s| (s.0, s.1))
+        }
+        fn id(&self, i: usize) -> Option<&'a str> {
+            self.0.get(i).and_then(|s| s.2)
+        }
+    }
+
+    proptest::proptest! {
+        /// Reading ids only for spans that hold a line answers as the list of every span
+        /// with an id.
+        #[test]
+        fn ids_read_on_demand_equal_the_full_list(
+            spans in proptest::collection::vec((0u32..60, 0u32..40, 0usize..5), 0..12),
+            lines in proptest::collection::vec(0u32..110, 0..30),
+        ) {
+            const IDS: [Option<&str>; 5] = [Some("a"), Some("b"), Some("c"), Some("d"), None];
+            let rows = Partial(spans.iter().map(|&(s, len, id)| (s, s + len, IDS[id])).collect());
+            let listed: Vec<(u32, u32, &str)> =
+                rows.0.iter().filter_map(|&(s, e, id)| Some((s, e, id?))).collect();
+            proptest::prop_assert_eq!(enclosing_in(&rows, &lines), enclosing(&listed, &lines));
+        }
+    }
+
     #[test]
     fn groups_by_chunk_and_flags() {
         let line = |n: u32, text: &str, cols: Vec<(u32, u32)>| LineHit {
@@ -275,7 +359,7 @@ mod tests {
             n_lines: 3,
         };
         let re = Regex::new(r"^\s*def\b[^\n]*?\bself\b").unwrap();
-        let grouped = group_file(&hits, &[(1, 5, "f")], Some(&re), &word());
+        let grouped = group_file(&hits, &[(1, 5, "f")][..], Some(&re), &word());
         assert_eq!(grouped.groups.len(), 2);
         assert_eq!(grouped.of_hit, vec![0, 0, 1]);
         let first = grouped.owned(&hits, 0);

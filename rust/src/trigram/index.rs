@@ -279,21 +279,22 @@ impl Segment {
 
     /// Chunk spans of document `d`: (start_line, end_line, id).
     pub fn chunks(&self, d: u32) -> Vec<(u32, u32, &str)> {
-        let e = self.doc(d);
-        let table = self.section(format::SEC_CHUNKS);
-        let ids = self.section(format::SEC_CHUNKIDS);
-        (e.first_chunk..e.first_chunk + e.n_chunks)
-            .filter_map(|c| {
-                let at = c as usize * format::CHUNK_LEN;
-                let (s, en) = (u32_at(table, at)?, u32_at(table, at + 4)?);
-                let (io, il) = (
-                    u32_at(table, at + 8)? as usize,
-                    u32_at(table, at + 12)? as usize,
-                );
-                let id = std::str::from_utf8(ids.get(io..io.checked_add(il)?)?).ok()?;
-                Some((s, en, id))
-            })
+        let table = self.chunk_table(d);
+        (0..table.len())
+            .filter_map(|i| Some((table.span(i)?, table.id(i)?)))
+            .map(|((s, e), id)| (s, e, id))
             .collect()
+    }
+
+    /// Document `d`'s rows of the chunk table, read in place (see [`ChunkTable`]).
+    pub fn chunk_table(&self, d: u32) -> ChunkTable<'_> {
+        let e = self.doc(d);
+        ChunkTable {
+            table: self.section(format::SEC_CHUNKS),
+            ids: self.section(format::SEC_CHUNKIDS),
+            first: e.first_chunk as usize,
+            n: e.n_chunks as usize,
+        }
     }
 
     /// Find a trigram's table entry: (count, offset of its follow masks in the postings).
@@ -654,10 +655,54 @@ impl TextIndex {
         self.segs[s as usize].chunks(l)
     }
 
+    /// Logical document `g`'s rows of its segment's chunk table.
+    pub fn chunk_table(&self, g: u32) -> ChunkTable<'_> {
+        let (s, l) = self.docs[g as usize];
+        self.segs[s as usize].chunk_table(l)
+    }
+
     /// For each of `lines`, the smallest chunk of document `g` that contains it (ties: the
     /// earlier start, then the smaller id), as the chunk store's `enclosing` chooses.
     pub fn enclosing(&self, g: u32, lines: &[u32]) -> Vec<Option<(u32, u32, &str)>> {
-        super::groups::enclosing(&self.chunks(g), lines)
+        super::groups::enclosing_in(&self.chunk_table(g), lines)
+    }
+}
+
+/// One document's rows of a segment's chunk table, decoded on demand: a literal's ranking
+/// reads the span of every chunk of a candidate file but the id only of those holding a
+/// matching line (`groups::enclosing_in`). A row that cannot be read, or whose id is not
+/// UTF-8, is no chunk, as [`Segment::chunks`] leaves it out.
+#[derive(Clone, Copy)]
+pub struct ChunkTable<'a> {
+    table: &'a [u8],
+    ids: &'a [u8],
+    first: usize,
+    n: usize,
+}
+
+impl<'a> ChunkTable<'a> {
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Row `i`'s (start line, end line).
+    pub fn span(&self, i: usize) -> Option<(u32, u32)> {
+        let at = (self.first + i).checked_mul(format::CHUNK_LEN)?;
+        Some((u32_at(self.table, at)?, u32_at(self.table, at + 4)?))
+    }
+
+    /// Row `i`'s chunk id.
+    pub fn id(&self, i: usize) -> Option<&'a str> {
+        let at = (self.first + i).checked_mul(format::CHUNK_LEN)?;
+        let (io, il) = (
+            u32_at(self.table, at + 8)? as usize,
+            u32_at(self.table, at + 12)? as usize,
+        );
+        std::str::from_utf8(self.ids.get(io..io.checked_add(il)?)?).ok()
     }
 }
 

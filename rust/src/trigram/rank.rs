@@ -92,7 +92,7 @@ pub fn top_groups<'a>(
     demoted: &[u8],
     k: usize,
 ) -> Chosen<'a> {
-    let group = |f: &FileHits| group_file(f, &index.chunks(f.doc), definition, word);
+    let group = |f: &FileHits| group_file(f, &index.chunk_table(f.doc), definition, word);
     // A few files are grouped faster than the pool's threads wake (see `search`).
     let grouped: Vec<Grouped<'a>> = if files.len() < PARALLEL_MIN_FILES {
         files.iter().map(group).collect()
@@ -155,7 +155,7 @@ fn full_order(
     let mut keys = Vec::new();
     let grouped: Vec<Grouped<'_>> = files
         .iter()
-        .map(|f| group_file(f, &index.chunks(f.doc), definition, word))
+        .map(|f| group_file(f, index.chunks(f.doc).as_slice(), definition, word))
         .collect();
     for (file, (f, groups)) in files.iter().zip(&grouped).enumerate() {
         let path = index.path(f.doc);
@@ -281,7 +281,7 @@ mod tests {
             let mut undecided = 0;
             let grouped: Vec<Grouped<'_>> = files
                 .iter()
-                .map(|f| group_file(f, &index.chunks(f.doc), Some(&re), &word()))
+                .map(|f| group_file(f, index.chunks(f.doc).as_slice(), Some(&re), &word()))
                 .collect();
             prop_assert_eq!(&chosen.grouped, &grouped);
             for &(file, at) in &chosen.entries {

@@ -41,22 +41,36 @@ def demoted_flags(paths: list[str]) -> bytes:
     return bytes(is_demoted(p) for p in paths)
 
 
-def definition_pattern(target: str) -> re.Pattern[str] | None:
+def definition_source(target: str) -> str | None:
+    """The pattern of a definition line of `target`'s last name (`re` syntax), or None."""
     name = target.rsplit(".", 1)[-1].strip()
     if not IDENT.fullmatch(name):
         return None
-    return re.compile(
+    return (
         rf"^\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|static|async|abstract"
         rf"|final|default|inline|virtual|override)\s+)*(?:{_DEF_WORDS})\b[^\n]*?\b{re.escape(name)}\b"
     )
 
 
-def rust_dialect(definition: re.Pattern[str] | None) -> str | None:
-    """The definition pattern for the `regex` crate, which decides ASCII lines (the others go
-    to `re`): Python's `\\s` also matches `\\x1c`-`\\x1f`; `\\w`, `\\b` agree on ASCII."""
+def definition_pattern(target: str) -> re.Pattern[str] | None:
+    source = definition_source(target)
+    return None if source is None else re.compile(source)
+
+
+_ASCII = {r"\s": r"[\t\n\x0b\x0c\r \x1c-\x1f]", r"\w": "0-9A-Za-z_", r"\b": r"(?-u:\b)"}
+"""`definition_source`'s escapes in ASCII (its one `\\w` is inside a class)."""
+_ESCAPE = re.compile(r"\\[sbw]")
+
+
+def rust_dialect(definition: str | re.Pattern[str] | None) -> str | None:
+    """The definition pattern for the `regex` crate, which decides ASCII lines only (the
+    others go to `re`): `\\s`, `\\w` and `\\b` as ASCII classes and boundary, which on ASCII
+    lines match as Python's Unicode ones (`\\s` also `\\x1c`-`\\x1f`, as `str.isspace`):
+    the crate builds Unicode `\\w` and `\\b` from large tables, ~0.1-1 ms per new name."""
     if definition is None:
         return None
-    return definition.pattern.replace(r"\s", r"[\s\x1c-\x1f]")
+    source = definition if isinstance(definition, str) else definition.pattern
+    return _ESCAPE.sub(lambda m: _ASCII[m.group(0)], source)
 
 
 WORD_BYTES = bytes(
@@ -80,7 +94,8 @@ def literal_hits(index: Any, query: RetrieverQuery, k: int, demoted: bytes) -> l
     """The best `k` chunks of `index` (a `_core.TextIndex`) holding `query.target` (or its
     regex), ranked; `demoted` holds `demoted_flags` of the index's paths."""
     target = query.target if query.regex else query.target.strip()
-    definition = None if query.regex else definition_pattern(target)
+    source = None if query.regex else definition_source(target)
+    definition: re.Pattern[str] | None = None  # compiled for a line that is not ASCII only
     case = query.case
     if case not in CASES:
         raise BadQueryError(f"case must be one of {', '.join(CASES)}, got {case!r}")
@@ -89,7 +104,7 @@ def literal_hits(index: Any, query: RetrieverQuery, k: int, demoted: bytes) -> l
         # those whose definition flag `re` must decide): a common literal matches thousands
         # of chunks, and only these cross the binding.
         files, groups, _ = index.literal_top(
-            target, definition=rust_dialect(definition), word=WORD_BYTES, demoted=demoted, k=k,
+            target, definition=rust_dialect(source), word=WORD_BYTES, demoted=demoted, k=k,
             regex=query.regex, case=case, whole_word=query.whole_word,
             path_glob=query.path_glob, max_lines=MAX_FILES_RANKED * MAX_LINES_PER_FILE,
             max_files=MAX_FILES_RANKED, max_lines_per_file=MAX_LINES_PER_FILE,
@@ -104,9 +119,10 @@ def literal_hits(index: Any, query: RetrieverQuery, k: int, demoted: bytes) -> l
     for group in groups:
         slot, start, end, _chunk_id, _snippet, _lines, columns, whole, is_def, texts = group
         path, _, demoted_file = files[slot]
-        if definition is None:
+        if source is None:
             is_def = False
         elif is_def is None:  # a line that is not ASCII: Python's `re` decides
+            definition = definition or re.compile(source)
             is_def = any(definition.search(text) for text in texts)
         density = len(columns) / max(1, end - start + 1)
         sort_key = (not is_def, demoted_file, not whole, -density, len(path), path, start)
