@@ -19,6 +19,7 @@ use super::format::{self, Header};
 use crate::error::{CoreError, CoreResult};
 use crate::trigram::bm25::{owner, unit_spans, Span};
 use crate::trigram::index::Segment;
+use crate::trigram::keytable;
 use crate::trigram::postings::put_varint;
 
 /// What a postings build wrote.
@@ -179,19 +180,19 @@ pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
     let mut units: Vec<u8> = Vec::new();
     let mut n_units = 0u32;
     let mut by_word: WordMap = FxHashMap::default();
-    for (d, doc) in docs.into_iter().enumerate() {
+    for doc in docs {
         let doc = doc?;
         let first = n_units;
-        for sp in &doc.spans {
-            for v in [
-                d as u32,
-                sp.start,
-                sp.end,
-                sp.chunk.map_or(format::NO_CHUNK, |c| c as u32),
-            ] {
-                units.extend_from_slice(&v.to_le_bytes());
-            }
-        }
+        // format 2: a document's units are its chunks, or windows over its lines
+        let windows = doc.spans.first().is_some_and(|sp| sp.chunk.is_none());
+        put_varint(
+            &mut units,
+            if windows {
+                doc.spans.last().map_or(0, |sp| sp.end)
+            } else {
+                0
+            },
+        );
         n_units = n_units
             .checked_add(doc.spans.len() as u32)
             .ok_or_else(|| too_large(out))?;
@@ -226,37 +227,47 @@ fn encode(
     let (mut table, mut vocab, mut blob) = (Vec::new(), Vec::new(), Vec::new());
     let mut grams: Vec<(u32, u32)> = Vec::new();
     let off32 = |v: &Vec<u8>| u32::try_from(v.len()).map_err(|_| too_large(out));
+    let mut prev: &[u8] = &[];
     for (id, (w, postings)) in words.iter().enumerate() {
-        table.extend_from_slice(&off32(&vocab)?.to_le_bytes());
-        table.extend_from_slice(&off32(&blob)?.to_le_bytes());
-        vocab.extend_from_slice(w);
+        // front coded: the bytes shared with the previous word, then its own
+        let shared = prev.iter().zip(w).take_while(|(a, b)| a == b).count();
+        let at = blob.len();
         put_varint(&mut blob, postings.entries);
         blob.extend_from_slice(&postings.blob);
+        for v in [shared, w.len() - shared, blob.len() - at] {
+            put_varint(&mut table, u32::try_from(v).map_err(|_| too_large(out))?);
+        }
+        vocab.extend_from_slice(&w[shared..]);
+        prev = w;
         for t in w.windows(3) {
             grams.push((gram(t), id as u32));
         }
     }
-    table.extend_from_slice(&off32(&vocab)?.to_le_bytes());
-    table.extend_from_slice(&off32(&blob)?.to_le_bytes());
+    off32(&vocab)?;
+    off32(&blob)?;
     grams.sort_unstable();
     grams.dedup();
-    let (mut gram_table, mut gram_ids) = (Vec::new(), Vec::new());
-    let mut n_grams = 0u32;
+    let (mut entries, mut gram_ids) = (Vec::new(), Vec::new());
+    let mut ids: Vec<u32> = Vec::new();
     let mut i = 0;
     while i < grams.len() {
         let key = grams[i].0;
-        let (first, at) = (i, off32(&gram_ids)?);
-        let mut prev = 0u32;
+        entries.push((key, gram_ids.len() as u64));
+        ids.clear();
         while i < grams.len() && grams[i].0 == key {
-            put_varint(&mut gram_ids, grams[i].1 - prev);
-            prev = grams[i].1;
+            ids.push(grams[i].1);
             i += 1;
         }
-        for v in [key, (i - first) as u32, at] {
-            gram_table.extend_from_slice(&v.to_le_bytes());
+        // gaps up to the next list (no count: the table gives where it ends)
+        let mut prev = 0u32;
+        for &w in &ids {
+            put_varint(&mut gram_ids, w - prev);
+            prev = w;
         }
-        n_grams += 1;
     }
+    off32(&gram_ids)?;
+    let n_grams = entries.len() as u32;
+    let gram_table = keytable::encode(&entries).ok_or_else(|| too_large(out))?;
     let sections = [units, table, vocab, blob, gram_table, gram_ids];
     let mut offsets = [(0u64, 0u64, 0u32); format::SECTIONS];
     let mut off = format::HEADER_LEN as u64;
@@ -265,6 +276,7 @@ fn encode(
         off += data.len() as u64;
     }
     let header = Header {
+        version: format::VERSION,
         n_docs: seg.n_docs(),
         n_units,
         n_words: words.len() as u32,
