@@ -122,8 +122,18 @@ struct WordPostings {
 impl WordPostings {
     fn push(&mut self, unit: u32, occurrences: u32, unit_start: u32, lines: &[u32]) {
         self.entries += 1;
-        put_varint(&mut self.blob, unit - self.last_unit);
+        // format 2: the unit gap shifted one bit, set for one occurrence on one line (two
+        // entries in three on the stdlib), which then needs no count
+        let single = occurrences == 1 && lines.len() == 1;
+        put_varint(
+            &mut self.blob,
+            ((unit - self.last_unit) << 1) | u32::from(single),
+        );
         self.last_unit = unit;
+        if single {
+            put_varint(&mut self.blob, lines[0] - unit_start);
+            return;
+        }
         // Lines, shifted one bit: set when each line holds one occurrence (the usual
         // case), so the count of occurrences is written only when it differs.
         let one_each = occurrences as usize == lines.len();
@@ -195,6 +205,7 @@ pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
         );
         n_units = n_units
             .checked_add(doc.spans.len() as u32)
+            .filter(|&n| n <= u32::MAX >> 1)
             .ok_or_else(|| too_large(out))?;
         for &(s, e, u, n, l0, l1) in &doc.entries {
             let w = &doc.lowered[s..e];

@@ -456,23 +456,33 @@ impl Postings {
         mut f: impl FnMut(u32, u32, Option<&[u32]>),
     ) -> CoreResult<()> {
         let b = self.word_postings(w);
+        let v2 = self.header.version >= 2;
         let bad = || self.corrupt(format!("postings of word {w} are damaged"));
         let mut pos = 0usize;
         let n = get_varint(b, &mut pos).ok_or_else(bad)?;
         let mut unit = 0u32;
         let mut lines: Vec<u32> = Vec::new();
         for _ in 0..n {
-            let gap = get_varint(b, &mut pos).ok_or_else(bad)?;
+            let mut gap = get_varint(b, &mut pos).ok_or_else(bad)?;
+            // format 2: the gap's low bit marks one occurrence on one line
+            let single = v2 && gap & 1 == 1;
+            if v2 {
+                gap >>= 1;
+            }
             unit = unit.checked_add(gap).ok_or_else(bad)?;
             if unit >= self.header.n_units {
                 return Err(bad());
             }
-            let packed = get_varint(b, &mut pos).ok_or_else(bad)?;
-            let n_lines = packed >> 1;
-            let occ = if packed & 1 == 1 {
-                n_lines
+            let (n_lines, occ) = if single {
+                (1, 1)
             } else {
-                get_varint(b, &mut pos).ok_or_else(bad)?
+                let packed = get_varint(b, &mut pos).ok_or_else(bad)?;
+                let n_lines = packed >> 1;
+                if packed & 1 == 1 {
+                    (n_lines, n_lines)
+                } else {
+                    (n_lines, get_varint(b, &mut pos).ok_or_else(bad)?)
+                }
             };
             if want_lines(unit) {
                 lines.clear();
@@ -510,12 +520,37 @@ mod version_tests {
                 units.extend_from_slice(&v.to_le_bytes());
             }
         }
-        let words: Vec<u8> = p
-            .words
-            .iter()
-            .flat_map(|&(v, o)| [v, o])
-            .flat_map(u32::to_le_bytes)
-            .collect();
+        // format 1's postings: every entry with its line count
+        let (mut words, mut blob) = (Vec::new(), Vec::new());
+        for w in 0..p.header.n_words {
+            words.extend_from_slice(&p.words[w as usize].0.to_le_bytes());
+            words.extend_from_slice(&(blob.len() as u32).to_le_bytes());
+            let mut entries = Vec::new();
+            p.for_each_posting(
+                w,
+                |_| true,
+                |u, n, l| entries.push((u, n, l.unwrap_or(&[]).to_vec())),
+            )
+            .expect("postings");
+            put_varint(&mut blob, entries.len() as u32);
+            let mut last = 0;
+            for (u, n, lines) in entries {
+                put_varint(&mut blob, u - last);
+                last = u;
+                let one_each = n as usize == lines.len();
+                put_varint(&mut blob, (lines.len() as u32) << 1 | u32::from(one_each));
+                if !one_each {
+                    put_varint(&mut blob, n);
+                }
+                let mut at = p.units[u as usize].start;
+                for l in lines {
+                    put_varint(&mut blob, l - at);
+                    at = l;
+                }
+            }
+        }
+        words.extend_from_slice(&p.words[p.header.n_words as usize].0.to_le_bytes());
+        words.extend_from_slice(&(blob.len() as u32).to_le_bytes());
         let (mut grams, mut ids) = (Vec::new(), Vec::new());
         let entries = keytable::entries(p.section(format::SEC_GRAMS), p.header.n_grams as usize);
         for (key, _) in entries.expect("entries") {
@@ -529,14 +564,7 @@ mod version_tests {
                 prev = w;
             }
         }
-        let data = [
-            units,
-            words,
-            p.vocab.clone(),
-            p.section(format::SEC_POSTINGS).to_vec(),
-            grams,
-            ids,
-        ];
+        let data = [units, words, p.vocab.clone(), blob, grams, ids];
         let mut header = Header {
             version: 1,
             ..p.header
