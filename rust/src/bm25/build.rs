@@ -177,6 +177,16 @@ struct Encoded {
 /// Build the postings of every document of `seg` (deleted ones too: tombstones are applied
 /// when searching) and write them to `out`.
 pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
+    build_postings_with(seg, out, format::SCAN_VOCAB_BELOW)
+}
+
+/// As [`build_postings`], writing the trigram lists only for a vocabulary of at least
+/// `scan_below` bytes.
+pub fn build_postings_with(
+    seg: &Segment,
+    out: &Path,
+    scan_below: usize,
+) -> CoreResult<PostingsReport> {
     let docs: Vec<CoreResult<DocWords>> = (0..seg.n_docs())
         .into_par_iter()
         .map_init(
@@ -222,7 +232,7 @@ pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
             }
         }
     }
-    let enc = encode(seg, units, n_units, by_word, out)?;
+    let enc = encode(seg, units, n_units, by_word, out, scan_below)?;
     write(out, &enc)
 }
 
@@ -232,11 +242,14 @@ fn encode(
     n_units: u32,
     by_word: WordMap,
     out: &Path,
+    scan_below: usize,
 ) -> CoreResult<Encoded> {
     let mut words: Vec<(Vec<u8>, WordPostings)> = by_word.into_iter().collect();
     words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let (mut table, mut vocab, mut blob) = (Vec::new(), Vec::new(), Vec::new());
     let mut grams: Vec<(u32, u32)> = Vec::new();
+    // a small vocabulary is scanned for a term instead (`Postings::matching_words`)
+    let with_grams = words.iter().map(|(w, _)| w.len()).sum::<usize>() >= scan_below;
     let off32 = |v: &Vec<u8>| u32::try_from(v.len()).map_err(|_| too_large(out));
     let mut prev: &[u8] = &[];
     for (id, (w, postings)) in words.iter().enumerate() {
@@ -250,7 +263,7 @@ fn encode(
         }
         vocab.extend_from_slice(&w[shared..]);
         prev = w;
-        for t in w.windows(3) {
+        for t in w.windows(3).filter(|_| with_grams) {
             grams.push((gram(t), id as u32));
         }
     }

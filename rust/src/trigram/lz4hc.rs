@@ -53,6 +53,7 @@ struct Matcher<'a> {
     shift: u32,
     /// Positions below this are in the chains.
     next: usize,
+    attempts: usize,
 }
 
 impl Matcher<'_> {
@@ -85,7 +86,7 @@ impl Matcher<'_> {
         let mut cand = self.t.head[h] as usize;
         let (mut len, mut off) = (0usize, 0usize);
         let want = read4(self.src, i);
-        for _ in 0..ATTEMPTS {
+        for _ in 0..self.attempts {
             if cand == u32::MAX as usize || cand >= i || i - cand >= WINDOW {
                 break;
             }
@@ -136,6 +137,11 @@ fn sequence(out: &mut Vec<u8>, literals: &[u8], m: Option<(usize, usize)>) {
 
 /// `src` as one LZ4 block.
 pub fn compress(src: &[u8], t: &mut Tables) -> Vec<u8> {
+    compress_with(src, t, ATTEMPTS)
+}
+
+/// As [`compress`], trying up to `attempts` earlier positions per hash.
+pub fn compress_with(src: &[u8], t: &mut Tables, attempts: usize) -> Vec<u8> {
     let n = src.len();
     let mut out = Vec::with_capacity(n / 2 + 16);
     if n < MF_LIMIT + 1 {
@@ -151,6 +157,7 @@ pub fn compress(src: &[u8], t: &mut Tables) -> Vec<u8> {
         t,
         shift: 32 - bits,
         next: 0,
+        attempts,
     };
     let (last_start, match_end) = (n - MF_LIMIT, n - LAST_LITERALS);
     let (mut anchor, mut i) = (0usize, 0usize);
@@ -202,6 +209,58 @@ mod tests {
             round_trip(&text.as_bytes()[..n]);
         }
         round_trip(&[7u8; 100_000]);
+    }
+
+    /// Sizes, compression CPU and decoding speed against `lz4_flex` on real files (not run
+    /// by default): `MAGUYVA_LZ4_BENCH=DIR cargo test --release --lib lz4hc_sizes --
+    /// --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn lz4hc_sizes() {
+        let Ok(dir) = std::env::var("MAGUYVA_LZ4_BENCH") else {
+            return;
+        };
+        let mut files = Vec::new();
+        crate::trigram::for_each_file(std::path::Path::new(&dir), |data| files.push(data));
+        let raw: usize = files.iter().map(Vec::len).sum();
+        let decode = |blocks: &[Vec<u8>]| {
+            let mut out = Vec::new();
+            let mut best = f64::MAX;
+            for _ in 0..7 {
+                let t = std::time::Instant::now();
+                for (b, f) in blocks.iter().zip(&files) {
+                    crate::trigram::lz4::decompress_into(b, f.len(), &mut out).expect("decodes");
+                }
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            raw as f64 / best / 1e9
+        };
+        let t = std::time::Instant::now();
+        let fast: Vec<Vec<u8>> = files.iter().map(|f| lz4_flex::block::compress(f)).collect();
+        let fast_s = t.elapsed().as_secs_f64();
+        let size = |b: &[Vec<u8>]| b.iter().map(Vec::len).sum::<usize>();
+        println!(
+            "{} files, {raw} bytes; lz4_flex {} ({:.3}), {fast_s:.2} s, decoded {:.2} GB/s",
+            files.len(),
+            size(&fast),
+            size(&fast) as f64 / raw as f64,
+            decode(&fast)
+        );
+        let mut tables = Tables::default();
+        for attempts in [8, 24, 64] {
+            let t = std::time::Instant::now();
+            let hc: Vec<Vec<u8>> = files
+                .iter()
+                .map(|f| compress_with(f, &mut tables, attempts))
+                .collect();
+            let s = t.elapsed().as_secs_f64();
+            println!(
+                "attempts {attempts}: {} ({:.3}), {s:.2} s, decoded {:.2} GB/s",
+                size(&hc),
+                size(&hc) as f64 / raw as f64,
+                decode(&hc)
+            );
+        }
     }
 
     proptest! {
