@@ -10,7 +10,8 @@ generations still on disk are shown apart. Reads files only: it imports nothing 
 so it measures an index written by any version.
 
 `--sections` also lists each graph file's sections (name, stored type, element count, bytes
-on disk, `zstd` when stored compressed), read from the files' headers.
+on disk, `zstd` when stored compressed) and each text segment's (`*.idx`: trigram index,
+`*.bm25`: BM25 postings; format version, counts, bytes per section), read from the headers.
 """
 
 from __future__ import annotations
@@ -117,6 +118,33 @@ def graph_sections(gen: Path) -> list[tuple[str, str, str, int, int, bool]]:
     return rows
 
 
+TEXT_SECTIONS = {
+    b"MGVTRIDX": ("docs trigrams chunks", ("paths", "docs", "trigrams", "postings", "chunks",
+                                            "chunk ids", "block filters")),
+    b"MGVBM25P": ("docs units words grams", ("units", "words", "vocabulary", "postings",
+                                              "grams", "gram ids")),
+}  # fmt: skip
+
+
+def text_sections(gen: Path) -> list[str]:
+    """One line per text segment file (version and counts), then one per section: the
+    header of every trigram index and BM25 postings format (magic, u32 version, u32
+    counts, then from byte 40 the sections as u64 offset, u64 length, u32 CRC, u32)."""
+    out = []
+    for path in sorted((gen / "text").glob("*")):
+        head = path.read_bytes()[: 40 + 7 * 24] if path.suffix in (".idx", ".bm25") else b""
+        if head[:8] not in TEXT_SECTIONS:
+            continue
+        counts, names = TEXT_SECTIONS[head[:8]]
+        version, *values = struct.unpack_from("<" + "I" * (1 + len(counts.split())), head, 8)
+        got = ", ".join(f"{n} {v:,}" for n, v in zip(counts.split(), values, strict=True))
+        out.append(f"    {path.name}: version {version}, {got}")
+        for i, name in enumerate(names):
+            length = struct.unpack_from("<Q", head, 40 + i * 24 + 8)[0]
+            out.append(f"      {name:<20} {length:>12,}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("roots", nargs="+", type=Path)
@@ -142,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             for file, name, dtype, size, stored, packed in graph_sections(index / r["generation"]):
                 print(f"    {file:<12} {name:<22} {dtype:<4} {size:>10,} {stored:>10,}"
                       f"{'  zstd' if packed else ''}")  # fmt: skip
+            print("\n".join(text_sections(index / r["generation"])))
     return 0
 
 

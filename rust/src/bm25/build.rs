@@ -19,6 +19,7 @@ use super::format::{self, Header};
 use crate::error::{CoreError, CoreResult};
 use crate::trigram::bm25::{owner, unit_spans, Span};
 use crate::trigram::index::Segment;
+use crate::trigram::keytable;
 use crate::trigram::postings::put_varint;
 
 /// What a postings build wrote.
@@ -121,8 +122,18 @@ struct WordPostings {
 impl WordPostings {
     fn push(&mut self, unit: u32, occurrences: u32, unit_start: u32, lines: &[u32]) {
         self.entries += 1;
-        put_varint(&mut self.blob, unit - self.last_unit);
+        // format 2: the unit gap shifted one bit, set for one occurrence on one line (two
+        // entries in three on the stdlib), which then needs no count
+        let single = occurrences == 1 && lines.len() == 1;
+        put_varint(
+            &mut self.blob,
+            ((unit - self.last_unit) << 1) | u32::from(single),
+        );
         self.last_unit = unit;
+        if single {
+            put_varint(&mut self.blob, lines[0] - unit_start);
+            return;
+        }
         // Lines, shifted one bit: set when each line holds one occurrence (the usual
         // case), so the count of occurrences is written only when it differs.
         let one_each = occurrences as usize == lines.len();
@@ -166,6 +177,16 @@ struct Encoded {
 /// Build the postings of every document of `seg` (deleted ones too: tombstones are applied
 /// when searching) and write them to `out`.
 pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
+    build_postings_with(seg, out, format::SCAN_VOCAB_BELOW)
+}
+
+/// As [`build_postings`], writing the trigram lists only for a vocabulary of at least
+/// `scan_below` bytes.
+pub fn build_postings_with(
+    seg: &Segment,
+    out: &Path,
+    scan_below: usize,
+) -> CoreResult<PostingsReport> {
     let docs: Vec<CoreResult<DocWords>> = (0..seg.n_docs())
         .into_par_iter()
         .map_init(
@@ -179,21 +200,22 @@ pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
     let mut units: Vec<u8> = Vec::new();
     let mut n_units = 0u32;
     let mut by_word: WordMap = FxHashMap::default();
-    for (d, doc) in docs.into_iter().enumerate() {
+    for doc in docs {
         let doc = doc?;
         let first = n_units;
-        for sp in &doc.spans {
-            for v in [
-                d as u32,
-                sp.start,
-                sp.end,
-                sp.chunk.map_or(format::NO_CHUNK, |c| c as u32),
-            ] {
-                units.extend_from_slice(&v.to_le_bytes());
-            }
-        }
+        // format 2: a document's units are its chunks, or windows over its lines
+        let windows = doc.spans.first().is_some_and(|sp| sp.chunk.is_none());
+        put_varint(
+            &mut units,
+            if windows {
+                doc.spans.last().map_or(0, |sp| sp.end)
+            } else {
+                0
+            },
+        );
         n_units = n_units
             .checked_add(doc.spans.len() as u32)
+            .filter(|&n| n <= u32::MAX >> 1)
             .ok_or_else(|| too_large(out))?;
         for &(s, e, u, n, l0, l1) in &doc.entries {
             let w = &doc.lowered[s..e];
@@ -210,7 +232,7 @@ pub fn build_postings(seg: &Segment, out: &Path) -> CoreResult<PostingsReport> {
             }
         }
     }
-    let enc = encode(seg, units, n_units, by_word, out)?;
+    let enc = encode(seg, units, n_units, by_word, out, scan_below)?;
     write(out, &enc)
 }
 
@@ -220,43 +242,56 @@ fn encode(
     n_units: u32,
     by_word: WordMap,
     out: &Path,
+    scan_below: usize,
 ) -> CoreResult<Encoded> {
     let mut words: Vec<(Vec<u8>, WordPostings)> = by_word.into_iter().collect();
     words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let (mut table, mut vocab, mut blob) = (Vec::new(), Vec::new(), Vec::new());
     let mut grams: Vec<(u32, u32)> = Vec::new();
+    // a small vocabulary is scanned for a term instead (`Postings::matching_words`)
+    let with_grams = words.iter().map(|(w, _)| w.len()).sum::<usize>() >= scan_below;
     let off32 = |v: &Vec<u8>| u32::try_from(v.len()).map_err(|_| too_large(out));
+    let mut prev: &[u8] = &[];
     for (id, (w, postings)) in words.iter().enumerate() {
-        table.extend_from_slice(&off32(&vocab)?.to_le_bytes());
-        table.extend_from_slice(&off32(&blob)?.to_le_bytes());
-        vocab.extend_from_slice(w);
+        // front coded: the bytes shared with the previous word, then its own
+        let shared = prev.iter().zip(w).take_while(|(a, b)| a == b).count();
+        let at = blob.len();
         put_varint(&mut blob, postings.entries);
         blob.extend_from_slice(&postings.blob);
-        for t in w.windows(3) {
+        for v in [shared, w.len() - shared, blob.len() - at] {
+            put_varint(&mut table, u32::try_from(v).map_err(|_| too_large(out))?);
+        }
+        vocab.extend_from_slice(&w[shared..]);
+        prev = w;
+        for t in w.windows(3).filter(|_| with_grams) {
             grams.push((gram(t), id as u32));
         }
     }
-    table.extend_from_slice(&off32(&vocab)?.to_le_bytes());
-    table.extend_from_slice(&off32(&blob)?.to_le_bytes());
+    off32(&vocab)?;
+    off32(&blob)?;
     grams.sort_unstable();
     grams.dedup();
-    let (mut gram_table, mut gram_ids) = (Vec::new(), Vec::new());
-    let mut n_grams = 0u32;
+    let (mut entries, mut gram_ids) = (Vec::new(), Vec::new());
+    let mut ids: Vec<u32> = Vec::new();
     let mut i = 0;
     while i < grams.len() {
         let key = grams[i].0;
-        let (first, at) = (i, off32(&gram_ids)?);
-        let mut prev = 0u32;
+        entries.push((key, gram_ids.len() as u64));
+        ids.clear();
         while i < grams.len() && grams[i].0 == key {
-            put_varint(&mut gram_ids, grams[i].1 - prev);
-            prev = grams[i].1;
+            ids.push(grams[i].1);
             i += 1;
         }
-        for v in [key, (i - first) as u32, at] {
-            gram_table.extend_from_slice(&v.to_le_bytes());
+        // gaps up to the next list (no count: the table gives where it ends)
+        let mut prev = 0u32;
+        for &w in &ids {
+            put_varint(&mut gram_ids, w - prev);
+            prev = w;
         }
-        n_grams += 1;
     }
+    off32(&gram_ids)?;
+    let n_grams = entries.len() as u32;
+    let gram_table = keytable::encode(&entries).ok_or_else(|| too_large(out))?;
     let sections = [units, table, vocab, blob, gram_table, gram_ids];
     let mut offsets = [(0u64, 0u64, 0u32); format::SECTIONS];
     let mut off = format::HEADER_LEN as u64;
@@ -265,6 +300,7 @@ fn encode(
         off += data.len() as u64;
     }
     let header = Header {
+        version: format::VERSION,
         n_docs: seg.n_docs(),
         n_units,
         n_words: words.len() as u32,

@@ -211,6 +211,18 @@ pub struct Span {
 /// The scoring units of a document with `chunks` and `content`, in scoring order: start
 /// ascending, end descending (a chunk before those nested in it), stable.
 pub fn unit_spans(chunks: &[(u32, u32, &str)], content: &[u8]) -> Vec<Span> {
+    let n_lines = if chunks.is_empty() {
+        let newlines = memchr::memchr_iter(b'\n', content).count() as u32;
+        (newlines + u32::from(!content.ends_with(b"\n"))).max(1)
+    } else {
+        0
+    };
+    spans_of(chunks, n_lines)
+}
+
+/// As [`unit_spans`] for a document of `n_lines` lines (only read when it has no chunks:
+/// then its units are windows of [`WINDOW`] lines).
+pub fn spans_of(chunks: &[(u32, u32, &str)], n_lines: u32) -> Vec<Span> {
     let mut spans: Vec<Span> = chunks
         .iter()
         .enumerate()
@@ -221,8 +233,6 @@ pub fn unit_spans(chunks: &[(u32, u32, &str)], content: &[u8]) -> Vec<Span> {
         })
         .collect();
     if spans.is_empty() {
-        let newlines = memchr::memchr_iter(b'\n', content).count() as u32;
-        let n_lines = (newlines + u32::from(!content.ends_with(b"\n"))).max(1);
         let mut s = 1;
         while s <= n_lines {
             spans.push(Span {

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::format::{self, Header};
-use super::ngram;
 use super::postings::{self, put_varint};
+use super::{keytable, lz4hc, ngram};
 use crate::error::{CoreError, CoreResult};
 use crate::walk::SkipReason;
 
@@ -93,6 +93,7 @@ struct Prepared {
 struct Scratch {
     zstd: Option<(i32, zstd::bulk::Compressor<'static>)>,
     seen: ngram::TrigramSet,
+    lz4: lz4hc::Tables,
 }
 
 impl Scratch {
@@ -100,6 +101,7 @@ impl Scratch {
         Self {
             zstd: None,
             seen: ngram::TrigramSet::new(),
+            lz4: lz4hc::Tables::default(),
         }
     }
 }
@@ -115,7 +117,7 @@ fn compress(bytes: &[u8], level: i32, scratch: &mut Scratch) -> Result<(Vec<u8>,
         return Ok((bytes.to_vec(), format::CODEC_STORED));
     }
     let (out, codec) = if level <= 0 {
-        (lz4_flex::block::compress(bytes), format::CODEC_LZ4)
+        (lz4hc::compress(bytes, &mut scratch.lz4), format::CODEC_LZ4)
     } else {
         if scratch.zstd.as_ref().is_none_or(|(l, _)| *l != level) {
             let c = zstd::bulk::Compressor::new(level).map_err(|_| SkipReason::Unreadable)?;
@@ -271,6 +273,41 @@ impl Slot {
     }
 }
 
+/// Format 7's chunk id section for the ids `text` ends at `ends`: the bytes their hex
+/// digits spell when every id is lower-case hex of one even length, else offsets and text.
+fn encode_chunk_ids(text: &[u8], ends: &[u32]) -> Vec<u8> {
+    let digits = ends.first().map_or(0, |&e| e as usize);
+    let hex = |b: u8| match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    };
+    let same = digits > 0
+        && digits.is_multiple_of(2)
+        && digits <= 2 * format::MAX_ID_WIDTH
+        && text.len() == digits * ends.len()
+        && ends
+            .iter()
+            .enumerate()
+            .all(|(i, &e)| e as usize == (i + 1) * digits)
+        && text.iter().all(|&b| hex(b).is_some());
+    let mut out = Vec::new();
+    if same {
+        out.extend_from_slice(&(digits as u32 / 2).to_le_bytes());
+        out.extend(
+            text.chunks_exact(2)
+                .map(|p| hex(p[0]).unwrap_or(0) << 4 | hex(p[1]).unwrap_or(0)),
+        );
+        return out;
+    }
+    out.extend_from_slice(&0u32.to_le_bytes());
+    for e in std::iter::once(0).chain(ends.iter().copied()) {
+        out.extend_from_slice(&e.to_le_bytes());
+    }
+    out.extend_from_slice(text);
+    out
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CoreError + '_ {
     move |source| CoreError::Io {
         path: path.to_path_buf(),
@@ -329,7 +366,7 @@ pub fn build_cancellable(
     let mut docs: Vec<u8> = Vec::new();
     let mut paths: Vec<u8> = Vec::new();
     let mut chunks: Vec<u8> = Vec::new();
-    let mut chunk_ids: Vec<u8> = Vec::new();
+    let (mut chunk_ids, mut id_ends): (Vec<u8>, Vec<u32>) = (Vec::new(), Vec::new());
     let mut blocks: Vec<u8> = Vec::new();
 
     let level = opts.zstd_level;
@@ -371,9 +408,8 @@ pub fn build_cancellable(
                     for c in &input.chunks {
                         chunks.extend_from_slice(&c.start_line.to_le_bytes());
                         chunks.extend_from_slice(&c.end_line.to_le_bytes());
-                        chunks.extend_from_slice(&(chunk_ids.len() as u32).to_le_bytes());
-                        chunks.extend_from_slice(&(c.id.len() as u32).to_le_bytes());
                         chunk_ids.extend_from_slice(c.id.as_bytes());
+                        id_ends.push(chunk_ids.len() as u32);
                     }
                     report.chunks += input.chunks.len() as u32;
                     docs.extend_from_slice(&(paths.len() as u32).to_le_bytes());
@@ -414,18 +450,24 @@ pub fn build_cancellable(
     }
 
     // Trigram table and postings, in trigram order.
-    let mut table: Vec<u8> = Vec::new();
+    let mut entries: Vec<(u32, u64)> = Vec::new();
     let mut blob: Vec<u8> = Vec::new();
     let mut gaps = Vec::new();
     for (t, slot) in postings.sorted() {
         let s = &postings.slots[slot as usize];
-        // format 6: postings offset << 24 | trigram, the count at the head of the postings
-        table.extend_from_slice(&((blob.len() as u64) << 24 | u64::from(t)).to_le_bytes());
+        // the count at the head of the postings
+        entries.push((t, blob.len() as u64));
         postings::put_varint(&mut blob, s.count);
         s.write(&mut blob, &mut gaps);
         report.trigrams += 1;
     }
     drop(postings);
+    let table = keytable::encode(&entries).ok_or_else(|| CoreError::CorruptIndex {
+        path: index_path.clone(),
+        reason: "postings past 2^40 bytes: the trigram table cannot address them".into(),
+    })?;
+    drop(entries);
+    let chunk_ids = encode_chunk_ids(&chunk_ids, &id_ends);
 
     let sections_data: [&[u8]; format::SECTIONS] =
         [&paths, &docs, &table, &blob, &chunks, &chunk_ids, &blocks];
@@ -590,52 +632,87 @@ mod version_tests {
     use super::*;
     use crate::trigram::index::TextIndex;
 
-    /// A version 5 file (16-byte trigram entries, no count in the postings) made from a
-    /// version 6 one: the layout an index built before version 6 holds.
-    fn as_version_5(v6: &[u8]) -> Vec<u8> {
-        let h = Header::decode(Path::new("v6"), v6).expect("v6 header");
-        let sec = |i: usize| {
-            let (off, len, _) = h.sections[i];
-            &v6[off as usize..(off + len) as usize]
-        };
-        let (table, blob) = (sec(format::SEC_TRIGRAMS), sec(format::SEC_POSTINGS));
-        let (mut table5, mut blob5) = (Vec::new(), Vec::new());
-        for e in table.chunks_exact(format::TRI_LEN) {
-            let v = u64::from_le_bytes(e.try_into().expect("entry"));
-            let mut pos = (v >> 24) as usize;
-            let count = postings::get_varint(blob, &mut pos).expect("count");
-            table5.extend_from_slice(&((v & 0xFF_FFFF) as u32).to_le_bytes());
-            table5.extend_from_slice(&count.to_le_bytes());
-            table5.extend_from_slice(&(blob5.len() as u64).to_le_bytes());
-            let next = table
-                .get(table5.len() / 2..table5.len() / 2 + 8)
-                .map_or(blob.len(), |n| {
-                    (u64::from_le_bytes(n.try_into().expect("next")) >> 24) as usize
-                });
-            blob5.extend_from_slice(&blob[pos..next]);
-        }
-        let data: Vec<Vec<u8>> = (0..format::SECTIONS)
-            .map(|i| match i {
-                format::SEC_TRIGRAMS => table5.clone(),
-                format::SEC_POSTINGS => blob5.clone(),
-                _ => sec(i).to_vec(),
-            })
-            .collect();
+    /// `file` with its sections replaced by `data`, written as `version`.
+    fn rewrite(h: &Header, data: &[Vec<u8>], version: u32) -> Vec<u8> {
         let mut sections = [(0u64, 0u64, 0u32); format::SECTIONS];
         let mut off = format::HEADER_LEN as u64;
         for (i, d) in data.iter().enumerate() {
             sections[i] = (off, d.len() as u64, crc32fast::hash(d));
             off += d.len() as u64;
         }
-        let mut out = Header { sections, ..h }.encode();
-        out[8..12].copy_from_slice(&5u32.to_le_bytes());
+        let mut out = Header { sections, ..*h }.encode();
+        out[8..12].copy_from_slice(&version.to_le_bytes());
         let crc = crc32fast::hash(&out[..format::HEADER_LEN - 4]);
         let at = format::HEADER_LEN - 4;
         out[at..].copy_from_slice(&crc.to_le_bytes());
         for d in data {
-            out.extend_from_slice(&d);
+            out.extend_from_slice(d);
         }
         out
+    }
+
+    fn sections_of(file: &[u8]) -> (Header, Vec<Vec<u8>>) {
+        let h = Header::decode(Path::new("idx"), file).expect("header");
+        let data = (0..format::SECTIONS)
+            .map(|i| {
+                let (off, len, _) = h.sections[i];
+                file[off as usize..(off + len) as usize].to_vec()
+            })
+            .collect();
+        (h, data)
+    }
+
+    /// A version 6 file (8-byte trigram entries, 16-byte chunk entries pointing into the
+    /// ids as text) made from a version 7 one.
+    fn as_version_6(v7: &[u8]) -> Vec<u8> {
+        let (h, mut data) = sections_of(v7);
+        let n = h.n_chunks as usize;
+        let entries = keytable::entries(&data[format::SEC_TRIGRAMS], h.n_trigrams as usize);
+        data[format::SEC_TRIGRAMS] = entries
+            .expect("entries")
+            .iter()
+            .flat_map(|&(t, off)| (off << 24 | u64::from(t)).to_le_bytes())
+            .collect();
+        let ids = &data[format::SEC_CHUNKIDS];
+        let width = u32::from_le_bytes(ids[..4].try_into().expect("width")) as usize;
+        assert!(width > 0, "the builder stores hex ids as bytes");
+        let text: Vec<u8> = ids[4..]
+            .iter()
+            .flat_map(|b| format!("{b:02x}").into_bytes())
+            .collect();
+        let mut chunks = Vec::new();
+        for (c, e) in data[format::SEC_CHUNKS].chunks_exact(8).enumerate() {
+            chunks.extend_from_slice(e);
+            chunks.extend_from_slice(&((c * 2 * width) as u32).to_le_bytes());
+            chunks.extend_from_slice(&((2 * width) as u32).to_le_bytes());
+        }
+        assert_eq!(chunks.len(), n * 16);
+        data[format::SEC_CHUNKS] = chunks;
+        data[format::SEC_CHUNKIDS] = text;
+        rewrite(&h, &data, 6)
+    }
+
+    /// A version 5 file (16-byte trigram entries, no count in the postings) made from a
+    /// version 6 one: the layout an index built before version 6 holds.
+    fn as_version_5(v6: &[u8]) -> Vec<u8> {
+        let (h, mut data) = sections_of(v6);
+        let (table, blob) = (&data[format::SEC_TRIGRAMS], &data[format::SEC_POSTINGS]);
+        let (mut table5, mut blob5) = (Vec::new(), Vec::new());
+        for (i, e) in table.chunks_exact(format::TRI_LEN).enumerate() {
+            let v = u64::from_le_bytes(e.try_into().expect("entry"));
+            let mut pos = (v >> 24) as usize;
+            let count = postings::get_varint(blob, &mut pos).expect("count");
+            table5.extend_from_slice(&((v & 0xFF_FFFF) as u32).to_le_bytes());
+            table5.extend_from_slice(&count.to_le_bytes());
+            table5.extend_from_slice(&(blob5.len() as u64).to_le_bytes());
+            let next = table.get((i + 1) * 8..(i + 2) * 8).map_or(blob.len(), |n| {
+                (u64::from_le_bytes(n.try_into().expect("next")) >> 24) as usize
+            });
+            blob5.extend_from_slice(&blob[pos..next]);
+        }
+        data[format::SEC_TRIGRAMS] = table5;
+        data[format::SEC_POSTINGS] = blob5;
+        rewrite(&h, &data, 5)
     }
 
     /// Two builds in one process at two zstd levels each store their own level's frames
@@ -675,13 +752,14 @@ mod version_tests {
         let _ = std::fs::remove_dir_all(&base);
     }
 
-    /// An index written before version 6 opens and gives the same postings and counts.
+    /// Indexes written as versions 5 and 6 open and give the same postings, counts and
+    /// chunks as version 7.
     #[test]
-    fn a_version_5_index_reads_as_version_6() {
+    fn versions_5_and_6_read_as_version_7() {
         let base = std::env::temp_dir().join(format!("maguyva-v5-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let root = base.join("root");
-        let files = write_files(
+        let mut files = write_files(
             &root,
             40,
             |i| format!("f{i:03}.py"),
@@ -691,29 +769,80 @@ mod version_tests {
                     .collect()
             },
         );
-        let (new, old) = (base.join("v6"), base.join("v5"));
-        build(&root, &files, &new, &BuildOptions::default()).expect("build");
-        std::fs::create_dir_all(&old).expect("v5 dir");
-        let v6 = std::fs::read(new.join(format::INDEX_FILE)).expect("read");
-        std::fs::write(old.join(format::INDEX_FILE), as_version_5(&v6)).expect("write v5");
-        std::fs::copy(
-            new.join(format::CONTENT_FILE),
-            old.join(format::CONTENT_FILE),
-        )
-        .expect("content");
-        let (a, b) = (
-            TextIndex::open(&new).expect("open v6"),
-            TextIndex::open(&old).expect("open v5"),
-        );
-        let (sa, sb) = (&a.segments()[0], &b.segments()[0]);
-        assert!(sb.index_bytes() > sa.index_bytes());
-        let mut seen = 0;
-        for t in ngram::literal_trigrams(b"def item_3_1(): return Zq12 absent") {
-            assert_eq!(sa.doc_count(t), sb.doc_count(t));
-            assert_eq!(sa.postings(t).expect("v6"), sb.postings(t).expect("v5"));
-            seen += usize::from(sa.doc_count(t) > 0);
+        for (i, f) in files.iter_mut().enumerate() {
+            f.chunks = (0..i as u32 % 4)
+                .map(|c| ChunkSpan {
+                    start_line: c * 2 + 1,
+                    end_line: c * 2 + 2,
+                    id: format!("{:020x}", i * 977 + c as usize * 0x00ab_cdef_0123),
+                })
+                .collect();
         }
-        assert!(seen > 5);
+        let new = base.join("v7");
+        build(&root, &files, &new, &BuildOptions::default()).expect("build");
+        let v7 = std::fs::read(new.join(format::INDEX_FILE)).expect("read");
+        let v6 = as_version_6(&v7);
+        let a = TextIndex::open(&new).expect("open v7");
+        for (name, file) in [("v6", v6.clone()), ("v5", as_version_5(&v6))] {
+            let old = base.join(name);
+            std::fs::create_dir_all(&old).expect("dir");
+            std::fs::write(old.join(format::INDEX_FILE), file).expect("write");
+            std::fs::copy(
+                new.join(format::CONTENT_FILE),
+                old.join(format::CONTENT_FILE),
+            )
+            .expect("content");
+            let b = TextIndex::open(&old).expect(name);
+            let (sa, sb) = (&a.segments()[0], &b.segments()[0]);
+            assert!(sb.index_bytes() > sa.index_bytes(), "{name}");
+            let mut seen = 0;
+            for t in ngram::literal_trigrams(b"def item_3_1(): return Zq12 absent") {
+                assert_eq!(sa.doc_count(t), sb.doc_count(t));
+                assert_eq!(sa.postings(t).expect("v7"), sb.postings(t).expect(name));
+                seen += usize::from(sa.doc_count(t) > 0);
+            }
+            assert!(seen > 5);
+            let mut n_chunks = 0;
+            for d in 0..a.n_docs() {
+                assert_eq!(a.chunks(d), b.chunks(d), "{name} doc {d}");
+                n_chunks += a.chunks(d).len();
+            }
+            assert_eq!(n_chunks, 60);
+        }
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// Ids that are not all lower-case hex of one length are kept as text, as given.
+    #[test]
+    fn other_chunk_ids_are_stored_as_text() {
+        let ids = ["abc", "ABCDEF", "é-1", "00ff"];
+        let mut text = Vec::new();
+        let mut ends = Vec::new();
+        for id in ids {
+            text.extend_from_slice(id.as_bytes());
+            ends.push(text.len() as u32);
+        }
+        let enc = encode_chunk_ids(&text, &ends);
+        assert_eq!(&enc[..4], &0u32.to_le_bytes());
+        let hexed = encode_chunk_ids(b"00ff12ab", &[4, 8]);
+        assert_eq!(hexed, [2, 0, 0, 0, 0x00, 0xff, 0x12, 0xab]);
+        assert_eq!(encode_chunk_ids(b"00ff12a", &[4, 7])[..4], [0, 0, 0, 0]);
+        // and they read back as given
+        let base = std::env::temp_dir().join(format!("maguyva-ids-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        let mut files = write_files(&root, 4, |i| format!("f{i}.py"), |_| "a\nb\n".into());
+        for (f, id) in files.iter_mut().zip(ids) {
+            f.chunks = vec![ChunkSpan {
+                start_line: 1,
+                end_line: 2,
+                id: id.into(),
+            }];
+        }
+        build(&root, &files, &base.join("idx"), &BuildOptions::default()).expect("build");
+        let index = TextIndex::open(&base.join("idx")).expect("open");
+        let got: Vec<&str> = (0..4).flat_map(|d| index.chunks(d)).map(|c| c.2).collect();
+        assert_eq!(got, ids);
         let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -14,12 +14,16 @@
 //!   DOCS     n_docs x DOC_LEN: path_off u32, path_len u32, content_off u64, clen u32,
 //!            raw_len u32, first_chunk u32, n_chunks u32, crc32 of the stored block u32,
 //!            codec u8 (0 stored, 1 LZ4 block, 2 zstd frame), 3 reserved bytes
-//!   TRIGRAMS n_trigrams x TRI_LEN, sorted: one u64, postings_off << 24 | trigram
+//!   TRIGRAMS the trigrams, sorted, with their postings offsets: a `keytable` (format 7;
+//!            format 5-6: n_trigrams fixed entries, see `tri_len`)
 //!   POSTINGS per trigram: count (LEB128 varint), ceil(count / 2) bytes of 4-bit follow
 //!            masks (low nibble first, see `ngram::follow_bit` and `ngram::fold_mask`), then
 //!            the count ids as gaps bit-packed in blocks of 128 (see `postings::encode`)
-//!   CHUNKS   n_chunks x CHUNK_LEN: start_line u32, end_line u32, id_off u32, id_len u32
-//!   CHUNKIDS concatenated chunk ids
+//!   CHUNKS   n_chunks x CHUNK_LEN: start_line u32, end_line u32 (format 5-6: then
+//!            id_off u32, id_len u32 into CHUNKIDS, the ids concatenated)
+//!   CHUNKIDS width u32, then when width > 0 n_chunks x width bytes, each id's 2 x width
+//!            lower-case hex digits as bytes; when 0, (n_chunks + 1) x u32 offsets and the
+//!            ids concatenated (ids that are not all hex of one length)
 //!   BLOCKS   for every document of at least BLOCK_MIN_DOC bytes, in document order:
 //!            ceil(raw_len / BLOCK) one-hash Bloom filters of BLOCK_FILTER_BYTES each, the
 //!            trigrams starting in [b * BLOCK, (b + 1) * BLOCK + BLOCK_OVERLAP) of block b
@@ -44,14 +48,19 @@
 //! of 16 (trigram u32, count u32, offset u64), the count a varint at the head of its
 //! postings: the table was two thirds of a small repository's `trigram.idx` (requests:
 //! 377 of 560 KB). Version 5 is still read (`Header::version`).
+//! 7 — the trigram table as a `keytable` (groups of 32: a directory entry and varint gaps,
+//! ~3 bytes a trigram instead of 8), chunk entries of 8 bytes and chunk ids stored as the
+//! bytes their hex digits spell (10 bytes for the chunker's 20 digits): requests' table
+//! and chunk sections 218 to ~90 KB. Versions 5 and 6 are still read.
 
 use std::path::Path;
 
+use super::keytable;
 use crate::error::CoreError;
 
 pub const MAGIC: &[u8; 8] = b"MGVTRIDX";
 pub const CONTENT_MAGIC: &[u8; 8] = b"MGVTRCON";
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 /// The oldest version this build reads (5: 16-byte trigram entries, `TRI_LEN_V5`).
 pub const MIN_VERSION: u32 = 5;
 pub const INDEX_FILE: &str = "trigram.idx";
@@ -105,7 +114,16 @@ pub fn tri_len(version: u32) -> usize {
         TRI_LEN
     }
 }
-pub const CHUNK_LEN: usize = 16;
+/// Bytes per chunk table entry in a file of `version`.
+pub fn chunk_len(version: u32) -> usize {
+    if version < 7 {
+        16
+    } else {
+        8
+    }
+}
+/// The widest hex chunk id stored as bytes (longer ones are stored as text).
+pub const MAX_ID_WIDTH: usize = 64;
 
 /// Read a little-endian `u32` at `off`; `None` past the end.
 #[inline]
@@ -205,15 +223,25 @@ impl Header {
             total_content_bytes: u64_at(b, 32).unwrap_or(0),
             sections,
         };
+        let tri = if version < 7 {
+            u64::from(h.n_trigrams) * tri_len(version) as u64
+        } else {
+            // a keytable: its directory, then the gaps (checked where they are read)
+            (h.n_trigrams as usize).div_ceil(keytable::GROUP) as u64 * keytable::DIR_LEN as u64
+        };
         let expect = [
-            (SEC_DOCS, u64::from(h.n_docs) * DOC_LEN as u64),
+            (SEC_DOCS, u64::from(h.n_docs) * DOC_LEN as u64, true),
+            (SEC_TRIGRAMS, tri, version < 7),
             (
-                SEC_TRIGRAMS,
-                u64::from(h.n_trigrams) * tri_len(version) as u64,
+                SEC_CHUNKS,
+                u64::from(h.n_chunks) * chunk_len(version) as u64,
+                true,
             ),
-            (SEC_CHUNKS, u64::from(h.n_chunks) * CHUNK_LEN as u64),
         ];
-        for (sec, len) in expect {
+        for (sec, len, exact) in expect {
+            if !exact && h.sections[sec].1 >= len {
+                continue;
+            }
             if h.sections[sec].1 != len {
                 return Err(corrupt(format!(
                     "section {sec} is {} bytes, its count says {len}",
@@ -237,7 +265,7 @@ pub fn encode_content_header(build_id: u64) -> Vec<u8> {
 
 /// Check `content.bin`'s header against the index's build id.
 pub fn check_content_header(path: &Path, b: &[u8], build_id: u64) -> Result<(), CoreError> {
-    // the content store's layout did not change in version 6: either version is read
+    // the content store's layout did not change in versions 6 and 7: any version is read
     let corrupt = |reason: &str| CoreError::CorruptIndex {
         path: path.to_path_buf(),
         reason: reason.to_string(),

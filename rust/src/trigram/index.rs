@@ -10,11 +10,12 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use memmap2::Mmap;
 
 use super::format::{self, u32_at, u64_at, Header};
-use super::postings;
+use super::{keytable, postings};
 use crate::error::{CoreError, CoreResult};
 
 /// One indexed document as stored in the document table.
@@ -38,6 +39,8 @@ pub struct Segment {
     header: Header,
     /// Per document, the index of its first block filter in `SEC_BLOCKS`, or `u32::MAX`.
     block_first: Vec<u32>,
+    /// Format 7 chunk ids stored as bytes, spelled in hex once, on first use.
+    hex_ids: OnceLock<String>,
 }
 
 fn map(path: &Path) -> CoreResult<Mmap> {
@@ -68,6 +71,7 @@ impl Segment {
             content,
             header,
             block_first: Vec::new(),
+            hex_ids: OnceLock::new(),
         };
         seg.block_first = seg.validate()?;
         Ok(seg)
@@ -115,6 +119,9 @@ impl Segment {
                 u32::try_from(n_blocks).unwrap_or(u32::MAX - 1)
             });
             n_blocks += nb;
+        }
+        if !self.chunk_ids_fit() {
+            return Err(self.corrupt("the chunk id table does not fit its section"));
         }
         let want = n_blocks * format::BLOCK_FILTER_BYTES as u64;
         if self.section(format::SEC_BLOCKS).len() as u64 != want {
@@ -290,17 +297,80 @@ impl Segment {
     pub fn chunk_table(&self, d: u32) -> ChunkTable<'_> {
         let e = self.doc(d);
         ChunkTable {
+            seg: self,
             table: self.section(format::SEC_CHUNKS),
-            ids: self.section(format::SEC_CHUNKIDS),
+            width: format::chunk_len(self.header.version),
             first: e.first_chunk as usize,
             n: e.n_chunks as usize,
         }
+    }
+
+    /// Format 7's chunk id table: (id width in bytes, 0 for text ids; what follows it).
+    fn id_table(&self) -> (usize, &[u8]) {
+        let ids = self.section(format::SEC_CHUNKIDS);
+        let width = u32_at(ids, 0).unwrap_or(0) as usize;
+        (width, ids.get(4..).unwrap_or(&[]))
+    }
+
+    /// Whether the chunk id table is as long as its ids (format 7; earlier formats point
+    /// into it from the chunk table, each id checked when read).
+    fn chunk_ids_fit(&self) -> bool {
+        if self.header.version < 7 {
+            return true;
+        }
+        let n = self.header.n_chunks as usize;
+        let (width, rest) = self.id_table();
+        if self.section(format::SEC_CHUNKIDS).len() < 4 || width > format::MAX_ID_WIDTH {
+            return false;
+        }
+        if width > 0 {
+            return rest.len() == n * width;
+        }
+        let end = u32_at(rest, n * 4).map_or(usize::MAX, |v| v as usize);
+        rest.len().checked_sub((n + 1) * 4) == Some(end)
+    }
+
+    /// Chunk `c`'s id (`None` where the table is damaged).
+    fn chunk_id(&self, c: u32) -> Option<&str> {
+        let c = c as usize;
+        let ids = self.section(format::SEC_CHUNKIDS);
+        if self.header.version < 7 {
+            let table = self.section(format::SEC_CHUNKS);
+            let at = c * 16;
+            let (io, il) = (
+                u32_at(table, at + 8)? as usize,
+                u32_at(table, at + 12)? as usize,
+            );
+            return std::str::from_utf8(ids.get(io..io.checked_add(il)?)?).ok();
+        }
+        let (width, rest) = self.id_table();
+        if width == 0 {
+            let n = self.header.n_chunks as usize;
+            let (a, b) = (
+                u32_at(rest, c * 4)? as usize,
+                u32_at(rest, c * 4 + 4)? as usize,
+            );
+            let text = rest.get((n + 1) * 4..)?;
+            return std::str::from_utf8(text.get(a..b)?).ok();
+        }
+        let hex = self.hex_ids.get_or_init(|| spell_hex(rest));
+        hex.get(c * 2 * width..(c + 1) * 2 * width)
     }
 
     /// Find a trigram's table entry: (count, offset of its follow masks in the postings).
     fn lookup(&self, t: u32) -> Option<(u32, u64)> {
         let table = self.section(format::SEC_TRIGRAMS);
         let n = self.header.n_trigrams as usize;
+        let blob = self.section(format::SEC_POSTINGS);
+        // format 6-7: the count is a varint at the head of the postings
+        let counted = |off: u64| {
+            let mut pos = usize::try_from(off).ok()?;
+            let count = postings::get_varint(blob, &mut pos)?;
+            Some((count, pos as u64))
+        };
+        if self.header.version >= 7 {
+            return counted(keytable::find(table, n, t)?);
+        }
         let v5 = self.header.version < 6;
         let width = format::tri_len(self.header.version);
         let (mut lo, mut hi) = (0usize, n);
@@ -318,13 +388,7 @@ impl Segment {
                 std::cmp::Ordering::Equal if v5 => {
                     return Some((u32_at(table, at + 4)?, u64_at(table, at + 8)?));
                 }
-                std::cmp::Ordering::Equal => {
-                    // format 6: the count is a varint at the head of the postings
-                    let blob = self.section(format::SEC_POSTINGS);
-                    let mut pos = usize::try_from(u64_at(table, at)? >> 24).ok()?;
-                    let count = postings::get_varint(blob, &mut pos)?;
-                    return Some((count, pos as u64));
-                }
+                std::cmp::Ordering::Equal => return counted(u64_at(table, at)? >> 24),
             }
         }
         None
@@ -383,6 +447,17 @@ impl Segment {
         }
         Ok(())
     }
+}
+
+/// `bytes` spelled as lower-case hex digits.
+fn spell_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
 }
 
 /// A segment as the text modality's segment list describes it.
@@ -674,8 +749,9 @@ impl TextIndex {
 /// UTF-8, is no chunk, as [`Segment::chunks`] leaves it out.
 #[derive(Clone, Copy)]
 pub struct ChunkTable<'a> {
+    seg: &'a Segment,
     table: &'a [u8],
-    ids: &'a [u8],
+    width: usize,
     first: usize,
     n: usize,
 }
@@ -691,18 +767,13 @@ impl<'a> ChunkTable<'a> {
 
     /// Row `i`'s (start line, end line).
     pub fn span(&self, i: usize) -> Option<(u32, u32)> {
-        let at = (self.first + i).checked_mul(format::CHUNK_LEN)?;
+        let at = (self.first + i).checked_mul(self.width)?;
         Some((u32_at(self.table, at)?, u32_at(self.table, at + 4)?))
     }
 
     /// Row `i`'s chunk id.
     pub fn id(&self, i: usize) -> Option<&'a str> {
-        let at = (self.first + i).checked_mul(format::CHUNK_LEN)?;
-        let (io, il) = (
-            u32_at(self.table, at + 8)? as usize,
-            u32_at(self.table, at + 12)? as usize,
-        );
-        std::str::from_utf8(self.ids.get(io..io.checked_add(il)?)?).ok()
+        self.seg.chunk_id(u32::try_from(self.first + i).ok()?)
     }
 }
 

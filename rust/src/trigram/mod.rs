@@ -7,6 +7,8 @@
 //! - [`build`]: the parallel builder (reads files, compresses content, writes postings).
 //! - [`plan`]: a regex syntax tree turned into an AND/OR query of trigrams.
 //! - [`lz4`]: a resumable LZ4 block decoder (stop once the first matches are found).
+//! - [`keytable`]: a sorted (trigram, offset) table in groups of varint gaps.
+//! - [`lz4hc`]: an LZ4 block compressor with hash chains (smaller blocks, same decoder).
 //! - [`index`]: the loaded, immutable, thread-safe index that answers queries.
 //! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
 //! - [`groups`]: a literal's matching lines grouped by enclosing chunk, with their ranking
@@ -21,7 +23,9 @@ pub mod build;
 pub mod format;
 pub mod groups;
 pub mod index;
+pub mod keytable;
 pub mod lz4;
+pub mod lz4hc;
 pub mod memo;
 pub mod ngram;
 pub mod plan;
