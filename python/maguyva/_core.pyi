@@ -31,6 +31,7 @@ __all__ = [
     "non_ascii_strings",
     "number_entries",
     "print_lines",
+    "print_results",
     "static_pool",
     "walk_files",
     "zstd_compress",
@@ -321,6 +322,24 @@ def print_lines(
     printed as `Renderer.text` (UTF-8) or, with `json_path` (the `"path"` value) and
     `json_match` (the `"maguyva"` value of a match line), as `Renderer.json_lines` prints
     them. Returns `(bytes, matched_lines, matches, bytes_of_the_lines)`."""
+
+def print_results(
+    root: str,
+    results: list[tuple[bytes, str, int, int, list[int]]],
+    *,
+    every: bool,
+    cap: int,
+    context: int = 0,
+    literal: bytes | None = None,
+    insensitive: bool = False,
+    color: bool = False,
+) -> bytes:
+    """Every result of a text answer as `Renderer.text` prints them, in one buffer: each
+    `(heading, path, start, end, lines)` is its heading line (UTF-8, no newline), then
+    `print_lines` over the file `path` under the real path `root` as it is now, read as
+    `read_bytes` reads it (a regular file whose real path is inside `root`; otherwise the
+    heading alone). Results apart by an empty line; files read and printed in parallel, with
+    the GIL released."""
 
 # -- hamming (semantic modality) ---------------------------------------------------------------
 # Codes are C-contiguous uint8 arrays of shape (n, dim/8) (or (dim/8,) for one code), bit order
