@@ -46,7 +46,7 @@ from maguyva.query.intent import (
 from maguyva.query.notes import damage_reason, pending_notes
 from maguyva.query.pasted import Pasted, parse_pasted
 from maguyva.query.places import Place, demotes_tests, place_of
-from maguyva.query.present import prefer_place, present
+from maguyva.query.present import ChunkHeads, prefer_place, present
 from maguyva.query.routing import (
     NAMED_INTENTS,
     Plan,
@@ -97,6 +97,7 @@ class Engine:
         self._lock = threading.Lock()
         self._files_meta: dict[str, list[int]] | None = None
         self._capabilities: dict[tuple[str, type], bool] = {}
+        self._heads: ChunkHeads = {}  # the shown chunks' spans and symbols (present.py)
 
     @classmethod
     def open(cls, root: Path, index_dir: Path | None = None) -> Engine:
@@ -572,7 +573,7 @@ class Engine:
         self, entries: list[FusedEntry], plan: Plan, lists: dict[str, list[Hit]]
     ) -> list[Result]:
         order = [m for m in plan.modalities if m in lists]
-        return present(entries, order, lists, self.chunks, self.is_stale)
+        return present(entries, order, lists, self.chunks, self.is_stale, self._heads)
 
     def _centrality(self, lists: dict[str, list[Hit]]) -> dict[str, float]:
         try:
