@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from interfaces_corpus import make_corpus
 from maguyva.api import Index
 from maguyva.interfaces import output
 from maguyva.interfaces.cli.main import main
+from maguyva.modalities.text import literal, modality
 
 _TIMINGS = re.compile(rb"^timings: .*$", re.M)
 _INIT = output.Renderer.__init__
@@ -31,6 +33,9 @@ def root(tmp_path_factory) -> Path:
     (root / "crlf.py").write_bytes(b"class A:\r\n    def f(self):\r\n        return self\r\n")
     (root / "latin1.py").write_bytes(b"# caf\xe9\ndef g(self):\n    s = '\xff self \xfe'\n")
     (root / "long.py").write_text(LONG + "def h(self):\n    pass\n")
+    (root / "accent.py").write_text(
+        "class Caf\u00e9:\n    def r\u00e9sum\u00e9(self):\n        pass\n"
+    )
     for name in ("gone.py", "fifo.py", "swapped.py"):
         (root / name).write_text("def k(self):\n    return self.k\n")
     assert main(["-q", "index", str(root), "--modalities", "text,structural"]) == 0
@@ -117,3 +122,32 @@ def test_kept_heads_answer_as_a_fresh_engine(root):
         expected = [r.to_dict() for r in fresh.search(question, limit=200).results]
         assert [r.to_dict() for r in warm.search(question, limit=200).results] == expected
     assert warm.engine()._heads  # the second round of each question read no chunk record
+
+
+DIRECT = [
+    ('"self"', {}), ('"self"', {"whole_word": True}), ("self.", {"fixed_strings": True}),
+    ('"SELF"', {"case": "insensitive"}), ("se+lf", {"regex": True}), ('"sum"', {}),
+    ("who calls dedent", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("question, options", DIRECT)
+def test_first_hits_alone_answer_as_every_hit(root, question, options, monkeypatch):
+    """A direct literal answer from `literal_ranked` (each file's first hit in full) equals
+    the one from every hit in full, ranks and scores included; a definition line that is
+    not ASCII (`def résumé(self)` for `"self"` and `"sum"`) is decided by Python's `re`."""
+    ranked, decided = [], []
+    real, real_decider = literal._ranked_hits, literal._decider
+    monkeypatch.setattr(literal, "_ranked_hits", lambda *a: ranked.append(1) or real(*a))
+    monkeypatch.setattr(literal, "_decider", lambda d: lambda texts: decided.append(texts) or
+                        real_decider(d)(texts))  # fmt: skip
+    lean = Index.open(root).search(question, limit=1000, **options)
+    full_hits = modality.literal_hits
+    monkeypatch.setattr(modality, "literal_hits", lambda index, query, k, demoted: full_hits(
+        index, replace(query, first_per_file=False), k, demoted))  # fmt: skip
+    full = Index.open(root).search(question, limit=1000, **options)
+    assert [r.to_dict() for r in lean.results] == [r.to_dict() for r in full.results]
+    assert len(lean.results) >= (1 if question != "who calls dedent" else 0)
+    assert bool(ranked) == (question != "who calls dedent")
+    if question in ('"self"', '"sum"'):
+        assert any("résumé" in text for texts in decided for text in texts)

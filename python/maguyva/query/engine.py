@@ -68,7 +68,13 @@ CHUNK_KEYED = frozenset({"text"})
 each document's chunk spans and ids from the chunk store it was built with (a segment of an
 update from that update's chunks; ids are content-addressed, so an unchanged file's agree)."""
 
-_QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {"text", "intent", "target", "terms"}
+_QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {
+    "text",
+    "intent",
+    "target",
+    "terms",
+    "first_per_file",
+}
 
 
 @dataclass
@@ -276,7 +282,15 @@ class Engine:
         """Run the plan; an empty direct answer is absent, damaged or falls back (to fusion for
         a question in words, else to the text); a pasted error adds its type's definition."""
         unavailable: dict[str, str] = {}
-        lists = self._run(plan.modalities, request, depth, timings, unavailable)
+        # One list answered directly is shown by file: only each file's first hit is read
+        # in full (not so when a pasted error's type definition is fused in below).
+        lean = (
+            plan.strategy == "direct"
+            and list(plan.modalities) == ["text"]
+            and not (pasted is not None and pasted.exc_type)
+        )
+        asked = replace(request, first_per_file=True) if lean else request
+        lists = self._run(plan.modalities, asked, depth, timings, unavailable)
         found = Retrieved(plan, lists, unavailable)
         direct_empty = plan.strategy in ("direct", "single") and not lists.get(plan.direct or "")
         # A verified literal search that found nothing is an answer, not a miss: falling back

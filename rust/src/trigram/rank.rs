@@ -142,6 +142,35 @@ pub fn top_groups<'a>(
     }
 }
 
+/// The entries [`top_groups`] chose, in ranked order (the order the text modality's sort
+/// gives them), or `None` when one of them is undecided (Python's `re` decides those).
+pub fn ranked_entries(
+    index: &TextIndex,
+    files: &[FileHits],
+    chosen: &Chosen<'_>,
+    demoted: &[u8],
+) -> Option<Vec<(usize, usize)>> {
+    let mut keys: Vec<Key<'_>> = Vec::with_capacity(chosen.entries.len());
+    for &(file, group) in &chosen.entries {
+        let f = &files[file];
+        let g = &chosen.grouped[file].groups[group];
+        let path = index.path(f.doc);
+        keys.push(Key {
+            not_def: !g.is_def?,
+            demoted: demoted.get(f.doc as usize).is_some_and(|&b| b != 0),
+            not_whole: !g.whole,
+            density: density(g),
+            path_chars: path.chars().count(),
+            path,
+            start: g.start,
+            file,
+            group,
+        });
+    }
+    keys.sort_unstable_by(compare);
+    Some(keys.iter().map(|key| (key.file, key.group)).collect())
+}
+
 /// Every group of `files` in ranked order (decided groups only), for tests: [`top_groups`]
 /// must equal its prefix.
 #[cfg(test)]
