@@ -46,7 +46,7 @@ from maguyva.query.intent import (
 from maguyva.query.notes import damage_reason, pending_notes
 from maguyva.query.pasted import Pasted, parse_pasted
 from maguyva.query.places import Place, demotes_tests, place_of
-from maguyva.query.present import ChunkHeads, prefer_place, present
+from maguyva.query.present import first_hits_asked, prefer_place, present
 from maguyva.query.routing import (
     NAMED_INTENTS,
     Plan,
@@ -68,13 +68,8 @@ CHUNK_KEYED = frozenset({"text"})
 each document's chunk spans and ids from the chunk store it was built with (a segment of an
 update from that update's chunks; ids are content-addressed, so an unchanged file's agree)."""
 
-_QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {
-    "text",
-    "intent",
-    "target",
-    "terms",
-    "first_per_file",
-}
+_QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {"text", "intent", "target", "terms"}
+_QUERY_OPTIONS.discard("first_per_file")  # the engine's own (present.first_hits_asked)
 
 
 @dataclass
@@ -103,7 +98,6 @@ class Engine:
         self._lock = threading.Lock()
         self._files_meta: dict[str, list[int]] | None = None
         self._capabilities: dict[tuple[str, type], bool] = {}
-        self._heads: ChunkHeads = {}  # the shown chunks' spans and symbols (present.py)
 
     @classmethod
     def open(cls, root: Path, index_dir: Path | None = None) -> Engine:
@@ -282,14 +276,7 @@ class Engine:
         """Run the plan; an empty direct answer is absent, damaged or falls back (to fusion for
         a question in words, else to the text); a pasted error adds its type's definition."""
         unavailable: dict[str, str] = {}
-        # One list answered directly is shown by file: only each file's first hit is read
-        # in full (not so when a pasted error's type definition is fused in below).
-        lean = (
-            plan.strategy == "direct"
-            and list(plan.modalities) == ["text"]
-            and not (pasted is not None and pasted.exc_type)
-        )
-        asked = replace(request, first_per_file=True) if lean else request
+        asked = first_hits_asked(request, plan, pasted)
         lists = self._run(plan.modalities, asked, depth, timings, unavailable)
         found = Retrieved(plan, lists, unavailable)
         direct_empty = plan.strategy in ("direct", "single") and not lists.get(plan.direct or "")
@@ -587,7 +574,7 @@ class Engine:
         self, entries: list[FusedEntry], plan: Plan, lists: dict[str, list[Hit]]
     ) -> list[Result]:
         order = [m for m in plan.modalities if m in lists]
-        return present(entries, order, lists, self.chunks, self.is_stale, self._heads)
+        return present(entries, order, lists, self.chunks, self.is_stale)
 
     def _centrality(self, lists: dict[str, list[Hit]]) -> dict[str, float]:
         try:

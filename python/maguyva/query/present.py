@@ -6,11 +6,16 @@ after the implementation)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from dataclasses import replace
+from typing import Any, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
+from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.model import Hit, ModalityContribution, Result
 from maguyva.query.fusion import FusedEntry
+from maguyva.query.pasted import Pasted
 from maguyva.query.places import Place, is_test_path
+from maguyva.query.routing import Plan
 from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
 
 SNIPPET_LINES = 12
@@ -18,11 +23,22 @@ HEADS_KEPT = 8192
 """How many chunks' heads (`ChunkHeads`) an engine keeps before it starts afresh."""
 
 ChunkHeads = dict[tuple[str, str], tuple[int, int, str | None, str | None] | None]
-"""Per engine (one generation: its chunks never change), the span, symbol and kind of the
-chunks shown for hits that carry their own snippet (every text hit), by `(key, path)`, None
-for a key with no chunk: the chunk's text is then not needed, and reading its record (a
+"""Per chunk store (one generation: its chunks never change), the span, symbol and kind of
+the chunks shown for hits that carry their own snippet (every text hit), by `(key, path)`,
+None for a key with no chunk: the chunk's text is then not needed, and reading its record (a
 decompressed block, a span cut from the stored content, two `json.loads`) was ~40% of a
 common literal's answer from the warm server, 387 records per `"self"` (issue 21)."""
+_HEADS: WeakKeyDictionary[Any, ChunkHeads] = WeakKeyDictionary()
+
+
+def first_hits_asked(request: RetrieverQuery, plan: Plan, pasted: Pasted | None) -> RetrieverQuery:
+    """`request` with `first_per_file` when one list is answered directly (shown by file:
+    only each file's first hit is read in full), not when a pasted error's type definition
+    is fused in after (`Engine._with_type_definition`)."""
+    lean = plan.strategy == "direct" and tuple(plan.modalities) == ("text",)
+    if lean and not (pasted is not None and pasted.exc_type):
+        return replace(request, first_per_file=True)
+    return request
 
 
 class _HasPath(Protocol):
@@ -51,11 +67,11 @@ def present(
     lists: dict[str, list[Hit]],
     chunks: ChunkStore | SegmentedChunkStore,
     is_stale: Callable[[str], bool],
-    heads: ChunkHeads | None = None,
 ) -> list[Result]:
     """The results of `fused` (fused from `lists[m] for m in order`), each from its chunk's
-    record (or its head in `heads`) and the first hit of its key in the first list that
-    ranked it."""
+    record (or its head kept in `ChunkHeads`) and the first hit of its key in the first list
+    that ranked it."""
+    heads = _HEADS.setdefault(chunks, {})
     hits_by_key: dict[tuple[str, str], Hit] = {}
     lines_by_path: dict[str, set[int]] = {}
     seen_file_lines: set[int] = set()  # text hits of one file share one `file_lines` list
