@@ -72,15 +72,20 @@ def test_cli_output_is_the_python_printers(root: Path, args, monkeypatch, capsys
 
 def test_native_printer_is_used(root: Path, monkeypatch, capsysbinary):
     calls = []
-    real = output._core.print_lines
-    monkeypatch.setattr(
-        output._core, "print_lines", lambda *a, **k: calls.append(1) or real(*a, **k)
-    )
+    for name in ("print_lines", "print_results"):
+        real = getattr(output._core, name)
+        monkeypatch.setattr(output._core, name, lambda *a, _n=name, _r=real, **k:
+                            calls.append(_n) or _r(*a, **k))  # fmt: skip
     monkeypatch.chdir(root)
     monkeypatch.setenv("MAGUYVA_DAEMON", "0")
     assert main(["search", '"self"', "--max-results", "100"]) == 0
     out = capsysbinary.readouterr().out
-    assert len(calls) >= 5 and out.count(b"self") > 100
+    # text: every result in one call; JSON Lines: one call per result
+    assert calls == ["print_results"] and out.count(b"self") > 100
+    calls.clear()
+    assert main(["search", '"self"', "--max-results", "100", "--json"]) == 0
+    assert len(calls) >= 5 and set(calls) == {"print_lines"}
+    capsysbinary.readouterr()
     # a regex is highlighted by Python's `re`: the Python printer answers
     calls.clear()
     assert main(["search", "--regex", "se+lf", "--max-results", "5"]) == 0

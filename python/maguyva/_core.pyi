@@ -2,6 +2,7 @@
 this module is private. Every function here releases the GIL while it computes."""
 
 from array import array as _array
+from collections.abc import Callable
 from typing import Self, final
 
 from typing_extensions import Buffer as _Buffer
@@ -31,6 +32,7 @@ __all__ = [
     "non_ascii_strings",
     "number_entries",
     "print_lines",
+    "print_results",
     "static_pool",
     "walk_files",
     "zstd_compress",
@@ -282,6 +284,49 @@ class TextIndex:
         of them. `word`: 256 flags, the bytes that glue a match into a word; `demoted`: one
         flag per document in `paths()` order. The compiled pattern and definition are kept
         (bounded LRU) for the next question."""
+
+    def literal_ranked(
+        self,
+        pattern: str,
+        *,
+        definition: str | None,
+        word: bytes,
+        demoted: bytes,
+        k: int,
+        regex: bool = False,
+        case: str = "smart",
+        whole_word: bool = False,
+        path_glob: str | None = None,
+        max_lines: int = 1000,
+        max_files: int = ...,
+        max_lines_per_file: int = ...,
+        decide: Callable[[list[str]], bool] | None = None,
+    ) -> (
+        tuple[
+            list[tuple[str, list[int], bool]],
+            list[
+                tuple[
+                    int,
+                    int,
+                    int,
+                    str | None,
+                    int,
+                    bool,
+                    bool,
+                    tuple[str, list[int], list[list[int]]] | None,
+                ]
+            ],
+        ]
+        | None
+    ):
+        """`literal_top`'s best `k` groups already ranked (the order the text modality's
+        sort gives them), for a direct answer that shows each file by its first group:
+        `([(path, matching_lines, demoted)], [(file_slot, start, end, chunk_id, n_matches,
+        whole_word, is_definition, details)])`, `details` `(first_line_text, lines,
+        [[line, start, end]])` for the first group of each file only (the slots numbered in
+        that order). A group whose definition flag the `regex` crate cannot decide (a line
+        that is not ASCII) is decided by `decide(texts)`, called with the GIL held; None when
+        there is such a group and no `decide`."""
     def bm25(
         self, terms: list[str], k: int, *, max_docs: int = 4000, method: str = "auto"
     ) -> list[tuple[str, int, int, str | None, float, list[int], list[int]]]:
@@ -321,6 +366,24 @@ def print_lines(
     printed as `Renderer.text` (UTF-8) or, with `json_path` (the `"path"` value) and
     `json_match` (the `"maguyva"` value of a match line), as `Renderer.json_lines` prints
     them. Returns `(bytes, matched_lines, matches, bytes_of_the_lines)`."""
+
+def print_results(
+    root: str,
+    results: list[tuple[bytes, str, int, int, list[int]]],
+    *,
+    every: bool,
+    cap: int,
+    context: int = 0,
+    literal: bytes | None = None,
+    insensitive: bool = False,
+    color: bool = False,
+) -> bytes:
+    """Every result of a text answer as `Renderer.text` prints them, in one buffer: each
+    `(heading, path, start, end, lines)` is its heading line (UTF-8, no newline), then
+    `print_lines` over the file `path` under the real path `root` as it is now, read as
+    `read_bytes` reads it (a regular file whose real path is inside `root`; otherwise the
+    heading alone). Results apart by an empty line; files read and printed in parallel, with
+    the GIL released."""
 
 # -- hamming (semantic modality) ---------------------------------------------------------------
 # Codes are C-contiguous uint8 arrays of shape (n, dim/8) (or (dim/8,) for one code), bit order

@@ -8,7 +8,10 @@
 //! U+FFFD for bad bytes and trailing `\r` stripped, JSON strings as Python's `json.dumps`
 //! with `ensure_ascii=False` writes them, `{"bytes": base64}` for a line that is not UTF-8.
 
+use std::path::Path;
+
 use memchr::memmem::Finder;
+use rayon::prelude::*;
 
 const LINE_COLOR: &str = "\x1b[32m";
 const MATCH_COLOR: &str = "\x1b[1;31m";
@@ -254,6 +257,45 @@ pub fn print_lines(
         }
     }
     printed
+}
+
+/// One result of an answer for `print_results`: its heading (the text before its lines,
+/// without the final newline), its root-relative path, its span and its recorded lines.
+pub struct ResultLines<'a> {
+    pub heading: &'a [u8],
+    pub path: &'a str,
+    pub start: i64,
+    pub end: i64,
+    pub lines: &'a [i64],
+}
+
+/// Every result of an answer printed as `Renderer.text` prints them, in one buffer: results
+/// apart by an empty line, each its heading, then `print_lines` over its file as it is now
+/// (read with `confined::read_confined`: a file that is not a regular file any more, is gone
+/// or resolves outside `real_root` shows its heading alone). The files are read and printed
+/// in parallel; the output keeps the results' order. Text only (`opts.json` must be `None`).
+pub fn print_results(
+    real_root: &Path,
+    results: &[ResultLines<'_>],
+    opts: &LineOptions<'_>,
+) -> Vec<u8> {
+    let blocks: Vec<Vec<u8>> = results
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut out = Vec::with_capacity(r.heading.len() + 2);
+            if i > 0 {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(r.heading);
+            out.push(b'\n');
+            if let Some(data) = crate::confined::read_confined(real_root, r.path) {
+                out.extend_from_slice(&print_lines(&data, r.start, r.end, r.lines, opts).out);
+            }
+            out
+        })
+        .collect();
+    blocks.concat()
 }
 
 fn paint(out: &mut Vec<u8>, text: &[u8], code: &str, color: bool) {

@@ -33,6 +33,7 @@ from maguyva.interfaces.shaping import (
     result_fields,
 )
 from maguyva.model import Response, Result
+from maguyva.repo.paths import resolve_root
 from maguyva.repo.reader import read_bytes
 
 MAX_MATCH_LINES = 5
@@ -119,6 +120,7 @@ class Renderer:
         explain: bool = False,
         max_count: int | None = None,
         native: bool = True,
+        batched: bool = True,
     ) -> None:
         self.root = root
         self.color = color
@@ -129,6 +131,7 @@ class Renderer:
         self.case = case
         self.explain = explain
         self.native = native  # print lines in Rust (`_core.print_lines`) where it applies
+        self.batched = batched  # and every result's in one call (`_core.print_results`)
 
     def _file_lines(self, path: str) -> list[tuple[int, bytes]]:
         """(byte offset, line without newline) for every line of the file; [] if unreadable."""
@@ -271,6 +274,12 @@ class Renderer:
         native = self._native_for(light, every)
         if self.explain:
             yield from explain_header(response)
+        if native and self.batched:
+            block = self.printed_all(response.results, light, every)
+            if block is not None:
+                if block:
+                    yield block
+                return
         for rank, result in enumerate(response.results, start=1):
             if rank > 1:
                 yield ""
@@ -297,6 +306,27 @@ class Renderer:
             if result.path not in seen:
                 seen.add(result.path)
                 yield self._paint(shown_name(result.path), _PATH)
+
+    def printed_all(self, results: list[Result], light: Highlighter, every: bool) -> bytes | None:
+        """`text`'s output for every result in one Rust call (`_core.print_results`): the
+        headings made here, each file read (with the same checks as `read_bytes`) and its
+        lines printed in Rust, files in parallel. None when a heading cannot be encoded as
+        UTF-8 (the per-result path says so as it always did)."""
+        items = []
+        for result in results:
+            head = f"{self._paint(shown_name(result.path), _PATH)}{heading(result)}"
+            if self.explain:
+                head += "\n   " + self._paint(provenance_line(result), _DIM)
+            try:
+                encoded = head.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+            items.append((encoded, result.path, result.start_line, result.end_line, result.lines))
+        return _core.print_results(
+            os.fspath(resolve_root(self.root)), items, every=every, cap=self._cap(every),
+            context=self.context, literal=light.literal, insensitive=light.insensitive,
+            color=self.color,
+        )  # fmt: skip
 
     def _paint(self, text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if self.color else text

@@ -34,6 +34,9 @@ class RetrieverQuery:
     language: str | None = None
     kind: str | None = None  # a definition kind asked for ("class", "function", ...)
     depth: int = 2  # graph traversal depth for impact/callers
+    first_per_file: bool = False
+    """Set by the engine when only each file's first hit is read in full (one list answered
+    directly, shown by file): a retriever may then leave the others' snippets and lines out."""
 
 
 @dataclass(slots=True)

@@ -47,7 +47,7 @@ from maguyva.query.intent import (
 from maguyva.query.notes import damage_reason, pending_notes
 from maguyva.query.pasted import Pasted, parse_pasted
 from maguyva.query.places import Place, demotes_tests, place_of
-from maguyva.query.present import prefer_place, present
+from maguyva.query.present import first_hits_asked, prefer_place, present
 from maguyva.query.routing import (
     NAMED_INTENTS,
     Plan,
@@ -65,11 +65,11 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 1000
 
 CHUNK_KEYED = frozenset({"text"})
-"""Modalities whose hits carry this generation's chunk ids (or no key): the text index stores
-each document's chunk spans and ids from the chunk store it was built with (a segment of an
-update from that update's chunks; ids are content-addressed, so an unchanged file's agree)."""
+"""Modalities whose hits carry this generation's chunk ids (or no key): the text index keeps the
+chunk ids of the store it was built with (content-addressed: an unchanged file's agree)."""
 
-_QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - {"text", "intent", "target", "terms"}
+_OWN = {"text", "intent", "target", "terms", "first_per_file"}  # first: present.first_hits_asked
+_QUERY_OPTIONS = {f.name for f in fields(RetrieverQuery)} - _OWN
 
 
 @dataclass
@@ -276,7 +276,8 @@ class Engine:
         """Run the plan; an empty direct answer is absent, damaged or falls back (to fusion for
         a question in words, else to the text); a pasted error adds its type's definition."""
         unavailable: dict[str, str] = {}
-        lists = self._run(plan.modalities, request, depth, timings, unavailable)
+        asked = first_hits_asked(request, plan, pasted)
+        lists = self._run(plan.modalities, asked, depth, timings, unavailable)
         found = Retrieved(plan, lists, unavailable)
         direct_empty = plan.strategy in ("direct", "single") and not lists.get(plan.direct or "")
         # A verified literal search that found nothing is an answer, not a miss: falling back

@@ -6,14 +6,39 @@ after the implementation)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from dataclasses import replace
+from typing import Any, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
+from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.model import Hit, ModalityContribution, Result
 from maguyva.query.fusion import FusedEntry
+from maguyva.query.pasted import Pasted
 from maguyva.query.places import Place, is_test_path
+from maguyva.query.routing import Plan
 from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
 
 SNIPPET_LINES = 12
+HEADS_KEPT = 8192
+"""How many chunks' heads (`ChunkHeads`) an engine keeps before it starts afresh."""
+
+ChunkHeads = dict[tuple[str, str], tuple[int, int, str | None, str | None] | None]
+"""Per chunk store (one generation: its chunks never change), the span, symbol and kind of
+the chunks shown for hits that carry their own snippet (every text hit), by `(key, path)`,
+None for a key with no chunk: the chunk's text is then not needed, and reading its record (a
+decompressed block, a span cut from the stored content, two `json.loads`) was ~40% of a
+common literal's answer from the warm server, 387 records per `"self"` (issue 21)."""
+_HEADS: WeakKeyDictionary[Any, ChunkHeads] = WeakKeyDictionary()
+
+
+def first_hits_asked(request: RetrieverQuery, plan: Plan, pasted: Pasted | None) -> RetrieverQuery:
+    """`request` with `first_per_file` when one list is answered directly (shown by file:
+    only each file's first hit is read in full), not when a pasted error's type definition
+    is fused in after (`Engine._with_type_definition`)."""
+    lean = plan.strategy == "direct" and tuple(plan.modalities) == ("text",)
+    if lean and not (pasted is not None and pasted.exc_type):
+        return replace(request, first_per_file=True)
+    return request
 
 
 class _HasPath(Protocol):
@@ -44,7 +69,9 @@ def present(
     is_stale: Callable[[str], bool],
 ) -> list[Result]:
     """The results of `fused` (fused from `lists[m] for m in order`), each from its chunk's
-    record and the first hit of its key in the first list that ranked it."""
+    record (or its head kept in `ChunkHeads`) and the first hit of its key in the first list
+    that ranked it."""
+    heads = _HEADS.setdefault(chunks, {})
     hits_by_key: dict[tuple[str, str], Hit] = {}
     lines_by_path: dict[str, set[int]] = {}
     seen_file_lines: set[int] = set()  # text hits of one file share one `file_lines` list
@@ -68,7 +95,7 @@ def present(
             provenance.append(ModalityContribution(  # ranks are 1-based in every output
                 modality, rank + 1, round(contribution, 12), hit.score if hit else None))  # fmt: skip
         matched = sorted(lines_by_path.get(entry.path, ()))
-        results.append(result_of(entry, provenance, first_hit, matched, chunks, is_stale))
+        results.append(result_of(entry, provenance, first_hit, matched, chunks, is_stale, heads))
     return results
 
 
@@ -79,16 +106,21 @@ def result_of(
     lines: list[int],
     chunks: ChunkStore | SegmentedChunkStore,
     is_stale: Callable[[str], bool],
+    heads: ChunkHeads | None = None,
 ) -> Result:
-    """One result: span, snippet, symbol and kind from its chunk (its record alone is read),
-    the hit's own snippet, symbol and kind first."""
+    """One result: span, snippet, symbol and kind from its chunk (its record alone is read,
+    or its head kept in `heads` when the hit has a snippet), the hit's own snippet, symbol and
+    kind first."""
     path = entry.path
-    chunk = chunks.record(entry.key, path, text=hit is None or not hit.snippet)
-    if chunk is not None:
+    own_snippet = hit is not None and bool(hit.snippet)
+    head = _head(entry.key, path, chunks, heads) if own_snippet and heads is not None else None
+    chunk = None if head is not None else chunks.record(entry.key, path, text=not own_snippet)
+    if head is not None and head[0] is not None:
+        start, end, symbol, kind = head[0]
+        snippet = ""
+    elif chunk is not None:
         start, end = chunk.start_line, chunk.end_line
-        snippet = (
-            "" if hit is not None and hit.snippet else _chunk_snippet(chunk.text, start, end, lines)
-        )
+        snippet = "" if own_snippet else _chunk_snippet(chunk.text, start, end, lines)
         symbol, kind = chunk.qualified_name, chunk.kind
     else:
         start, end = (hit.start_line, hit.end_line) if hit else (1, 1)
@@ -102,6 +134,22 @@ def result_of(
         provenance=provenance, boost=entry.boost, demoted=entry.demoted, lines=lines,
         symbol=symbol, kind=kind, stale=is_stale(path), extra=dict(hit.extra) if hit else {},
     )  # fmt: skip
+
+
+def _head(
+    key: str, path: str, chunks: ChunkStore | SegmentedChunkStore, heads: ChunkHeads
+) -> tuple[tuple[int, int, str | None, str | None] | None]:
+    """`(head,)` of chunk `key` of `path` from `heads`, read from its record the first time
+    (`(None,)` when the chunk is not found)."""
+    if (key, path) not in heads:
+        chunk = chunks.record(key, path, text=False)
+        if len(heads) >= HEADS_KEPT:
+            heads.clear()
+        heads[(key, path)] = (
+            None if chunk is None else (chunk.start_line, chunk.end_line, chunk.qualified_name,
+                                        chunk.kind)
+        )  # fmt: skip
+    return (heads[(key, path)],)
 
 
 def _chunk_snippet(text: str, start: int, end: int, lines: list[int]) -> str:

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::lines::{self, Highlight, JsonParts, LineOptions};
+use crate::lines::{self, Highlight, JsonParts, LineOptions, ResultLines};
 
 /// `(printed bytes, matched lines, matches, bytes of the printed lines)`.
 type PrintedTuple = (Py<PyBytes>, usize, usize, usize);
@@ -52,7 +52,53 @@ fn print_lines(
     )
 }
 
+/// One result for `print_results`: `(heading, path, start, end, lines)`.
+type ResultTuple = (Vec<u8>, String, i64, i64, Vec<i64>);
+
+/// Every result of a text answer in one buffer; see `maguyva._core.pyi` and
+/// `interfaces/output.py`.
+#[pyfunction]
+#[pyo3(signature = (root, results, *, every, cap, context=0, literal=None, insensitive=false,
+                    color=false))]
+#[allow(clippy::too_many_arguments)]
+fn print_results(
+    py: Python<'_>,
+    root: std::path::PathBuf,
+    results: Vec<ResultTuple>,
+    every: bool,
+    cap: usize,
+    context: usize,
+    literal: Option<&[u8]>,
+    insensitive: bool,
+    color: bool,
+) -> Py<PyBytes> {
+    let highlight = literal.and_then(|l| Highlight::new(l, insensitive));
+    let out = py.detach(|| {
+        let opts = LineOptions {
+            every,
+            cap,
+            context,
+            highlight: highlight.as_ref(),
+            color,
+            json: None,
+        };
+        let items: Vec<ResultLines<'_>> = results
+            .iter()
+            .map(|(heading, path, start, end, lines)| ResultLines {
+                heading,
+                path,
+                start: *start,
+                end: *end,
+                lines,
+            })
+            .collect();
+        lines::print_results(&root, &items, &opts)
+    });
+    PyBytes::new(py, &out).unbind()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(print_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(print_results, m)?)?;
     Ok(())
 }

@@ -38,6 +38,18 @@ type TopGroup = (
     Option<bool>,
     Option<Vec<String>>,
 );
+/// `(file slot, start, end, chunk_id, n_columns, whole, is_def, details)`: one chunk's lines in
+/// ranked order, `details` (`(snippet, lines, columns)`) for the first of each file only.
+type RankedGroup = (
+    usize,
+    u32,
+    u32,
+    Option<String>,
+    usize,
+    bool,
+    bool,
+    Option<(String, Vec<u32>, Vec<[u32; 3]>)>,
+);
 /// `(path, the file's matching lines, demoted)`
 type TopFile = (String, Vec<u32>, bool);
 /// `(path, start_line, end_line, chunk_id, score, lines, term indices)`
@@ -180,6 +192,51 @@ fn parse_case(case: &str) -> PyResult<Case> {
 
 /// `(index_file, content_file, build_id, n_docs, deleted local ids)`: one segment.
 type SegmentTuple = (String, String, u64, u32, Vec<u32>);
+
+/// A literal question's word bytes, definition pattern and search, checked once for
+/// `literal_top` and `literal_ranked`.
+type TopSpec = (WordBytes, Option<std::sync::Arc<regex::Regex>>, SearchSpec);
+
+impl TextIndex {
+    #[allow(clippy::too_many_arguments)]
+    fn top_spec(
+        &self,
+        pattern: String,
+        definition: Option<String>,
+        word: &[u8],
+        demoted: &[u8],
+        regex: bool,
+        case: &str,
+        whole_word: bool,
+        path_glob: Option<String>,
+        [max_lines, max_files, max_lines_per_file]: [usize; 3],
+    ) -> PyResult<TopSpec> {
+        let word = word_bytes(word)?;
+        if demoted.len() != self.inner.n_docs() as usize {
+            return Err(PyValueError::new_err(format!(
+                "demoted must hold one flag per document ({}), got {}",
+                self.inner.n_docs(),
+                demoted.len()
+            )));
+        }
+        let definition = definition
+            .map(|d| rank::definition_regex(&d))
+            .transpose()
+            .map_err(|e| PyValueError::new_err(format!("bad definition pattern: {e}")))?;
+        let spec = SearchSpec {
+            pattern,
+            regex,
+            case: parse_case(case)?,
+            whole_word,
+            path_glob,
+            max_lines,
+            max_files,
+            max_lines_per_file,
+            count_all: false,
+        };
+        Ok((word, definition, spec))
+    }
+}
 
 #[pymethods]
 impl TextIndex {
@@ -363,29 +420,17 @@ impl TextIndex {
         max_files: usize,
         max_lines_per_file: usize,
     ) -> PyResult<(Vec<TopFile>, Vec<TopGroup>, usize)> {
-        let word = word_bytes(word)?;
-        if demoted.len() != self.inner.n_docs() as usize {
-            return Err(PyValueError::new_err(format!(
-                "demoted must hold one flag per document ({}), got {}",
-                self.inner.n_docs(),
-                demoted.len()
-            )));
-        }
-        let definition = definition
-            .map(|d| rank::definition_regex(&d))
-            .transpose()
-            .map_err(|e| PyValueError::new_err(format!("bad definition pattern: {e}")))?;
-        let spec = SearchSpec {
+        let (word, definition, spec) = self.top_spec(
             pattern,
+            definition,
+            word,
+            demoted,
             regex,
-            case: parse_case(case)?,
+            case,
             whole_word,
             path_glob,
-            max_lines,
-            max_files,
-            max_lines_per_file,
-            count_all: false,
-        };
+            [max_lines, max_files, max_lines_per_file],
+        )?;
         let inner = &self.inner;
         let (files, groups, n_groups) = py
             .detach(|| -> crate::error::CoreResult<_> {
@@ -420,6 +465,100 @@ impl TextIndex {
             })
             .map_err(to_py)?;
         Ok((files, groups, n_groups))
+    }
+
+    /// `literal_top`'s best `k` groups in ranked order, the details of the first group of
+    /// each file only (a direct literal answer shows each file by its best group):
+    /// `(files, groups)`. A group whose definition flag the `regex` crate cannot decide (a
+    /// line that is not ASCII) is decided by `decide(texts)` (Python's `re`), called with
+    /// the GIL held; without `decide`, such a group makes the answer `None`. See
+    /// `maguyva._core.pyi`.
+    #[pyo3(signature = (pattern, *, definition, word, demoted, k, regex=false, case="smart",
+                        whole_word=false, path_glob=None, max_lines=1000, max_files=usize::MAX,
+                        max_lines_per_file=usize::MAX, decide=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn literal_ranked(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        definition: Option<String>,
+        word: &[u8],
+        demoted: &[u8],
+        k: usize,
+        regex: bool,
+        case: &str,
+        whole_word: bool,
+        path_glob: Option<String>,
+        max_lines: usize,
+        max_files: usize,
+        max_lines_per_file: usize,
+        decide: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Option<(Vec<TopFile>, Vec<RankedGroup>)>> {
+        let (word, definition, spec) = self.top_spec(
+            pattern,
+            definition,
+            word,
+            demoted,
+            regex,
+            case,
+            whole_word,
+            path_glob,
+            [max_lines, max_files, max_lines_per_file],
+        )?;
+        let inner = &self.inner;
+        let (out, mut chosen) = py
+            .detach(|| -> crate::error::CoreResult<_> {
+                let out = search::search_in(inner, &spec, Some(&self.cache))?;
+                let chosen =
+                    rank::top_groups(inner, &out.files, definition.as_deref(), &word, demoted, k);
+                Ok((out, chosen))
+            })
+            .map_err(to_py)?;
+        for &(file, at) in &chosen.entries {
+            if chosen.grouped[file].groups[at].is_def.is_some() {
+                continue;
+            }
+            let Some(decide) = &decide else {
+                return Ok(None);
+            };
+            let texts = chosen.grouped[file].owned(&out.files[file], at).texts;
+            let verdict: bool = decide.call1((texts.unwrap_or_default(),))?.extract()?;
+            chosen.grouped[file].groups[at].is_def = Some(verdict);
+        }
+        let ranked = py.detach(|| {
+            let mut order = rank::ranked_entries(inner, &out.files, &chosen, demoted)?;
+            order.truncate(k);
+            let mut files: Vec<TopFile> = Vec::new();
+            let mut slot_of: HashMap<usize, usize> = HashMap::new();
+            let mut groups: Vec<RankedGroup> = Vec::with_capacity(order.len());
+            for (file, at) in order {
+                let g = &chosen.grouped[file].groups[at];
+                let mut details = None;
+                let slot = *slot_of.entry(file).or_insert_with(|| {
+                    let f = &out.files[file];
+                    files.push((
+                        inner.path(f.doc).to_string(),
+                        f.lines.iter().map(|l| l.line).collect(),
+                        demoted[f.doc as usize] != 0,
+                    ));
+                    let owned = chosen.grouped[file].owned(f, at);
+                    details = Some((owned.snippet, owned.lines, owned.columns));
+                    files.len() - 1
+                });
+                groups.push((
+                    slot,
+                    g.start,
+                    g.end,
+                    g.chunk_id.map(str::to_string),
+                    g.n_columns,
+                    g.whole,
+                    g.is_def.unwrap_or(false),
+                    details,
+                ));
+            }
+            Some((files, groups))
+        });
+        Ok(ranked)
     }
 
     /// BM25 over chunks for lower-cased terms; the best `k` chunks. `method`: "auto" (the

@@ -142,6 +142,53 @@ pub fn top_groups<'a>(
     }
 }
 
+/// The entries [`top_groups`] chose, in ranked order (the order the text modality's sort
+/// gives them), or `None` when one of them is undecided (Python's `re` decides those).
+pub fn ranked_entries(
+    index: &TextIndex,
+    files: &[FileHits],
+    chosen: &Chosen<'_>,
+    demoted: &[u8],
+) -> Option<Vec<(usize, usize)>> {
+    let mut keys: Vec<Key<'_>> = Vec::with_capacity(chosen.entries.len());
+    for &(file, group) in &chosen.entries {
+        let g = &chosen.grouped[file].groups[group];
+        keys.push(key_of(
+            index,
+            &files[file],
+            g,
+            g.is_def?,
+            demoted,
+            (file, group),
+        ));
+    }
+    keys.sort_unstable_by(compare);
+    Some(keys.iter().map(|key| (key.file, key.group)).collect())
+}
+
+/// The ranking key of group `g` (at `(file, group)`) of the file `f`, its flag `is_def`.
+fn key_of<'a>(
+    index: &'a TextIndex,
+    f: &FileHits,
+    g: &Group<'_>,
+    is_def: bool,
+    demoted: &[u8],
+    (file, group): (usize, usize),
+) -> Key<'a> {
+    let path = index.path(f.doc);
+    Key {
+        not_def: !is_def,
+        demoted: demoted.get(f.doc as usize).is_some_and(|&b| b != 0),
+        not_whole: !g.whole,
+        density: density(g),
+        path_chars: path.chars().count(),
+        path,
+        start: g.start,
+        file,
+        group,
+    }
+}
+
 /// Every group of `files` in ranked order (decided groups only), for tests: [`top_groups`]
 /// must equal its prefix.
 #[cfg(test)]
@@ -158,20 +205,9 @@ fn full_order(
         .map(|f| group_file(f, index.chunks(f.doc).as_slice(), definition, word))
         .collect();
     for (file, (f, groups)) in files.iter().zip(&grouped).enumerate() {
-        let path = index.path(f.doc);
         for (group, g) in groups.groups.iter().enumerate() {
             if let Some(is_def) = g.is_def {
-                keys.push(Key {
-                    not_def: !is_def,
-                    demoted: demoted.get(f.doc as usize).is_some_and(|&b| b != 0),
-                    not_whole: !g.whole,
-                    density: density(g),
-                    path_chars: path.chars().count(),
-                    path,
-                    start: g.start,
-                    file,
-                    group,
-                });
+                keys.push(key_of(index, f, g, is_def, demoted, (file, group)));
             }
         }
     }

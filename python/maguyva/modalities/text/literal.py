@@ -92,23 +92,32 @@ def any_whole_word(text: str, columns: list[tuple[int, int]]) -> bool:
 
 def literal_hits(index: Any, query: RetrieverQuery, k: int, demoted: bytes) -> list[Hit]:
     """The best `k` chunks of `index` (a `_core.TextIndex`) holding `query.target` (or its
-    regex), ranked; `demoted` holds `demoted_flags` of the index's paths."""
+    regex), ranked; `demoted` holds `demoted_flags` of the index's paths. With
+    `query.first_per_file`, only each file's first hit carries its snippet, lines and extra
+    (`_ranked_hits`)."""
     target = query.target if query.regex else query.target.strip()
     source = None if query.regex else definition_source(target)
     definition: re.Pattern[str] | None = None  # compiled for a line that is not ASCII only
     case = query.case
     if case not in CASES:
         raise BadQueryError(f"case must be one of {', '.join(CASES)}, got {case!r}")
+    options = dict(
+        definition=rust_dialect(source), word=WORD_BYTES, demoted=demoted, k=k,
+        regex=query.regex, case=case, whole_word=query.whole_word, path_glob=query.path_glob,
+        max_lines=MAX_FILES_RANKED * MAX_LINES_PER_FILE, max_files=MAX_FILES_RANKED,
+        max_lines_per_file=MAX_LINES_PER_FILE,
+    )  # fmt: skip
     try:
+        ranked = None
+        if query.first_per_file:  # a line that is not ASCII: Python's `re` decides, as below
+            decide = None if source is None else _decider(source)
+            ranked = index.literal_ranked(target, **options, decide=decide)
+        if ranked is not None:
+            return _ranked_hits(*ranked)
         # Rust groups each file's lines by enclosing chunk and keeps the best k groups (and
         # those whose definition flag `re` must decide): a common literal matches thousands
         # of chunks, and only these cross the binding.
-        files, groups, _ = index.literal_top(
-            target, definition=rust_dialect(source), word=WORD_BYTES, demoted=demoted, k=k,
-            regex=query.regex, case=case, whole_word=query.whole_word,
-            path_glob=query.path_glob, max_lines=MAX_FILES_RANKED * MAX_LINES_PER_FILE,
-            max_files=MAX_FILES_RANKED, max_lines_per_file=MAX_LINES_PER_FILE,
-        )  # fmt: skip
+        files, groups, _ = index.literal_top(target, **options)
     except BadQueryError:
         raise
     except ValueError as exc:
@@ -152,4 +161,37 @@ def literal_hits(index: Any, query: RetrieverQuery, k: int, demoted: bytes) -> l
                 },
             )
         )
+    return hits
+
+
+def _decider(source: str) -> Any:
+    """Whether a group whose lines are `texts` holds a definition, as `literal_hits` decides
+    (`source` compiled on the first line that is not ASCII only)."""
+    compiled: list[re.Pattern[str]] = []
+
+    def decide(texts: list[str]) -> bool:
+        if not compiled:
+            compiled.append(re.compile(source))
+        return any(compiled[0].search(text) for text in texts)
+
+    return decide
+
+
+def _ranked_hits(files: list[Any], groups: list[Any]) -> list[Hit]:
+    """`literal_hits` from `TextIndex.literal_ranked`: the groups come ranked, each file's
+    first with its details, the others as key, span and score alone (a direct answer shows a
+    file by its first hit and reads the others' ranks only; `present` takes a file's lines
+    from `file_lines`). `tests/test_lines_batched.py` holds it to the full hits' answers."""
+    hits = []
+    for slot, start, end, chunk_id, n_columns, whole, is_def, details in groups:
+        path, file_lines, _ = files[slot]
+        score = round(2.0 * is_def + 1.0 * whole + min(n_columns / max(1, end - start + 1), 1.0), 4)
+        if details is None:
+            hits.append(Hit(path=path, start_line=start, end_line=end, key=chunk_id, score=score))
+            continue
+        snippet, group_lines, columns = details
+        extra = {"columns": columns, "definition": is_def, "whole_word": whole,
+                 "file_lines": file_lines}  # fmt: skip
+        hits.append(Hit(path=path, start_line=start, end_line=end, key=chunk_id, score=score,
+                        snippet=snippet, lines=group_lines, extra=extra))  # fmt: skip
     return hits
