@@ -20,8 +20,6 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
-
 from maguyva.query.verdict import Classification
 
 GATE = Path(__file__).with_name("intent_gate.npz")
@@ -43,6 +41,8 @@ def _load() -> tuple[dict[str, tuple[dict[str, float], float, float]], float] | 
     """Per intent: (feature weights, bias, scale); and the probability threshold."""
     if not GATE.exists():
         return None
+    import numpy as np  # here: a literal question's process never imports numpy
+
     with np.load(GATE, allow_pickle=False) as data:
         vocab = str(data["vocab"]).split("\n")
         intents = str(data["intents"]).split("\n")
