@@ -4,8 +4,8 @@ call per result printed before it (`batched=False`), on real standard-library mo
 the files a repository really has: bad UTF-8, CRLF line ends, a 300,000-character line, a
 file deleted since indexing, one turned into a FIFO and one swapped for a link out of the root
 (whose outside content is never printed). Each printed line is also checked against the file
-itself: its number, its text and the order of the lines. And the heads an engine keeps for
-shown chunks (`present.ChunkHeads`) answer as a fresh engine does."""
+itself: its number, its text and the order of the lines. And the records a chunk store keeps for
+shown chunks (`SegmentedChunkStore.record` without text) answer as a fresh engine does."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from maguyva.api import Index
 from maguyva.interfaces import output
 from maguyva.interfaces.cli.main import main
 from maguyva.modalities.text import literal, modality
-from maguyva.query import present
 
 _TIMINGS = re.compile(rb"^timings: .*$", re.M)
 _INIT = output.Renderer.__init__
@@ -122,7 +121,7 @@ def test_kept_heads_answer_as_a_fresh_engine(root):
         fresh = Index.open(root)
         expected = [r.to_dict() for r in fresh.search(question, limit=200).results]
         assert [r.to_dict() for r in warm.search(question, limit=200).results] == expected
-    assert present._HEADS[warm.engine().chunks]  # the second rounds read no chunk record
+    assert warm.engine().chunks._records  # the second rounds read no chunk record
 
 
 DIRECT = [

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
-from weakref import WeakKeyDictionary
+from typing import Protocol, TypeVar
 
 from maguyva.modalities.protocol import RetrieverQuery
 from maguyva.model import Hit, ModalityContribution, Result
@@ -19,16 +18,6 @@ from maguyva.query.routing import Plan
 from maguyva.store.chunks import ChunkStore, SegmentedChunkStore
 
 SNIPPET_LINES = 12
-HEADS_KEPT = 8192
-"""How many chunks' heads (`ChunkHeads`) an engine keeps before it starts afresh."""
-
-ChunkHeads = dict[tuple[str, str], tuple[int, int, str | None, str | None] | None]
-"""Per chunk store (one generation: its chunks never change), the span, symbol and kind of
-the chunks shown for hits that carry their own snippet (every text hit), by `(key, path)`,
-None for a key with no chunk: the chunk's text is then not needed, and reading its record (a
-decompressed block, a span cut from the stored content, two `json.loads`) was ~40% of a
-common literal's answer from the warm server, 387 records per `"self"` (issue 21)."""
-_HEADS: WeakKeyDictionary[Any, ChunkHeads] = WeakKeyDictionary()
 
 
 def first_hits_asked(request: RetrieverQuery, plan: Plan, pasted: Pasted | None) -> RetrieverQuery:
@@ -69,9 +58,7 @@ def present(
     is_stale: Callable[[str], bool],
 ) -> list[Result]:
     """The results of `fused` (fused from `lists[m] for m in order`), each from its chunk's
-    record (or its head kept in `ChunkHeads`) and the first hit of its key in the first list
-    that ranked it."""
-    heads = _HEADS.setdefault(chunks, {})
+    record and the first hit of its key in the first list that ranked it."""
     hits_by_key: dict[tuple[str, str], Hit] = {}
     lines_by_path: dict[str, set[int]] = {}
     seen_file_lines: set[int] = set()  # text hits of one file share one `file_lines` list
@@ -95,7 +82,7 @@ def present(
             provenance.append(ModalityContribution(  # ranks are 1-based in every output
                 modality, rank + 1, round(contribution, 12), hit.score if hit else None))  # fmt: skip
         matched = sorted(lines_by_path.get(entry.path, ()))
-        results.append(result_of(entry, provenance, first_hit, matched, chunks, is_stale, heads))
+        results.append(result_of(entry, provenance, first_hit, matched, chunks, is_stale))
     return results
 
 
@@ -106,19 +93,14 @@ def result_of(
     lines: list[int],
     chunks: ChunkStore | SegmentedChunkStore,
     is_stale: Callable[[str], bool],
-    heads: ChunkHeads | None = None,
 ) -> Result:
-    """One result: span, snippet, symbol and kind from its chunk (its record alone is read,
-    or its head kept in `heads` when the hit has a snippet), the hit's own snippet, symbol and
-    kind first."""
+    """One result: span, snippet, symbol and kind from its chunk (its record alone is read;
+    without its text, which the store keeps between questions, when the hit has a snippet of
+    its own), the hit's own snippet, symbol and kind first."""
     path = entry.path
     own_snippet = hit is not None and bool(hit.snippet)
-    head = _head(entry.key, path, chunks, heads) if own_snippet and heads is not None else None
-    chunk = None if head is not None else chunks.record(entry.key, path, text=not own_snippet)
-    if head is not None and head[0] is not None:
-        start, end, symbol, kind = head[0]
-        snippet = ""
-    elif chunk is not None:
+    chunk = chunks.record(entry.key, path, text=not own_snippet)
+    if chunk is not None:
         start, end = chunk.start_line, chunk.end_line
         snippet = "" if own_snippet else _chunk_snippet(chunk.text, start, end, lines)
         symbol, kind = chunk.qualified_name, chunk.kind
@@ -134,22 +116,6 @@ def result_of(
         provenance=provenance, boost=entry.boost, demoted=entry.demoted, lines=lines,
         symbol=symbol, kind=kind, stale=is_stale(path), extra=dict(hit.extra) if hit else {},
     )  # fmt: skip
-
-
-def _head(
-    key: str, path: str, chunks: ChunkStore | SegmentedChunkStore, heads: ChunkHeads
-) -> tuple[tuple[int, int, str | None, str | None] | None]:
-    """`(head,)` of chunk `key` of `path` from `heads`, read from its record the first time
-    (`(None,)` when the chunk is not found)."""
-    if (key, path) not in heads:
-        chunk = chunks.record(key, path, text=False)
-        if len(heads) >= HEADS_KEPT:
-            heads.clear()
-        heads[(key, path)] = (
-            None if chunk is None else (chunk.start_line, chunk.end_line, chunk.qualified_name,
-                                        chunk.kind)
-        )  # fmt: skip
-    return (heads[(key, path)],)
 
 
 def _chunk_snippet(text: str, start: int, end: int, lines: list[int]) -> str:

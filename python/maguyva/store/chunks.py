@@ -218,8 +218,9 @@ that touches 40,000 files of the kernel must not keep 1.2 million chunk objects 
 RAW_PATHS = 64
 """Per store, how many files' decompressed rows `record` keeps (its rows are not decoded)."""
 
-RECORDS = 4096
-"""Per store, how many decoded records without their span text `record` keeps."""
+RECORDS = 8192
+"""Per store, the decoded records without span text `record` keeps: every result of a common
+literal (`"self"` ranks 5,008 stdlib chunks), so a repeated one reads no record."""
 
 _Parts = tuple[bytes, dict[int, tuple[int, int]], int, dict[int, bytes]]
 """One file's rows decompressed, their spans and CRC (`blocks.parts`), the span rows filled."""
