@@ -15,6 +15,7 @@ wall seconds. Run:
     .venv/bin/python benches/eval_embed.py --n 300 [--speed [--only "1 thread"]] [--repeat 3]
     .venv/bin/python benches/eval_embed.py --corpus /tmp/django-5.2.8 [--sample 400 --threads 2]
         [--rows 4 8 16 32]
+    .venv/bin/python benches/eval_embed.py --n 1000 --head-windows 128 96 80 64   # heads only
 """
 
 from __future__ import annotations
@@ -144,6 +145,10 @@ def main() -> None:
     ap.add_argument(
         "--rows", type=int, nargs="*", default=[], help="--corpus: heads at N rows per run"
     )
+    ap.add_argument(
+        "--head-windows", type=int, nargs="*", default=[],
+        help="instead: the heads (as a build makes them) at each of these token windows",
+    )  # fmt: skip
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.corpus:
@@ -157,11 +162,15 @@ def main() -> None:
     plain = [c.text for _, c in data]
     heads = [head_text(c) for _, c in data]
     configs: list[tuple[str, list[str], dict[str, Any]]] = [
-        ("plain source, 256", plain, {"max_length": 256}),
-        ("chunk, 256", full, {"max_length": 256}),
-        ("chunk, 128", full, {"max_length": 128}),
-        ("head only (header + first lines)", heads, {"max_length": 128}),
+        (f"head only, window {w}", heads, {"max_length": w}) for w in args.head_windows
     ]
+    if not args.head_windows:
+        configs += [
+            ("plain source, 256", plain, {"max_length": 256}),
+            ("chunk, 256", full, {"max_length": 256}),
+            ("chunk, 128", full, {"max_length": 128}),
+            ("head only (header + first lines)", heads, {"max_length": 128}),
+        ]
     if args.speed:
         before = {"graph": "weight-only", "batch_size": 64}  # the default until issue 17
         spin = {"session.intra_op.allow_spinning": "1"}

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from maguyva.config import effective_config
@@ -69,3 +71,26 @@ def test_the_provider_tokenizes_without_offsets_to_the_same_ids() -> None:
     fast = [e.ids for e in tokenizer.encode_batch_fast(texts)]
     assert fast == [e.ids for e in tokenizer.encode_batch(texts)]
     assert max(len(ids) for ids in fast) == 128  # truncated to the window, as a run sees it
+
+
+def test_runs_of_one_text_tokenize_their_own_text_on_their_thread() -> None:
+    """With one text per run (the default) each run tokenizes its text on the embedding
+    worker's thread (never the tokenizer's own pool): the ids and tokens of one batch call."""
+    texts = [p.read_text(encoding="utf-8")[:600] for p in sorted(STDLIB_JSON.glob("*.py"))]
+    provider = MiniLMProvider(threads=2)
+    _, tokenizer = provider._load(1)
+    calls: list[tuple[int, str]] = []
+
+    class Recording:
+        def encode_batch_fast(self, batch: list[str]) -> Any:
+            calls.append((len(batch), threading.current_thread().name))
+            return tokenizer.encode_batch_fast(batch)
+
+    provider._tokenizer = Recording()
+    result = provider.embed(texts, "document")
+    assert result.tokens == sum(len(e.ids) for e in tokenizer.encode_batch_fast(texts))
+    assert len(calls) == len(texts) and all(n == 1 for n, _ in calls)
+    assert all(name.startswith("maguyva-embed") for _, name in calls)
+    again = MiniLMProvider(threads=1).embed(texts, "document")  # one thread, its own tokenizer
+    assert result.floats is not None and again.floats is not None
+    np.testing.assert_array_equal(result.floats, again.floats)

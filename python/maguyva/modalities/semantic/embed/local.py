@@ -214,32 +214,41 @@ class MiniLMProvider(EmbeddingProvider):
         return sum(len(e.ids) for e in tokenizer.encode_batch(texts))
 
     def embed(self, texts: list[str], input_type: InputType) -> Embeddings:
-        """Embed in batches of similar length; `input_type` is unused: this model is symmetric.
+        """Embed one text per run (the default), or in batches of similar length; `input_type`
+        is unused: this model is symmetric.
 
-        Texts are sorted by token count and cut into batches of at most `batch_size` texts and
-        `batch_tokens` padded tokens. A single text runs on the one-thread session (lowest
-        latency under load). Bulk work uses `bulk_threads()`: as that many runs at once on the
-        one-thread session (`concurrent_runs`, the default: one text per run gives each
-        thread whole texts, none waits on another), else as intra-op threads of one run.
+        A single text runs on the one-thread session (lowest latency under load). Bulk work
+        uses `bulk_threads()`: as that many runs at once on the one-thread session
+        (`concurrent_runs`, the default: one text per run gives each thread whole texts, none
+        waits on another), else as intra-op threads of one run. With one text per run each
+        run tokenizes its own text (`_encoder`); batches of several texts are cut from the
+        texts sorted by token count, at most `batch_size` texts and `batch_tokens` padded
+        tokens each.
         """
         if not texts:
             return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
         threads = 1 if len(texts) == 1 else self.bulk_threads()
         workers = threads if self.concurrent_runs else 1
         session, tokenizer = self._load(1 if self.concurrent_runs else threads)
-        # the same ids without the offsets: ~0.13 against ~0.21 ms of CPU per head (tested equal)
-        encodings = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)(texts)
-        lengths = [len(e.ids) for e in encodings]
-        order = sorted(range(len(texts)), key=lambda i: lengths[i])
+        encode = _encoder(tokenizer)
         out = np.empty((len(texts), DIM), dtype=np.float32)
+        encodings: list[Any] = [None] * len(texts)
+        if self.batch_size == 1:
+            batches: list[list[int]] = [[i] for i in range(len(texts))]
+        else:
+            encodings = encode(texts)
+            lengths = [len(e.ids) for e in encodings]
+            order = sorted(range(len(texts)), key=lambda i: lengths[i])
+            batches = list(_batches(order, lengths, self.batch_tokens, self.batch_size))
 
         def run(batch: list[int]) -> int:
             """Embed one batch into its rows of `out` (disjoint per batch); its real tokens."""
-            width = lengths[batch[-1]]
+            seqs = [encodings[i].ids if encodings[i] is not None else encode([texts[i]])[0].ids
+                    for i in batch]  # fmt: skip
+            width = max(len(seq) for seq in seqs)
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                seq = encodings[i].ids
+            for row, seq in enumerate(seqs):
                 ids[row, : len(seq)] = seq
                 mask[row, : len(seq)] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
@@ -253,13 +262,22 @@ class MiniLMProvider(EmbeddingProvider):
             out[batch] = pooled / np.maximum(norms, 1e-12)
             return int(mask.sum())
 
-        batches = list(_batches(order, lengths, self.batch_tokens, self.batch_size))
         if workers > 1 and len(batches) > 1:
             with ThreadPoolExecutor(workers, thread_name_prefix="maguyva-embed") as pool:
                 tokens = sum(pool.map(run, batches))
         else:
             tokens = sum(map(run, batches))
         return Embeddings(binarize(out), out, tokens)
+
+
+def _encoder(tokenizer: Any) -> Any:
+    """The tokenizer's batch call without character offsets (`encode_batch_fast`: ~0.13
+    against ~0.21 ms of CPU per head, the same ids, tested). A run of one text calls it with
+    that text alone, on the run's own thread: one text is never split over the tokenizer's
+    thread pool, so tokenizing overlaps the other runs and no pool thread wakes for it
+    (docs/semantic-heads.md)."""
+    fast = getattr(tokenizer, "encode_batch_fast", None)  # tokenizers >= 0.20
+    return fast if fast is not None else tokenizer.encode_batch
 
 
 def _batches(
