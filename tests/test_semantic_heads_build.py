@@ -17,7 +17,7 @@ import pytest
 
 from maguyva.config import effective_config
 from maguyva.errors import CorruptIndexError
-from maguyva.modalities.semantic import dedup
+from maguyva.modalities.semantic import dedup, planning
 from maguyva.modalities.semantic.embed import MiniLMProvider, content_hash
 from maguyva.modalities.semantic.planning import text_of
 from maguyva.modalities.semantic.queue import entry_of
@@ -94,3 +94,48 @@ def test_runs_of_one_text_tokenize_their_own_text_on_their_thread() -> None:
     again = MiniLMProvider(threads=1).embed(texts, "document")  # one thread, its own tokenizer
     assert result.floats is not None and again.floats is not None
     np.testing.assert_array_equal(result.floats, again.floats)
+
+
+class _NoPlanning(list):  # type: ignore[type-arg]
+    def of_paths(self, paths: list[str]) -> list[Any]:
+        raise AssertionError("a file was planned again")
+
+
+def test_slices_take_the_planned_texts_without_planning_files_again(tmp_path: Path) -> None:
+    """A plan keeps its texts for the slices that embed them (`PendingTexts`): a slice finds
+    each queued text by its key without planning its file again, takes it once, and a key
+    not kept (taken, or never planned) plans the file again, as before."""
+    shutil.copytree(STDLIB_JSON, tmp_path / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    values = effective_config(tmp_path, {}).values
+    files = walk_repository(tmp_path, values).files
+    chunks = _Chunks(extract_repository(tmp_path, files, values, lambda *a: None)[1])
+    provider = MiniLMProvider()
+    config = {"semantic_phases": "heads"}
+    ctx = SimpleNamespace(chunks=chunks, config=config, cache_dir=tmp_path / "cache")
+    eligible = planning.plan(ctx, provider)["eligible"]  # type: ignore[arg-type]
+    by_id = {c.id: c for c in chunks}
+    slice_ctx = SimpleNamespace(chunks=_NoPlanning(), config=config)
+    for p in eligible:
+        e = entry_of(by_id[p.id], p)
+        if p.head_hash != p.hash:
+            head = text_of(slice_ctx, {}, (p.head_hash, e, True), provider.identity)  # type: ignore[arg-type]
+            assert head == p.head
+        assert text_of(slice_ctx, {}, (p.hash, e, False), provider.identity) == p.text  # type: ignore[arg-type]
+    p = eligible[0]
+    with pytest.raises(AssertionError, match="planned again"):  # taken: the file is planned
+        text_of(slice_ctx, {}, (p.hash, entry_of(by_id[p.id], p), False), provider.identity)  # type: ignore[arg-type]
+    ctx.chunks = _Chunks(chunks)
+    assert text_of(ctx, {}, (p.hash, entry_of(by_id[p.id], p), False), provider.identity) == p.text  # type: ignore[arg-type]
+    dry = SimpleNamespace(chunks=chunks, config=config, cache_dir=tmp_path / "cache")
+    before = len(planning.PENDING)
+    planning.plan(dry, provider, write_memo=False)  # type: ignore[arg-type]  # a dry run keeps none
+    assert len(planning.PENDING) == before
+
+
+def test_pending_texts_stay_within_their_limit() -> None:
+    kept = planning.PendingTexts(limit=10)
+    made = [SimpleNamespace(hash=f"t{i}", text="x" * 4, head_hash=f"h{i}", head="y" * 2)
+            for i in range(3)]  # fmt: skip
+    kept.add(made, heads=True)  # type: ignore[arg-type]
+    assert kept.size <= 10 and kept.take("h0") is None  # the oldest left first
+    assert kept.take("t2") == "xxxx" and kept.take("t2") is None

@@ -3,6 +3,8 @@ texts and hashes, the central files embedded first, and the dry run's forecast."
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,50 @@ from maguyva.model import Chunk
 PLAN_BATCH = 512
 """Chunks whose vector keys are computed together (`texts.plan_chunks`)."""
 
+PENDING_CHARS = 1 << 25
+"""Most characters of planned texts that `PendingTexts` keeps for the slices that follow a
+plan (32 M: every head and most full texts of Django's 53,112 chunks)."""
+
+
+class PendingTexts:
+    """The texts a plan queued, by their key (the sha256 of the text itself, so a text found
+    is the one the key names, whatever changed since), kept in this process for the slices
+    that embed them: each slice after a first build's first generation is an update that
+    planned no file, and found a queued chunk's text by planning its whole file again
+    (reading and hashing it: ~5 % of a heads build's CPU on a Django subtree, 57 slices at
+    load 15; docs/semantic-heads.md). A text leaves when it is taken (embedded, or about to
+    be); the oldest leave first past `PENDING_CHARS`, and a key not kept is planned again."""
+
+    def __init__(self, limit: int = PENDING_CHARS) -> None:
+        self.limit, self.size = limit, 0
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, planned: list[Planned], heads: bool) -> None:
+        """Keep each planned chunk's texts: heads first (a heads-first build embeds them
+        first), when `heads`, then the full texts."""
+        items = [(p.head_hash, p.head) for p in planned if heads and p.head_hash != p.hash]
+        items += [(p.hash, p.text) for p in planned]
+        with self._lock:
+            for key, text in items:
+                if key not in self._texts and len(text) <= self.limit:
+                    self._texts[key] = text
+                    self.size += len(text)
+            while self.size > self.limit:
+                self.size -= len(self._texts.popitem(last=False)[1])
+
+    def take(self, key: str) -> str | None:
+        with self._lock:
+            text = self._texts.pop(key, None)
+            self.size -= len(text) if text is not None else 0
+            return text
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
+PENDING = PendingTexts()
+
 
 def central(ctx: BuildContext) -> frozenset[str] | None:
     """The central files by the graph of the generation being replaced (committed, so never
@@ -41,14 +87,17 @@ def text_of(
     ctx: BuildContext, texts: dict[str, Planned], item: tuple[str, Entry, bool],
     identity: ProviderIdentity,
 ) -> str:  # fmt: skip
-    """The text to embed for a queued chunk: planned in this build, or (a pending chunk of an
-    unchanged file, in an update: every slice of a first build after the first) its file's
-    chunks planned again without the window check: no tokenizing, which had cost more CPU than
+    """The text to embed for a queued chunk: kept since a plan of this process
+    (`PendingTexts`), planned in this build, or (a pending chunk of an unchanged file, in an
+    update, whose text was not kept) its file's chunks planned again without the window check: no tokenizing, which had cost more CPU than
     the check saves when each slice planned every file it embedded from. A head keyed as its
     body (it fills the window, `dedup`) is then found by its text's hash: the text is what the
     key names, and the model sees the same ids either way."""
     h, e, head = item
+    kept = PENDING.take(h)  # planned by an earlier plan of this process: no file planned again
     p = texts.get(e[ID])
+    if kept is not None:
+        return kept
     if p is None:
         for q in plan_chunks(ctx.chunks.of_paths([e[PATH]]), identity, None, False):  # type: ignore[attr-defined]
             texts.setdefault(q.id, q)
@@ -77,7 +126,8 @@ def plan(
     excluded as secrets (remote providers only). `chunks` (default: every chunk of the
     build) narrows it, e.g. to the changed files' chunks of an update. Which heads fill the
     model's window is read from the memo for heads planned before (`dedup.KeyMemo`;
-    `write_memo`: add the new ones)."""
+    `write_memo`: add the new ones, and keep the eligible texts for the slices that embed
+    them, `PendingTexts`; the dry run does neither)."""
     identity = provider.identity
     heads = ctx.config.get("semantic_phases") != "full"  # else no head is embedded
     memo = (KeyMemo(ctx.cache_dir / "embeddings", identity, write_memo)
@@ -115,6 +165,8 @@ def plan(
     keyed = [k for k in keyed if not secret_files.get(k[0][0])]
     keyed.sort(key=lambda e: e[0])
     eligible = [p for _, p, _ in keyed]
+    if write_memo:
+        PENDING.add(eligible, heads)
     files = {path: reason for path, reason in sorted(secret_files.items()) if reason}
     return {"eligible": eligible, "entries": [e for _, _, e in keyed], "excluded": excluded,
             "excluded_files": files}  # fmt: skip
