@@ -123,6 +123,7 @@ def measure(root: Path, phases: str, index_dir: Path) -> dict[str, Any]:
         "text_of": {k: round(v, 2) for k, v in text_of.items()},
         **{name: {k: round(v, 2) for k, v in got.items()} for name, got in loop.items()},
         "timings_s": {k: round(v, 1) for k, v in summary.timings_s.items()},
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "load": [round(load0, 1), round(os.getloadavg()[0], 1)],
         "cpu": read_cpu().model,
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
