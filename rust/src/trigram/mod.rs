@@ -10,6 +10,7 @@
 //! - [`keytable`]: a sorted (trigram, offset) table in groups of varint gaps.
 //! - [`lz4hc`]: an LZ4 block compressor with hash chains (smaller blocks, same decoder).
 //! - [`index`]: the loaded, immutable, thread-safe index that answers queries.
+//! - [`finder`]: a literal found with `memmem`, skipping the blocks that cannot hold it.
 //! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
 //! - [`groups`]: a literal's matching lines grouped by enclosing chunk, with their ranking
 //!   features.
@@ -20,6 +21,7 @@
 
 pub mod bm25;
 pub mod build;
+pub mod finder;
 pub mod format;
 pub mod groups;
 pub mod index;

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
+use super::finder::{is_word_byte, Literal};
 use super::index::{Segment, TextIndex};
 use super::memo::{ByteLru, Lru};
 use super::ngram;
@@ -97,102 +98,9 @@ pub struct Compiled {
     /// repetition): a prefix of a document then decides its first matches (see
     /// [`verify_prefix`]).
     pub max_len: Option<usize>,
-    /// A case-insensitive ASCII literal, matched without the regex where it can be (see
-    /// [`Folded`]).
-    pub folded: Option<Folded>,
-}
-
-/// A case-insensitive ASCII literal as lower-case bytes, found with `memmem` in an ASCII
-/// lower-cased copy of a document: the regex crate's prefilter for such a literal (Teddy over
-/// its case variants) stops at every `def ` of a file when asked for `def __init__(self`.
-/// Unicode simple case folding also matches a few characters outside ASCII to ASCII letters
-/// (`ſ` to `s`, the Kelvin sign to `k`): a document holding one of those for a letter of the
-/// literal is searched with the regex, so the matches are the regex's in every document.
-pub struct Folded {
-    finder: memchr::memmem::Finder<'static>,
-    len: usize,
-    /// The UTF-8 forms of the characters outside ASCII that fold to a letter of the literal.
-    others: Vec<memchr::memmem::Finder<'static>>,
-}
-
-impl Folded {
-    fn new(literal: &str) -> CoreResult<Option<Folded>> {
-        if !literal.is_ascii() || literal.is_empty() {
-            return Ok(None);
-        }
-        let lower = literal.as_bytes().to_ascii_lowercase();
-        let mut others: Vec<char> = Vec::new();
-        for b in lower.iter().copied().filter(u8::is_ascii_lowercase) {
-            others.extend(folds_outside_ascii(b as char)?);
-        }
-        others.sort_unstable();
-        others.dedup();
-        Ok(Some(Folded {
-            finder: memchr::memmem::Finder::new(&lower).into_owned(),
-            len: lower.len(),
-            others: others
-                .iter()
-                .map(|c| memchr::memmem::Finder::new(c.to_string().as_bytes()).into_owned())
-                .collect(),
-        }))
-    }
-
-    /// True when `hay` holds none of the characters outside ASCII that fold to the literal.
-    fn applies(&self, hay: &[u8]) -> bool {
-        self.others.iter().all(|f| f.find(hay).is_none())
-    }
-}
-
-/// The characters outside ASCII that the regex crate's case-insensitive `c` matches.
-fn folds_outside_ascii(c: char) -> CoreResult<Vec<char>> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(&c.to_string())
-        .map_err(|e| CoreError::BadRegex(e.to_string()))?;
-    let mut out = Vec::new();
-    if let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) = hir.kind()
-    {
-        for r in class.ranges() {
-            out.extend((r.start()..=r.end()).filter(|ch| !ch.is_ascii()));
-        }
-    }
-    Ok(out)
-}
-
-thread_local! {
-    /// Per-thread buffer for a document's ASCII lower-cased copy (see [`Folded`]).
-    static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Matches of a [`Folded`] literal in `hay` (whose lower-cased copy is `lowered`), as
-/// [`Matches`] gives the regex's.
-struct FoldedMatches<'f, 'h> {
-    folded: &'f Folded,
-    lowered: &'h [u8],
-    whole_word: bool,
-    at: usize,
-}
-
-impl Iterator for FoldedMatches<'_, '_> {
-    type Item = (usize, usize);
-
-    fn next(&mut self) -> Option<(usize, usize)> {
-        let hay = self.lowered;
-        while self.at <= hay.len() {
-            let s = self.at + self.folded.finder.find(&hay[self.at..])?;
-            let e = s + self.folded.len;
-            let ok = !self.whole_word
-                || ((s == 0 || !is_word_byte(hay[s - 1]))
-                    && (e == hay.len() || !is_word_byte(hay[e])));
-            if ok {
-                self.at = e;
-                return Some((s, e));
-            }
-            self.at = s + 1;
-        }
-        None
-    }
+    /// A literal (not a regex), matched without the regex where it can be (see
+    /// [`Literal`]).
+    pub literal: Option<Literal>,
 }
 
 fn has_uppercase_literal(node: &ast::Ast) -> bool {
@@ -272,17 +180,17 @@ pub fn compile(spec: &SearchSpec) -> CoreResult<Compiled> {
             spec.pattern
         )));
     }
-    let folded = if insensitive && !spec.regex {
-        Folded::new(&spec.pattern)?
-    } else {
+    let literal = if spec.regex {
         None
+    } else {
+        Literal::new(&spec.pattern, insensitive)?
     };
     Ok(Compiled {
         regex,
         query: plan::plan(&hir),
         whole_word: spec.whole_word,
         max_len: hir.properties().maximum_len(),
-        folded,
+        literal,
     })
 }
 
@@ -572,10 +480,6 @@ impl BlockPlan {
     }
 }
 
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
 /// Matches of `re` in `hay` as byte ranges, in order; with `whole_word`, only those not
 /// glued to a word character on either side (a rejected match is retried one byte later).
 pub struct Matches<'r, 'h> {
@@ -634,11 +538,37 @@ pub fn verify_doc(
     max_lines_per_file: usize,
     count_all: bool,
 ) -> Option<FileHits> {
-    verify_prefix(doc, content, None, compiled, max_lines_per_file, count_all).flatten()
+    verify_doc_in(doc, content, None, compiled, max_lines_per_file, count_all)
+}
+
+/// [`verify_doc`] of a document with block filters (`filters`: see [`Literal::matches`]).
+pub fn verify_doc_in(
+    doc: u32,
+    content: &[u8],
+    filters: Option<&[u8]>,
+    compiled: &Compiled,
+    max_lines_per_file: usize,
+    count_all: bool,
+) -> Option<FileHits> {
+    verify_prefix(
+        doc,
+        content,
+        filters,
+        None,
+        compiled,
+        max_lines_per_file,
+        count_all,
+    )
+    .flatten()
 }
 
 /// Bytes a match may look past its end (a Unicode word boundary reads one character).
 const LOOK_AHEAD: usize = 8;
+
+thread_local! {
+    /// Per-thread buffer for a region's ASCII lower-cased copy (see [`Literal`]).
+    static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// [`verify_doc`] on `hay`, the whole content (`prefix_margin: None`) or only a prefix of it.
 /// For a prefix, `Some(margin)` must exceed the longest match plus [`LOOK_AHEAD`]; the
@@ -648,6 +578,7 @@ const LOOK_AHEAD: usize = 8;
 pub fn verify_prefix(
     doc: u32,
     hay: &[u8],
+    filters: Option<&[u8]>,
     prefix_margin: Option<usize>,
     compiled: &Compiled,
     max_lines_per_file: usize,
@@ -665,36 +596,33 @@ pub fn verify_prefix(
         n_matches: 0,
         n_lines: 0,
     };
-    let folded = compiled.folded.as_ref().filter(|f| f.applies(hay));
-    let lowered = folded.map(|_| {
-        LOWERED.with(|cell| {
-            let mut buf = cell.take();
-            buf.clear();
-            buf.extend(hay.iter().map(u8::to_ascii_lowercase));
-            buf
-        })
-    });
-    let matches: Box<dyn Iterator<Item = (usize, usize)>> = match (folded, &lowered) {
-        (Some(folded), Some(lowered)) => Box::new(FoldedMatches {
-            folded,
-            lowered,
-            whole_word: compiled.whole_word,
-            at: 0,
-        }),
-        _ => Box::new(Matches::new(&compiled.regex, hay, compiled.whole_word)),
+    let literal = compiled.literal.as_ref().filter(|l| l.applies(hay));
+    let found = match literal {
+        Some(literal) => {
+            let buf = LOWERED.with(std::cell::RefCell::take);
+            let mut matches = literal.matches(hay, filters, compiled.whole_word, buf);
+            let found = verify_matches(
+                &mut matches,
+                hay,
+                &mut hits,
+                safe_end,
+                complete,
+                max_lines_per_file,
+                count_all,
+            );
+            LOWERED.with(|cell| cell.replace(matches.into_buffer()));
+            found
+        }
+        None => verify_matches(
+            Matches::new(&compiled.regex, hay, compiled.whole_word),
+            hay,
+            &mut hits,
+            safe_end,
+            complete,
+            max_lines_per_file,
+            count_all,
+        ),
     };
-    let found = verify_matches(
-        matches,
-        hay,
-        &mut hits,
-        safe_end,
-        complete,
-        max_lines_per_file,
-        count_all,
-    );
-    if let Some(buf) = lowered {
-        LOWERED.with(|cell| cell.replace(buf));
-    }
     let ((cur_line_start, cur_line_end), stopped) = found?;
     // Out of matches in a prefix: decided only when the line limit is reached and no
     // further match can start on the last reported line.
@@ -710,7 +638,7 @@ pub fn verify_prefix(
 /// The loop of [`verify_prefix`] over `matches`: fills `hits`; `None` when undecided, else
 /// the last reported line's span and whether the line limit stopped it.
 fn verify_matches(
-    matches: Box<dyn Iterator<Item = (usize, usize)> + '_>,
+    matches: impl Iterator<Item = (usize, usize)>,
     hay: &[u8],
     hits: &mut FileHits,
     safe_end: usize,
@@ -795,13 +723,14 @@ fn verify_streaming(
     first_step: usize,
 ) -> CoreResult<Option<FileHits>> {
     let (seg, local, e, block) = index.stored(d)?;
+    let filters = index.block_filters(d);
     // A small document is decoded whole by `lz4_flex` (faster per byte than the resumable
     // decoder: ~2.8 against ~2.0 GB/s on kernel sources).
     if e.codec != super::format::CODEC_LZ4 || e.raw_len as usize <= first_step {
         return BUFFER.with(|cell| {
             let mut buf = cell.borrow_mut();
             with_content(index, d, &mut buf, |c| {
-                verify_doc(d, c, compiled, max_lines_per_file, false)
+                verify_doc_in(d, c, filters, compiled, max_lines_per_file, false)
             })
         });
     }
@@ -824,7 +753,8 @@ fn verify_streaming(
             }
             let hay = &buf[..dec.decoded()];
             let margin = if done { None } else { Some(margin) };
-            if let Some(found) = verify_prefix(d, hay, margin, compiled, max_lines_per_file, false)
+            if let Some(found) =
+                verify_prefix(d, hay, filters, margin, compiled, max_lines_per_file, false)
             {
                 return Ok(found);
             }
@@ -966,9 +896,10 @@ pub fn search_in(
             let cached = streaming.and(cache).and_then(|c| c.get(&d));
             let r = match (streaming, cached) {
                 // Decoded already: the whole content decides as its prefixes would.
-                (Some(_), Some(bytes)) => Ok(verify_doc(
+                (Some(_), Some(bytes)) => Ok(verify_doc_in(
                     d,
                     &bytes,
+                    index.block_filters(d),
                     compiled,
                     spec.max_lines_per_file,
                     false,
@@ -983,7 +914,9 @@ pub fn search_in(
                 ),
                 (None, _) => BUFFER.with(|cell| {
                     with_content_cached(index, d, &mut cell.borrow_mut(), cache, |c| {
-                        verify_doc(d, c, compiled, spec.max_lines_per_file, spec.count_all)
+                        let filters = index.block_filters(d);
+                        let (max, all) = (spec.max_lines_per_file, spec.count_all);
+                        verify_doc_in(d, c, filters, compiled, max, all)
                     })
                 }),
             };
@@ -1162,6 +1095,7 @@ mod tests {
             if let Some(got) = verify_prefix(
                 0,
                 &content.as_bytes()[..cut],
+                None,
                 Some(margin),
                 &compiled,
                 1,
@@ -1251,8 +1185,8 @@ mod tests {
         ) {
             let sp = SearchSpec { whole_word, max_lines_per_file: usize::MAX, ..spec(&needle, Case::Insensitive) };
             let compiled = compile(&sp).expect("compile");
-            prop_assert!(compiled.folded.is_some());
-            let plain = Compiled { folded: None, ..compile(&sp).expect("compile") };
+            prop_assert!(compiled.literal.is_some());
+            let plain = Compiled { literal: None, ..compile(&sp).expect("compile") };
             let want = verify_doc(0, doc.as_bytes(), &plain, usize::MAX, true);
             let got = verify_doc(0, doc.as_bytes(), &compiled, usize::MAX, true);
             prop_assert_eq!(got, want);
@@ -1369,7 +1303,7 @@ mod tests {
                 for cut in 0..content.len() {
                     let part = &content[..cut];
                     if let Some(got) =
-                        verify_prefix(d, part, Some(margin), &compiled, max_lines, false)
+                        verify_prefix(d, part, None, Some(margin), &compiled, max_lines, false)
                     {
                         prop_assert_eq!(&got, &whole, "{:?} doc {} cut {}", pattern, d, cut);
                     }
