@@ -64,23 +64,107 @@ pub struct SearchSpec {
     pub count_all: bool,
 }
 
-/// One matching line: 1-based number, text (capped), byte columns of each match in the line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One matching line: 1-based number; its text (capped) and the byte columns of each match
+/// in the line are kept in its file's [`FileHits`] (see [`FileHits::text`] and
+/// [`FileHits::columns`]): one buffer per file, not two allocations per line (a common
+/// literal reports tens of thousands of lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineHit {
     pub line: u32,
-    pub text: String,
-    pub columns: Vec<(u32, u32)>,
+    text: (u32, u32),
+    columns: (u32, u32),
 }
 
 /// All reported matches in one document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct FileHits {
     pub doc: u32,
     pub lines: Vec<LineHit>,
     /// Matches in the file (all of them unless the search stopped early, see `count_all`).
     pub n_matches: u32,
     pub n_lines: u32,
+    /// The lines' texts, one after the other.
+    texts: String,
+    /// The lines' columns, one after the other.
+    cols: Vec<(u32, u32)>,
 }
+
+impl FileHits {
+    /// No lines yet.
+    pub fn new(doc: u32) -> FileHits {
+        FileHits {
+            doc,
+            ..FileHits::default()
+        }
+    }
+
+    /// The text of `line`, one of [`FileHits::lines`].
+    pub fn text(&self, line: &LineHit) -> &str {
+        self.texts
+            .get(line.text.0 as usize..line.text.1 as usize)
+            .unwrap_or("")
+    }
+
+    /// The byte columns of each match in `line`, one of [`FileHits::lines`].
+    pub fn columns(&self, line: &LineHit) -> &[(u32, u32)] {
+        self.cols
+            .get(line.columns.0 as usize..line.columns.1 as usize)
+            .unwrap_or(&[])
+    }
+
+    /// Append a line: its number, its text (bytes as UTF-8, lossy) and its first column.
+    pub fn push_line(&mut self, line: u32, text: &[u8], column: (u32, u32)) {
+        let at = self.texts.len() as u32;
+        match std::str::from_utf8(text) {
+            Ok(t) => self.texts.push_str(t),
+            Err(_) => self.texts.push_str(&String::from_utf8_lossy(text)),
+        }
+        let c = self.cols.len() as u32;
+        self.cols.push(column);
+        self.lines.push(LineHit {
+            line,
+            text: (at, self.texts.len() as u32),
+            columns: (c, c + 1),
+        });
+    }
+
+    /// Another column of the last line.
+    fn push_column(&mut self, column: (u32, u32)) {
+        if let Some(last) = self.lines.last_mut() {
+            self.cols.push(column);
+            last.columns.1 = self.cols.len() as u32;
+        }
+    }
+
+    /// Keep the first `n` lines only.
+    pub fn truncate_lines(&mut self, n: usize) {
+        if let Some(first_gone) = self.lines.get(n).copied() {
+            self.lines.truncate(n);
+            self.texts.truncate(first_gone.text.0 as usize);
+            self.cols.truncate(first_gone.columns.0 as usize);
+        }
+    }
+
+    /// Every line as `(number, text, columns)`.
+    pub fn each_line(&self) -> impl Iterator<Item = (u32, &str, &[(u32, u32)])> {
+        self.lines
+            .iter()
+            .map(|l| (l.line, self.text(l), self.columns(l)))
+    }
+}
+
+/// Equal lines, texts and columns (whatever the buffers hold past them).
+impl PartialEq for FileHits {
+    fn eq(&self, other: &FileHits) -> bool {
+        self.doc == other.doc
+            && self.n_matches == other.n_matches
+            && self.n_lines == other.n_lines
+            && self.lines.len() == other.lines.len()
+            && self.each_line().eq(other.each_line())
+    }
+}
+
+impl Eq for FileHits {}
 
 #[derive(Debug, Default, Clone)]
 pub struct SearchOutput {
@@ -590,12 +674,7 @@ pub fn verify_prefix(
         Some(m) => n.checked_sub(m)?,
     };
     let complete = prefix_margin.is_none();
-    let mut hits = FileHits {
-        doc,
-        lines: Vec::new(),
-        n_matches: 0,
-        n_lines: 0,
-    };
+    let mut hits = FileHits::new(doc);
     let literal = compiled.literal.as_ref().filter(|l| l.applies(hay));
     let found = match literal {
         Some(literal) => {
@@ -660,10 +739,8 @@ fn verify_matches(
             // Same line as the previous match.
             hits.n_matches += 1;
             if hits.lines.len() == hits.n_lines as usize {
-                if let Some(last) = hits.lines.last_mut() {
-                    let ce = e.min(cur_line_end) - cur_line_start;
-                    last.columns.push(((s - cur_line_start) as u32, ce as u32));
-                }
+                let ce = e.min(cur_line_end) - cur_line_start;
+                hits.push_column(((s - cur_line_start) as u32, ce as u32));
             }
             continue;
         }
@@ -688,11 +765,8 @@ fn verify_matches(
             if hay[ls..end].ends_with(b"\r") {
                 end -= 1;
             }
-            hits.lines.push(LineHit {
-                line: line_no,
-                text: String::from_utf8_lossy(&hay[ls..end]).into_owned(),
-                columns: vec![((s - ls) as u32, (e.min(le) - ls) as u32)],
-            });
+            let column = ((s - ls) as u32, (e.min(le) - ls) as u32);
+            hits.push_line(line_no, &hay[ls..end], column);
         }
     }
     Some(((cur_line_start, cur_line_end), stopped))
@@ -966,7 +1040,7 @@ fn collect_block(
         }
         let room = spec.max_lines - *lines;
         if hits.lines.len() > room {
-            hits.lines.truncate(room);
+            hits.truncate_lines(room);
             out.truncated = true;
         }
         *lines += hits.lines.len();
@@ -1090,7 +1164,7 @@ mod tests {
         let margin = compiled.max_len.expect("bounded") + LOOK_AHEAD + 1;
         let content = format!("xx ab\nc yy\n{}", "z".repeat(64));
         let whole = verify_doc(0, content.as_bytes(), &compiled, 1, false).expect("match");
-        assert_eq!(whole.lines[0].columns, vec![(3, 5)]);
+        assert_eq!(whole.columns(&whole.lines[0]), &[(3, 5)]);
         for cut in 0..content.len() {
             if let Some(got) = verify_prefix(
                 0,
@@ -1310,7 +1384,7 @@ mod tests {
                 }
                 if let Some(h) = &whole {
                     prop_assert_eq!(h.n_lines as usize, h.lines.len());
-                    let cols: usize = h.lines.iter().map(|l| l.columns.len()).sum();
+                    let cols: usize = h.lines.iter().map(|l| h.columns(l).len()).sum();
                     prop_assert_eq!(h.n_matches as usize, cols);
                 }
             }
