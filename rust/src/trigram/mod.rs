@@ -18,6 +18,8 @@
 //! - [`memo`]: a bounded LRU of compiled patterns.
 //! - [`bm25`]: chunk ranking for natural-language questions.
 //! - [`spans`]: lines of a stored document cut out as a chunk's text.
+//! - [`together`]: a map shared by the calling thread and the pool's helpers (no wait for a
+//!   helper that has not started).
 
 pub mod bm25;
 pub mod build;
@@ -35,6 +37,7 @@ pub mod postings;
 pub mod rank;
 pub mod search;
 pub mod spans;
+pub mod together;
 
 /// Every readable file under `dir`, recursively (symlinks not followed), for the ignored
 /// throughput tests that read a real tree named by an environment variable.

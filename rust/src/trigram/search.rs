@@ -5,7 +5,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use globset::GlobMatcher;
-use rayon::prelude::*;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
@@ -15,6 +14,7 @@ use super::memo::{ByteLru, Lru};
 use super::ngram;
 use super::plan::{self, Query};
 use super::postings;
+use super::together;
 use crate::error::{CoreError, CoreResult};
 
 /// Limits on what a pattern may compile to (the `regex` crate refuses beyond them).
@@ -26,9 +26,10 @@ pub const MAX_LINE_TEXT: usize = 1024;
 const SMALL_CANDIDATES: usize = 16;
 /// Below this many, a literal's planning stops once a list removes under 5% of them.
 const FEW_CANDIDATES: usize = 64;
-/// Candidates holding fewer bytes than this are verified on the calling thread: waking the
-/// pool's threads costs about what it saves there (with the decoded content cached, 1 MiB is
-/// ~0.3 ms of scanning), and idle workers spin before they sleep.
+/// Candidates holding fewer bytes than this are verified on the calling thread alone: a
+/// helper from the pool costs its wake-up and its spinning before it sleeps again, about what
+/// it saves there (with the decoded content cached, 1 MiB is ~0.3 ms of scanning). Above it,
+/// the calling thread still works from the start (see [`together::map`]).
 const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 /// An OR of more parts than this collects its documents in a bitmap.
 const OR_BITMAP_PARTS: usize = 16;
@@ -999,17 +1000,28 @@ pub fn search_in(
             }
             r
         };
-        let found: Vec<CoreResult<Option<FileHits>>> =
-            if chunk.len() <= SMALL_CANDIDATES || raw_bytes(index, chunk) < PARALLEL_MIN_BYTES {
-                chunk.iter().map(|&d| verify_one(d)).collect()
-            } else {
-                chunk.par_iter().map(|&d| verify_one(d)).collect()
-            };
+        let helpers = if chunk.len() <= SMALL_CANDIDATES {
+            0
+        } else {
+            helpers_for(raw_bytes(index, chunk))
+        };
+        let found = together::map(chunk.len(), helpers, &|i| verify_one(chunk[i]));
         if collect_block(found, spec, &mut out, &mut lines)? {
             break;
         }
     }
     Ok(out)
+}
+
+/// How many of the pool's threads help the calling thread verify candidates of `bytes`
+/// decoded bytes: none below [`PARALLEL_MIN_BYTES`], else one per [`PARALLEL_MIN_BYTES`] up
+/// to the pool's size less one (the calling thread is the other).
+fn helpers_for(bytes: u64) -> usize {
+    if bytes < PARALLEL_MIN_BYTES {
+        return 0;
+    }
+    let most = rayon::current_num_threads().saturating_sub(1).max(1);
+    most.min(usize::try_from(bytes / PARALLEL_MIN_BYTES).unwrap_or(usize::MAX))
 }
 
 /// The decoded size of documents `docs`.
