@@ -677,31 +677,19 @@ pub fn verify_prefix(
     let complete = prefix_margin.is_none();
     let mut hits = FileHits::new(doc);
     let literal = compiled.literal.as_ref().filter(|l| l.applies(hay));
+    let mut verify = |matches: &mut dyn Iterator<Item = (usize, usize)>| {
+        let limits = (max_lines_per_file, count_all);
+        verify_matches(matches, hay, &mut hits, safe_end, complete, limits)
+    };
     let found = match literal {
         Some(literal) => {
             let buf = LOWERED.with(std::cell::RefCell::take);
             let mut matches = literal.matches(hay, filters, compiled.whole_word, buf);
-            let found = verify_matches(
-                &mut matches,
-                hay,
-                &mut hits,
-                safe_end,
-                complete,
-                max_lines_per_file,
-                count_all,
-            );
+            let found = verify(&mut matches);
             LOWERED.with(|cell| cell.replace(matches.into_buffer()));
             found
         }
-        None => verify_matches(
-            Matches::new(&compiled.regex, hay, compiled.whole_word),
-            hay,
-            &mut hits,
-            safe_end,
-            complete,
-            max_lines_per_file,
-            count_all,
-        ),
+        None => verify(&mut Matches::new(&compiled.regex, hay, compiled.whole_word)),
     };
     let ((cur_line_start, cur_line_end), stopped) = found?;
     // Out of matches in a prefix: decided only when the line limit is reached and no
@@ -718,13 +706,12 @@ pub fn verify_prefix(
 /// The loop of [`verify_prefix`] over `matches`: fills `hits`; `None` when undecided, else
 /// the last reported line's span and whether the line limit stopped it.
 fn verify_matches(
-    matches: impl Iterator<Item = (usize, usize)>,
+    matches: &mut dyn Iterator<Item = (usize, usize)>,
     hay: &[u8],
     hits: &mut FileHits,
     safe_end: usize,
     complete: bool,
-    max_lines_per_file: usize,
-    count_all: bool,
+    (max_lines_per_file, count_all): (usize, bool),
 ) -> Option<((usize, usize), bool)> {
     let n = hay.len();
     let mut line_no: u32 = 1;
