@@ -384,9 +384,8 @@ impl TextIndex {
                     self.inner.path(f.doc).to_string(),
                     f.n_matches,
                     f.n_lines,
-                    f.lines
-                        .into_iter()
-                        .map(|l| (l.line, l.text, l.columns))
+                    f.each_line()
+                        .map(|(line, text, cols)| (line, text.to_string(), cols.to_vec()))
                         .collect(),
                 )
             })

@@ -70,13 +70,13 @@ impl Grouped<'_> {
         let mut columns = Vec::with_capacity(group.n_columns);
         for h in mine() {
             lines.push(h.line);
-            columns.extend(h.columns.iter().map(|&(s, e)| [h.line, s, e]));
+            columns.extend(hits.columns(h).iter().map(|&(s, e)| [h.line, s, e]));
         }
         OwnedGroup {
             start: group.start,
             end: group.end,
             chunk_id: group.chunk_id.map(str::to_string),
-            snippet: hits.lines[group.first].text.clone(),
+            snippet: hits.text(&hits.lines[group.first]).to_string(),
             lines,
             columns,
             whole: group.whole,
@@ -84,7 +84,7 @@ impl Grouped<'_> {
             texts: group
                 .is_def
                 .is_none()
-                .then(|| mine().map(|h| h.text.clone()).collect()),
+                .then(|| mine().map(|h| hits.text(h).to_string()).collect()),
         }
     }
 }
@@ -234,18 +234,19 @@ pub fn group_file<'a, S: SpanRows<'a> + ?Sized>(
             (g.start, g.end) = (s, e);
             g.chunk_id = Some(id);
         }
-        g.n_columns += hit.columns.len();
+        let (text, columns) = (hits.text(hit), hits.columns(hit));
+        g.n_columns += columns.len();
         if !g.whole {
-            let raw = hit.text.as_bytes();
-            g.whole = hit.columns.iter().any(|&(s, e)| {
+            let raw = text.as_bytes();
+            g.whole = columns.iter().any(|&(s, e)| {
                 let (s, e) = (s as usize, e as usize);
                 !word.glued(raw, s.checked_sub(1)) && !word.glued(raw, Some(e))
             });
         }
         if let Some(re) = definition {
-            if !hit.text.is_ascii() {
+            if !text.is_ascii() {
                 g.is_def = None;
-            } else if g.is_def == Some(false) && re.is_match(&hit.text) {
+            } else if g.is_def == Some(false) && re.is_match(text) {
                 g.is_def = Some(true);
             }
         }
@@ -256,7 +257,6 @@ pub fn group_file<'a, S: SpanRows<'a> + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trigram::search::LineHit;
 
     fn word() -> WordBytes {
         let mut w = [false; 256];
@@ -343,21 +343,11 @@ mod tests {
 
     #[test]
     fn groups_by_chunk_and_flags() {
-        let line = |n: u32, text: &str, cols: Vec<(u32, u32)>| LineHit {
-            line: n,
-            text: text.into(),
-            columns: cols,
-        };
-        let hits = FileHits {
-            doc: 0,
-            lines: vec![
-                line(2, "def self_x(): pass", vec![(4, 8)]),
-                line(3, "  x = self", vec![(6, 10)]),
-                line(20, "myself", vec![(2, 6)]),
-            ],
-            n_matches: 3,
-            n_lines: 3,
-        };
+        let mut hits = FileHits::new(0);
+        hits.push_line(2, b"def self_x(): pass", (4, 8));
+        hits.push_line(3, b"  x = self", (6, 10));
+        hits.push_line(20, b"myself", (2, 6));
+        (hits.n_matches, hits.n_lines) = (3, 3);
         let re = Regex::new(r"^\s*def\b[^\n]*?\bself\b").unwrap();
         let grouped = group_file(&hits, &[(1, 5, "f")][..], Some(&re), &word());
         assert_eq!(grouped.groups.len(), 2);

@@ -10,6 +10,7 @@
 //! - [`keytable`]: a sorted (trigram, offset) table in groups of varint gaps.
 //! - [`lz4hc`]: an LZ4 block compressor with hash chains (smaller blocks, same decoder).
 //! - [`index`]: the loaded, immutable, thread-safe index that answers queries.
+//! - [`finder`]: a literal found with `memmem`, skipping the blocks that cannot hold it.
 //! - [`search`]: candidate verification with the `regex` crate and line/column reporting.
 //! - [`groups`]: a literal's matching lines grouped by enclosing chunk, with their ranking
 //!   features.
@@ -17,9 +18,12 @@
 //! - [`memo`]: a bounded LRU of compiled patterns.
 //! - [`bm25`]: chunk ranking for natural-language questions.
 //! - [`spans`]: lines of a stored document cut out as a chunk's text.
+//! - [`together`]: a map shared by the calling thread and the pool's helpers (no wait for a
+//!   helper that has not started).
 
 pub mod bm25;
 pub mod build;
+pub mod finder;
 pub mod format;
 pub mod groups;
 pub mod index;
@@ -33,6 +37,7 @@ pub mod postings;
 pub mod rank;
 pub mod search;
 pub mod spans;
+pub mod together;
 
 /// Every readable file under `dir`, recursively (symlinks not followed), for the ignored
 /// throughput tests that read a real tree named by an environment variable.

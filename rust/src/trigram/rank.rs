@@ -15,7 +15,6 @@
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
-use rayon::prelude::*;
 use regex::Regex;
 
 use super::groups::{group_file, Group, Grouped, WordBytes};
@@ -94,11 +93,14 @@ pub fn top_groups<'a>(
 ) -> Chosen<'a> {
     let group = |f: &FileHits| group_file(f, &index.chunk_table(f.doc), definition, word);
     // A few files are grouped faster than the pool's threads wake (see `search`).
-    let grouped: Vec<Grouped<'a>> = if files.len() < PARALLEL_MIN_FILES {
-        files.iter().map(group).collect()
+    // The calling thread groups too, and waits for no helper that has not started.
+    let helpers = if files.len() < PARALLEL_MIN_FILES {
+        0
     } else {
-        files.par_iter().map(group).collect()
+        rayon::current_num_threads().saturating_sub(1).max(1)
     };
+    let grouped: Vec<Grouped<'a>> =
+        super::together::map(files.len(), helpers, &|i| group(&files[i]));
     let n_groups: usize = grouped.iter().map(|g| g.groups.len()).sum();
     let mut keys: Vec<Key<'_>> = Vec::with_capacity(n_groups);
     let mut undecided: Vec<(usize, usize)> = Vec::new();

@@ -5,15 +5,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use globset::GlobMatcher;
-use rayon::prelude::*;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::ast;
 
+use super::finder::{is_word_byte, Literal};
 use super::index::{Segment, TextIndex};
 use super::memo::{ByteLru, Lru};
 use super::ngram;
 use super::plan::{self, Query};
 use super::postings;
+use super::together;
 use crate::error::{CoreError, CoreResult};
 
 /// Limits on what a pattern may compile to (the `regex` crate refuses beyond them).
@@ -25,9 +26,10 @@ pub const MAX_LINE_TEXT: usize = 1024;
 const SMALL_CANDIDATES: usize = 16;
 /// Below this many, a literal's planning stops once a list removes under 5% of them.
 const FEW_CANDIDATES: usize = 64;
-/// Candidates holding fewer bytes than this are verified on the calling thread: waking the
-/// pool's threads costs about what it saves there (with the decoded content cached, 1 MiB is
-/// ~0.3 ms of scanning), and idle workers spin before they sleep.
+/// Candidates holding fewer bytes than this are verified on the calling thread alone: a
+/// helper from the pool costs its wake-up and its spinning before it sleeps again, about what
+/// it saves there (with the decoded content cached, 1 MiB is ~0.3 ms of scanning). Above it,
+/// the calling thread still works from the start (see [`together::map`]).
 const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 /// An OR of more parts than this collects its documents in a bitmap.
 const OR_BITMAP_PARTS: usize = 16;
@@ -63,23 +65,107 @@ pub struct SearchSpec {
     pub count_all: bool,
 }
 
-/// One matching line: 1-based number, text (capped), byte columns of each match in the line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One matching line: 1-based number; its text (capped) and the byte columns of each match
+/// in the line are kept in its file's [`FileHits`] (see [`FileHits::text`] and
+/// [`FileHits::columns`]): one buffer per file, not two allocations per line (a common
+/// literal reports tens of thousands of lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineHit {
     pub line: u32,
-    pub text: String,
-    pub columns: Vec<(u32, u32)>,
+    text: (u32, u32),
+    columns: (u32, u32),
 }
 
 /// All reported matches in one document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct FileHits {
     pub doc: u32,
     pub lines: Vec<LineHit>,
     /// Matches in the file (all of them unless the search stopped early, see `count_all`).
     pub n_matches: u32,
     pub n_lines: u32,
+    /// The lines' texts, one after the other.
+    texts: String,
+    /// The lines' columns, one after the other.
+    cols: Vec<(u32, u32)>,
 }
+
+impl FileHits {
+    /// No lines yet.
+    pub fn new(doc: u32) -> FileHits {
+        FileHits {
+            doc,
+            ..FileHits::default()
+        }
+    }
+
+    /// The text of `line`, one of [`FileHits::lines`].
+    pub fn text(&self, line: &LineHit) -> &str {
+        self.texts
+            .get(line.text.0 as usize..line.text.1 as usize)
+            .unwrap_or("")
+    }
+
+    /// The byte columns of each match in `line`, one of [`FileHits::lines`].
+    pub fn columns(&self, line: &LineHit) -> &[(u32, u32)] {
+        self.cols
+            .get(line.columns.0 as usize..line.columns.1 as usize)
+            .unwrap_or(&[])
+    }
+
+    /// Append a line: its number, its text (bytes as UTF-8, lossy) and its first column.
+    pub fn push_line(&mut self, line: u32, text: &[u8], column: (u32, u32)) {
+        let at = self.texts.len() as u32;
+        match std::str::from_utf8(text) {
+            Ok(t) => self.texts.push_str(t),
+            Err(_) => self.texts.push_str(&String::from_utf8_lossy(text)),
+        }
+        let c = self.cols.len() as u32;
+        self.cols.push(column);
+        self.lines.push(LineHit {
+            line,
+            text: (at, self.texts.len() as u32),
+            columns: (c, c + 1),
+        });
+    }
+
+    /// Another column of the last line.
+    fn push_column(&mut self, column: (u32, u32)) {
+        if let Some(last) = self.lines.last_mut() {
+            self.cols.push(column);
+            last.columns.1 = self.cols.len() as u32;
+        }
+    }
+
+    /// Keep the first `n` lines only.
+    pub fn truncate_lines(&mut self, n: usize) {
+        if let Some(first_gone) = self.lines.get(n).copied() {
+            self.lines.truncate(n);
+            self.texts.truncate(first_gone.text.0 as usize);
+            self.cols.truncate(first_gone.columns.0 as usize);
+        }
+    }
+
+    /// Every line as `(number, text, columns)`.
+    pub fn each_line(&self) -> impl Iterator<Item = (u32, &str, &[(u32, u32)])> {
+        self.lines
+            .iter()
+            .map(|l| (l.line, self.text(l), self.columns(l)))
+    }
+}
+
+/// Equal lines, texts and columns (whatever the buffers hold past them).
+impl PartialEq for FileHits {
+    fn eq(&self, other: &FileHits) -> bool {
+        self.doc == other.doc
+            && self.n_matches == other.n_matches
+            && self.n_lines == other.n_lines
+            && self.lines.len() == other.lines.len()
+            && self.each_line().eq(other.each_line())
+    }
+}
+
+impl Eq for FileHits {}
 
 #[derive(Debug, Default, Clone)]
 pub struct SearchOutput {
@@ -97,102 +183,9 @@ pub struct Compiled {
     /// repetition): a prefix of a document then decides its first matches (see
     /// [`verify_prefix`]).
     pub max_len: Option<usize>,
-    /// A case-insensitive ASCII literal, matched without the regex where it can be (see
-    /// [`Folded`]).
-    pub folded: Option<Folded>,
-}
-
-/// A case-insensitive ASCII literal as lower-case bytes, found with `memmem` in an ASCII
-/// lower-cased copy of a document: the regex crate's prefilter for such a literal (Teddy over
-/// its case variants) stops at every `def ` of a file when asked for `def __init__(self`.
-/// Unicode simple case folding also matches a few characters outside ASCII to ASCII letters
-/// (`ſ` to `s`, the Kelvin sign to `k`): a document holding one of those for a letter of the
-/// literal is searched with the regex, so the matches are the regex's in every document.
-pub struct Folded {
-    finder: memchr::memmem::Finder<'static>,
-    len: usize,
-    /// The UTF-8 forms of the characters outside ASCII that fold to a letter of the literal.
-    others: Vec<memchr::memmem::Finder<'static>>,
-}
-
-impl Folded {
-    fn new(literal: &str) -> CoreResult<Option<Folded>> {
-        if !literal.is_ascii() || literal.is_empty() {
-            return Ok(None);
-        }
-        let lower = literal.as_bytes().to_ascii_lowercase();
-        let mut others: Vec<char> = Vec::new();
-        for b in lower.iter().copied().filter(u8::is_ascii_lowercase) {
-            others.extend(folds_outside_ascii(b as char)?);
-        }
-        others.sort_unstable();
-        others.dedup();
-        Ok(Some(Folded {
-            finder: memchr::memmem::Finder::new(&lower).into_owned(),
-            len: lower.len(),
-            others: others
-                .iter()
-                .map(|c| memchr::memmem::Finder::new(c.to_string().as_bytes()).into_owned())
-                .collect(),
-        }))
-    }
-
-    /// True when `hay` holds none of the characters outside ASCII that fold to the literal.
-    fn applies(&self, hay: &[u8]) -> bool {
-        self.others.iter().all(|f| f.find(hay).is_none())
-    }
-}
-
-/// The characters outside ASCII that the regex crate's case-insensitive `c` matches.
-fn folds_outside_ascii(c: char) -> CoreResult<Vec<char>> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
-        .build()
-        .parse(&c.to_string())
-        .map_err(|e| CoreError::BadRegex(e.to_string()))?;
-    let mut out = Vec::new();
-    if let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) = hir.kind()
-    {
-        for r in class.ranges() {
-            out.extend((r.start()..=r.end()).filter(|ch| !ch.is_ascii()));
-        }
-    }
-    Ok(out)
-}
-
-thread_local! {
-    /// Per-thread buffer for a document's ASCII lower-cased copy (see [`Folded`]).
-    static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Matches of a [`Folded`] literal in `hay` (whose lower-cased copy is `lowered`), as
-/// [`Matches`] gives the regex's.
-struct FoldedMatches<'f, 'h> {
-    folded: &'f Folded,
-    lowered: &'h [u8],
-    whole_word: bool,
-    at: usize,
-}
-
-impl Iterator for FoldedMatches<'_, '_> {
-    type Item = (usize, usize);
-
-    fn next(&mut self) -> Option<(usize, usize)> {
-        let hay = self.lowered;
-        while self.at <= hay.len() {
-            let s = self.at + self.folded.finder.find(&hay[self.at..])?;
-            let e = s + self.folded.len;
-            let ok = !self.whole_word
-                || ((s == 0 || !is_word_byte(hay[s - 1]))
-                    && (e == hay.len() || !is_word_byte(hay[e])));
-            if ok {
-                self.at = e;
-                return Some((s, e));
-            }
-            self.at = s + 1;
-        }
-        None
-    }
+    /// A literal (not a regex), matched without the regex where it can be (see
+    /// [`Literal`]).
+    pub literal: Option<Literal>,
 }
 
 fn has_uppercase_literal(node: &ast::Ast) -> bool {
@@ -272,17 +265,17 @@ pub fn compile(spec: &SearchSpec) -> CoreResult<Compiled> {
             spec.pattern
         )));
     }
-    let folded = if insensitive && !spec.regex {
-        Folded::new(&spec.pattern)?
-    } else {
+    let literal = if spec.regex {
         None
+    } else {
+        Literal::new(&spec.pattern, insensitive)?
     };
     Ok(Compiled {
         regex,
         query: plan::plan(&hir),
         whole_word: spec.whole_word,
         max_len: hir.properties().maximum_len(),
-        folded,
+        literal,
     })
 }
 
@@ -572,10 +565,6 @@ impl BlockPlan {
     }
 }
 
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
-}
-
 /// Matches of `re` in `hay` as byte ranges, in order; with `whole_word`, only those not
 /// glued to a word character on either side (a rejected match is retried one byte later).
 pub struct Matches<'r, 'h> {
@@ -634,11 +623,37 @@ pub fn verify_doc(
     max_lines_per_file: usize,
     count_all: bool,
 ) -> Option<FileHits> {
-    verify_prefix(doc, content, None, compiled, max_lines_per_file, count_all).flatten()
+    verify_doc_in(doc, content, None, compiled, max_lines_per_file, count_all)
+}
+
+/// [`verify_doc`] of a document with block filters (`filters`: see [`Literal::matches`]).
+pub fn verify_doc_in(
+    doc: u32,
+    content: &[u8],
+    filters: Option<&[u8]>,
+    compiled: &Compiled,
+    max_lines_per_file: usize,
+    count_all: bool,
+) -> Option<FileHits> {
+    verify_prefix(
+        doc,
+        content,
+        filters,
+        None,
+        compiled,
+        max_lines_per_file,
+        count_all,
+    )
+    .flatten()
 }
 
 /// Bytes a match may look past its end (a Unicode word boundary reads one character).
 const LOOK_AHEAD: usize = 8;
+
+thread_local! {
+    /// Per-thread buffer for a region's ASCII lower-cased copy (see [`Literal`]).
+    static LOWERED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// [`verify_doc`] on `hay`, the whole content (`prefix_margin: None`) or only a prefix of it.
 /// For a prefix, `Some(margin)` must exceed the longest match plus [`LOOK_AHEAD`]; the
@@ -648,6 +663,7 @@ const LOOK_AHEAD: usize = 8;
 pub fn verify_prefix(
     doc: u32,
     hay: &[u8],
+    filters: Option<&[u8]>,
     prefix_margin: Option<usize>,
     compiled: &Compiled,
     max_lines_per_file: usize,
@@ -659,42 +675,22 @@ pub fn verify_prefix(
         Some(m) => n.checked_sub(m)?,
     };
     let complete = prefix_margin.is_none();
-    let mut hits = FileHits {
-        doc,
-        lines: Vec::new(),
-        n_matches: 0,
-        n_lines: 0,
+    let mut hits = FileHits::new(doc);
+    let literal = compiled.literal.as_ref().filter(|l| l.applies(hay));
+    let mut verify = |matches: &mut dyn Iterator<Item = (usize, usize)>| {
+        let limits = (max_lines_per_file, count_all);
+        verify_matches(matches, hay, &mut hits, safe_end, complete, limits)
     };
-    let folded = compiled.folded.as_ref().filter(|f| f.applies(hay));
-    let lowered = folded.map(|_| {
-        LOWERED.with(|cell| {
-            let mut buf = cell.take();
-            buf.clear();
-            buf.extend(hay.iter().map(u8::to_ascii_lowercase));
-            buf
-        })
-    });
-    let matches: Box<dyn Iterator<Item = (usize, usize)>> = match (folded, &lowered) {
-        (Some(folded), Some(lowered)) => Box::new(FoldedMatches {
-            folded,
-            lowered,
-            whole_word: compiled.whole_word,
-            at: 0,
-        }),
-        _ => Box::new(Matches::new(&compiled.regex, hay, compiled.whole_word)),
+    let found = match literal {
+        Some(literal) => {
+            let buf = LOWERED.with(std::cell::RefCell::take);
+            let mut matches = literal.matches(hay, filters, compiled.whole_word, buf);
+            let found = verify(&mut matches);
+            LOWERED.with(|cell| cell.replace(matches.into_buffer()));
+            found
+        }
+        None => verify(&mut Matches::new(&compiled.regex, hay, compiled.whole_word)),
     };
-    let found = verify_matches(
-        matches,
-        hay,
-        &mut hits,
-        safe_end,
-        complete,
-        max_lines_per_file,
-        count_all,
-    );
-    if let Some(buf) = lowered {
-        LOWERED.with(|cell| cell.replace(buf));
-    }
     let ((cur_line_start, cur_line_end), stopped) = found?;
     // Out of matches in a prefix: decided only when the line limit is reached and no
     // further match can start on the last reported line.
@@ -710,13 +706,12 @@ pub fn verify_prefix(
 /// The loop of [`verify_prefix`] over `matches`: fills `hits`; `None` when undecided, else
 /// the last reported line's span and whether the line limit stopped it.
 fn verify_matches(
-    matches: Box<dyn Iterator<Item = (usize, usize)> + '_>,
+    matches: &mut dyn Iterator<Item = (usize, usize)>,
     hay: &[u8],
     hits: &mut FileHits,
     safe_end: usize,
     complete: bool,
-    max_lines_per_file: usize,
-    count_all: bool,
+    (max_lines_per_file, count_all): (usize, bool),
 ) -> Option<((usize, usize), bool)> {
     let n = hay.len();
     let mut line_no: u32 = 1;
@@ -732,10 +727,8 @@ fn verify_matches(
             // Same line as the previous match.
             hits.n_matches += 1;
             if hits.lines.len() == hits.n_lines as usize {
-                if let Some(last) = hits.lines.last_mut() {
-                    let ce = e.min(cur_line_end) - cur_line_start;
-                    last.columns.push(((s - cur_line_start) as u32, ce as u32));
-                }
+                let ce = e.min(cur_line_end) - cur_line_start;
+                hits.push_column(((s - cur_line_start) as u32, ce as u32));
             }
             continue;
         }
@@ -760,11 +753,8 @@ fn verify_matches(
             if hay[ls..end].ends_with(b"\r") {
                 end -= 1;
             }
-            hits.lines.push(LineHit {
-                line: line_no,
-                text: String::from_utf8_lossy(&hay[ls..end]).into_owned(),
-                columns: vec![((s - ls) as u32, (e.min(le) - ls) as u32)],
-            });
+            let column = ((s - ls) as u32, (e.min(le) - ls) as u32);
+            hits.push_line(line_no, &hay[ls..end], column);
         }
     }
     Some(((cur_line_start, cur_line_end), stopped))
@@ -795,13 +785,14 @@ fn verify_streaming(
     first_step: usize,
 ) -> CoreResult<Option<FileHits>> {
     let (seg, local, e, block) = index.stored(d)?;
+    let filters = index.block_filters(d);
     // A small document is decoded whole by `lz4_flex` (faster per byte than the resumable
     // decoder: ~2.8 against ~2.0 GB/s on kernel sources).
     if e.codec != super::format::CODEC_LZ4 || e.raw_len as usize <= first_step {
         return BUFFER.with(|cell| {
             let mut buf = cell.borrow_mut();
             with_content(index, d, &mut buf, |c| {
-                verify_doc(d, c, compiled, max_lines_per_file, false)
+                verify_doc_in(d, c, filters, compiled, max_lines_per_file, false)
             })
         });
     }
@@ -824,7 +815,8 @@ fn verify_streaming(
             }
             let hay = &buf[..dec.decoded()];
             let margin = if done { None } else { Some(margin) };
-            if let Some(found) = verify_prefix(d, hay, margin, compiled, max_lines_per_file, false)
+            if let Some(found) =
+                verify_prefix(d, hay, filters, margin, compiled, max_lines_per_file, false)
             {
                 return Ok(found);
             }
@@ -966,9 +958,10 @@ pub fn search_in(
             let cached = streaming.and(cache).and_then(|c| c.get(&d));
             let r = match (streaming, cached) {
                 // Decoded already: the whole content decides as its prefixes would.
-                (Some(_), Some(bytes)) => Ok(verify_doc(
+                (Some(_), Some(bytes)) => Ok(verify_doc_in(
                     d,
                     &bytes,
+                    index.block_filters(d),
                     compiled,
                     spec.max_lines_per_file,
                     false,
@@ -983,7 +976,9 @@ pub fn search_in(
                 ),
                 (None, _) => BUFFER.with(|cell| {
                     with_content_cached(index, d, &mut cell.borrow_mut(), cache, |c| {
-                        verify_doc(d, c, compiled, spec.max_lines_per_file, spec.count_all)
+                        let filters = index.block_filters(d);
+                        let (max, all) = (spec.max_lines_per_file, spec.count_all);
+                        verify_doc_in(d, c, filters, compiled, max, all)
                     })
                 }),
             };
@@ -992,17 +987,28 @@ pub fn search_in(
             }
             r
         };
-        let found: Vec<CoreResult<Option<FileHits>>> =
-            if chunk.len() <= SMALL_CANDIDATES || raw_bytes(index, chunk) < PARALLEL_MIN_BYTES {
-                chunk.iter().map(|&d| verify_one(d)).collect()
-            } else {
-                chunk.par_iter().map(|&d| verify_one(d)).collect()
-            };
+        let helpers = if chunk.len() <= SMALL_CANDIDATES {
+            0
+        } else {
+            helpers_for(raw_bytes(index, chunk))
+        };
+        let found = together::map(chunk.len(), helpers, &|i| verify_one(chunk[i]));
         if collect_block(found, spec, &mut out, &mut lines)? {
             break;
         }
     }
     Ok(out)
+}
+
+/// How many of the pool's threads help the calling thread verify candidates of `bytes`
+/// decoded bytes: none below [`PARALLEL_MIN_BYTES`], else one per [`PARALLEL_MIN_BYTES`] up
+/// to the pool's size less one (the calling thread is the other).
+fn helpers_for(bytes: u64) -> usize {
+    if bytes < PARALLEL_MIN_BYTES {
+        return 0;
+    }
+    let most = rayon::current_num_threads().saturating_sub(1).max(1);
+    most.min(usize::try_from(bytes / PARALLEL_MIN_BYTES).unwrap_or(usize::MAX))
 }
 
 /// The decoded size of documents `docs`.
@@ -1033,7 +1039,7 @@ fn collect_block(
         }
         let room = spec.max_lines - *lines;
         if hits.lines.len() > room {
-            hits.lines.truncate(room);
+            hits.truncate_lines(room);
             out.truncated = true;
         }
         *lines += hits.lines.len();
@@ -1157,11 +1163,12 @@ mod tests {
         let margin = compiled.max_len.expect("bounded") + LOOK_AHEAD + 1;
         let content = format!("xx ab\nc yy\n{}", "z".repeat(64));
         let whole = verify_doc(0, content.as_bytes(), &compiled, 1, false).expect("match");
-        assert_eq!(whole.lines[0].columns, vec![(3, 5)]);
+        assert_eq!(whole.columns(&whole.lines[0]), &[(3, 5)]);
         for cut in 0..content.len() {
             if let Some(got) = verify_prefix(
                 0,
                 &content.as_bytes()[..cut],
+                None,
                 Some(margin),
                 &compiled,
                 1,
@@ -1251,8 +1258,8 @@ mod tests {
         ) {
             let sp = SearchSpec { whole_word, max_lines_per_file: usize::MAX, ..spec(&needle, Case::Insensitive) };
             let compiled = compile(&sp).expect("compile");
-            prop_assert!(compiled.folded.is_some());
-            let plain = Compiled { folded: None, ..compile(&sp).expect("compile") };
+            prop_assert!(compiled.literal.is_some());
+            let plain = Compiled { literal: None, ..compile(&sp).expect("compile") };
             let want = verify_doc(0, doc.as_bytes(), &plain, usize::MAX, true);
             let got = verify_doc(0, doc.as_bytes(), &compiled, usize::MAX, true);
             prop_assert_eq!(got, want);
@@ -1369,14 +1376,14 @@ mod tests {
                 for cut in 0..content.len() {
                     let part = &content[..cut];
                     if let Some(got) =
-                        verify_prefix(d, part, Some(margin), &compiled, max_lines, false)
+                        verify_prefix(d, part, None, Some(margin), &compiled, max_lines, false)
                     {
                         prop_assert_eq!(&got, &whole, "{:?} doc {} cut {}", pattern, d, cut);
                     }
                 }
                 if let Some(h) = &whole {
                     prop_assert_eq!(h.n_lines as usize, h.lines.len());
-                    let cols: usize = h.lines.iter().map(|l| l.columns.len()).sum();
+                    let cols: usize = h.lines.iter().map(|l| h.columns(l).len()).sum();
                     prop_assert_eq!(h.n_matches as usize, cols);
                 }
             }
