@@ -10,7 +10,7 @@ generations still on disk are shown apart. Reads files only: it imports nothing 
 so it measures an index written by any version.
 
 `--sections` also lists each graph file's sections (name, stored type, element count, bytes
-on disk, `zstd` when stored compressed) and each text segment's (`*.idx`: trigram index,
+on disk, `zstd` when stored compressed, `steps` for offsets stored as their steps) and each text segment's (`*.idx`: trigram index,
 `*.bm25`: BM25 postings; format version, counts, bytes per section), read from the headers.
 """
 
@@ -20,6 +20,7 @@ import argparse
 import json
 import struct
 import sys
+import zlib
 from pathlib import Path
 
 KINDS = (
@@ -51,9 +52,10 @@ def _kind(rel: str) -> str:
 
 
 def _payload(path: Path) -> dict:
-    """A sealed JSON file's payload (the header line skipped)."""
+    """A sealed JSON file's payload (the header line skipped; zlib-packed or plain)."""
     data = path.read_bytes()
-    return json.loads(data[data.index(b"\n") + 1 :])
+    payload = data[data.index(b"\n") + 1 :]
+    return json.loads(zlib.decompress(payload) if payload[:1] == b"x" else payload)
 
 
 def corpus_bytes(gen: Path) -> tuple[int, int]:
@@ -100,7 +102,7 @@ def measure(index: Path) -> dict:
             "other_generations_and_leftovers": others}  # fmt: skip
 
 
-def graph_sections(gen: Path) -> list[tuple[str, str, str, int, int, bool]]:
+def graph_sections(gen: Path) -> list[tuple[str, str, str, int, int, str]]:
     """(file, section, dtype, elements, bytes stored, compressed) of every graph file: the
     header of format 1-4 (`MGVGRAPH`, u32 version, u32 header length, JSON header)."""
     rows = []
@@ -113,8 +115,9 @@ def graph_sections(gen: Path) -> list[tuple[str, str, str, int, int, bool]]:
             header = json.loads(fh.read(hlen))
         for row in header["sections"]:
             name, dtype, size = row[0], row[1], row[2]
-            stored = row[4] if len(row) == 5 else size * int(dtype.lstrip("<>|")[1:])
-            rows.append((path.name, name, dtype, size, stored, len(row) == 5))
+            stored = row[4] if len(row) >= 5 else size * int(dtype.lstrip("<>|")[1:])
+            how = "  zstd steps" if len(row) == 6 else "  zstd" if len(row) == 5 else ""
+            rows.append((path.name, name, dtype, size, stored, how))
     return rows
 
 
@@ -129,7 +132,8 @@ TEXT_SECTIONS = {
 def text_sections(gen: Path) -> list[str]:
     """One line per text segment file (version and counts), then one per section: the
     header of every trigram index and BM25 postings format (magic, u32 version, u32
-    counts, then from byte 40 the sections as u64 offset, u64 length, u32 CRC, u32)."""
+    counts, then from byte 40 the sections as u64 offset, u64 length, u32 CRC, u32; the first
+    section's last word 1: packed, the sections one zstd frame, trigram format 8 / BM25 3)."""
     out = []
     for path in sorted((gen / "text").glob("*")):
         head = path.read_bytes()[: 40 + 7 * 24] if path.suffix in (".idx", ".bm25") else b""
@@ -138,6 +142,8 @@ def text_sections(gen: Path) -> list[str]:
         counts, names = TEXT_SECTIONS[head[:8]]
         version, *values = struct.unpack_from("<" + "I" * (1 + len(counts.split())), head, 8)
         got = ", ".join(f"{n} {v:,}" for n, v in zip(counts.split(), values, strict=True))
+        packed = struct.unpack_from("<I", head, 40 + 20)[0] == 1  # section 0's reserved word
+        got += f", packed: {path.stat().st_size:,} bytes on disk" if packed else ""
         out.append(f"    {path.name}: version {version}, {got}")
         for i, name in enumerate(names):
             length = struct.unpack_from("<Q", head, 40 + i * 24 + 8)[0]
@@ -168,8 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.sections:
             index = Path(r["index"])
             for file, name, dtype, size, stored, packed in graph_sections(index / r["generation"]):
-                print(f"    {file:<12} {name:<22} {dtype:<4} {size:>10,} {stored:>10,}"
-                      f"{'  zstd' if packed else ''}")  # fmt: skip
+                print(f"    {file:<12} {name:<22} {dtype:<4} {size:>10,} {stored:>10,}{packed}")
             print("\n".join(text_sections(index / r["generation"])))
     return 0
 

@@ -83,7 +83,7 @@ def test_an_index_of_the_previous_formats_opens_answers_and_updates(tmp_path: Pa
     gen = IndexDir(root / ".maguyva").current(pin=False)
     want = answers(root)
     graph_dir, symbol_dir = gen.path / "graph", gen.path / "structural"
-    assert {_version(graph_dir / n) for n in GRAPH_FILES} == {4}
+    assert {_version(graph_dir / n) for n in GRAPH_FILES} == {gstore.VERSION}
     new_sizes = sum((graph_dir / n).stat().st_size for n in GRAPH_FILES)
     _graph_to_format_3(graph_dir)
     _symbols_to_format_2(symbol_dir)
@@ -99,7 +99,7 @@ def test_an_index_of_the_previous_formats_opens_answers_and_updates(tmp_path: Pa
     assert not build(root).noop
     updated = IndexDir(root / ".maguyva").current(pin=False)
     assert updated.number > gen.number
-    assert {_version(updated.path / "graph" / n) for n in GRAPH_FILES} == {4}
+    assert {_version(updated.path / "graph" / n) for n in GRAPH_FILES} == {gstore.VERSION}
     assert symbols.read_meta(updated.path / "structural")["format"] == symbols.FORMAT_VERSION == 3
     assert fsck(root / ".maguyva").ok
     fresh = tmp_path / "fresh"
@@ -108,15 +108,23 @@ def test_an_index_of_the_previous_formats_opens_answers_and_updates(tmp_path: Pa
     assert answers(root) == answers(fresh)
 
 
-def test_format_4_narrows_compresses_and_refuses_a_bad_frame(tmp_path: Path) -> None:
+def test_format_4_narrows_compresses_and_refuses_a_bad_frame(tmp_path: Path, monkeypatch) -> None:
     wide = np.arange(10, dtype=np.int64)
     big = np.array([0, 2**40], dtype=np.int64)
-    gstore.write(tmp_path, {"wide": wide, "big": big, "cold": np.arange(1000, dtype=np.int32)},
-                 {"s": ["a", "bé"] * 50}, {}, compress=frozenset({"cold", "s.blob"}))  # fmt: skip
+    arrays = {"wide": wide, "big": big, "cold": np.arange(1000, dtype=np.int32)}
+    # a file over SMALL_FILE: only the sections named are frames
+    monkeypatch.setattr(gstore, "SMALL_FILE", 0)
+    gstore.write(tmp_path, arrays, {"s": ["a", "bé"] * 50}, {},
+                 compress=frozenset({"cold", "s.blob"}))  # fmt: skip
+    assert sorted(gstore.read(tmp_path)[0].compressed()) == ["cold", "s.blob"]
+    # a small file: every section of SMALL_SECTION bytes or more that shrinks is one too
+    monkeypatch.undo()
+    gstore.write(tmp_path, arrays, {"s": ["a", "bé"] * 50}, {},
+                 compress=frozenset({"cold", "s.blob"}))  # fmt: skip
     sections, _ = gstore.read(tmp_path)
     assert sections["wide"].dtype == np.int32 and sections["wide"].tolist() == wide.tolist()
     assert sections["big"].dtype == np.int64 and sections["big"].tolist() == big.tolist()
-    assert sorted(sections.compressed()) == ["cold", "s.blob"]
+    assert sorted(sections.compressed()) == ["cold", "s.blob", "s.off"]
     assert sections.length("cold") == 1000
     assert sections["cold"].tolist() == list(range(1000))
     assert gstore.strings(sections, "s").all() == ["a", "bé"] * 50
@@ -130,7 +138,7 @@ def test_format_4_narrows_compresses_and_refuses_a_bad_frame(tmp_path: Path) -> 
 
 
 def test_cold_sections_are_not_decompressed_to_answer(tmp_path: Path) -> None:
-    """A graph question (references, impact) reads none of the compressed sections."""
+    """A graph question (references, impact) reads none of the cold sections."""
     from maguyva.modalities.graph.searcher import GraphSearcher
     from maguyva.modalities.protocol import RetrieverQuery
 
@@ -141,7 +149,8 @@ def test_cold_sections_are_not_decompressed_to_answer(tmp_path: Path) -> None:
     searcher = GraphSearcher.open(gen.path)
     sections = searcher.graph._sections
     assert isinstance(sections, gstore.Sections)
-    assert set(sections.compressed()) == COLD_SECTIONS
+    # a small graph stores its other sections as frames too (`store.SMALL_FILE`)
+    assert set(sections.compressed()) >= COLD_SECTIONS
     for intent in ("find_references", "impact_analysis"):
         assert searcher.search(RetrieverQuery(text="load_items", terms=["load_items"],
                                               intent=intent, target="load_items"), 10)  # fmt: skip
@@ -230,3 +239,21 @@ def test_packed_edges_walk_as_the_arrays_they_replace(n, m, confs, top_line) -> 
     assert ("edge_conf" in packed) == (confs > 256)
     assert (packed["edge_lines"].dtype == np.uint16) == (top_line <= 1 << 16)
     assert _walks(packed, n) == _walks(arrays, n)
+
+
+def test_format_5_offsets_as_steps_and_format_4_still_read(tmp_path: Path) -> None:
+    """A small file's offsets sections are frames of their steps (summed back to the same
+    values and dtype); a falling `.off` section is stored as it is; a format 4 file (no steps,
+    its lookups stored) reads the same."""
+    names = [f"name_{i}" * (i % 7 + 1) for i in range(300)]
+    falling = np.arange(200, 0, -1, dtype=np.int32)
+    arrays = {"node_kind": np.zeros(300, dtype=np.uint8), "x.off": falling}
+    for version in (gstore.VERSION, 4):
+        out = tmp_path / f"v{version}"
+        gstore.write(out, arrays, {"node_name": names}, {}, version=version)
+        sections, _ = gstore.read(out)
+        assert gstore.strings(sections, "node_name").all() == names
+        assert sections["node_name.off"].dtype == np.int32
+        assert sections["x.off"].tolist() == falling.tolist()
+        assert ("node_name.off" in sections._steps) == (version >= 5)
+        assert "x.off" not in sections._steps

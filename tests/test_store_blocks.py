@@ -43,6 +43,27 @@ def test_a_block_round_trips_and_damage_is_an_error() -> None:
         blocks.raw(block[:-1], "x")  # runs past the end
 
 
+def test_dictionary_frames_read_beside_plain_ones() -> None:
+    """Format 4's blocks name their built-in dictionary in the frame: a format 3 block (no
+    dictionary) and a format 4 one read alike, and a frame naming a dictionary this build
+    does not have is damage, not a crash."""
+    from maguyva import _core
+
+    rows = (b'{"id": "0f3a", "path": "pkg/mod.py", "start_line": 1, "end_line": 9, "kind": '
+            b'"function", "name": "f", "qualified_name": "f", "signature": "def f(x)"}\n')  # fmt: skip
+    plain, packed = blocks.block("p.py", rows, 1), blocks.block("p.py", rows, 1, "chunks")
+    assert len(packed) < len(plain)
+    assert blocks.raw(plain, "x") == blocks.raw(packed, "x") == rows
+    assert blocks.raw(blocks.block("p.py", b"[1]", 1, "extract"), "x") == b"[1]"
+    with pytest.raises(ValueError, match="no dictionary"):
+        _core.zstd_compress(rows, 6, "nothing")
+    frame = bytearray(_core.zstd_compress(rows, 6, "chunks"))
+    at = frame.index((0x4D470001).to_bytes(4, "little"))
+    frame[at] ^= 0x7F  # another dictionary id
+    with pytest.raises(ValueError, match="does not have"):
+        _core.zstd_decompress(bytes(frame), len(rows))
+
+
 def _to_format_1(gen: Path, extractor: str) -> None:
     """Rewrite a from-scratch generation's segments as format 1 wrote them (raw JSON Lines;
     the extraction in a JSON object naming the extractor), with `files.json` and the

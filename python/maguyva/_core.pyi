@@ -402,12 +402,13 @@ def crc32_buffer(data: _np.ndarray, initial: int = 0) -> int:
     """CRC-32 (equal to `zlib.crc32`) of a contiguous uint8 array, continuing from `initial`
     (GIL released)."""
 
-def zstd_compress(data: bytes, level: int) -> bytes:
-    """`data` as one zstd frame at `level` (GIL released); ValueError on failure."""
+def zstd_compress(data: bytes, level: int, dictionary: str | None = None) -> bytes:
+    """`data` as one zstd frame at `level` (GIL released), with the built-in `dictionary`
+    (`"chunks"`, `"extract"`) when named; ValueError on failure or an unknown name."""
 
 def zstd_decompress(data: bytes, size: int) -> bytes:
-    """The zstd frame `data` decompressed (GIL released); ValueError unless it is a sound frame
-    of exactly `size` bytes."""
+    """The zstd frame `data` decompressed (GIL released; with the built-in dictionary its
+    header names); ValueError unless it is a sound frame of exactly `size` bytes."""
 
 def name_hash(data: bytes) -> int:
     """The graph's 64-bit name lookup hash of one UTF-8 name (part of graph format 3)."""

@@ -135,7 +135,7 @@ def write_layout(
     if rows_format_1:
         dirty = set(range(SEGMENTS))
     index, counts, rewritten = write_segments(tmp, files, prev, dirty, spill, phases, extractor)
-    write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json({
+    write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json_packed({
         "state": state_json,
         "segments": {"version": SEGMENT_INDEX_VERSION, "files": index},
     }))  # fmt: skip

@@ -40,9 +40,14 @@ from maguyva.errors import CorruptIndexError
 from maguyva.store import spans
 from maguyva.support import sealed
 
-ROWS_VERSION = 3
-"""The sealed version of chunk and extraction segments (and delta files) made of blocks (2:
-no span blocks; still read)."""
+ROWS_VERSION = 4
+"""The sealed version of chunk and extraction segments (and delta files) made of blocks (4:
+frames written with the built-in dictionary of their kind, `DICTIONARIES`; 3: without; 2: no
+span blocks; all still read: a frame names its dictionary)."""
+DICTIONARIES = frozenset({"chunks", "extract"})
+"""The kinds of rows with a built-in zstd dictionary (`_core.zstd_compress`, named as the kind): a file's rows are
+a few KB, too few for a frame of their own to learn what every file's rows share (requests:
+chunk blocks 57 to 48 KB, extraction 91 to 86 KB)."""
 LEVEL = 6
 _HEAD = struct.Struct("<IIIH")
 _CRC = struct.Struct("<I")
@@ -54,13 +59,14 @@ def is_block(data: bytes) -> bool:
     return bool(data) and data[0] in (MARK, SPAN_MARK)
 
 
-def block(path: str, raw: bytes, count: int) -> bytes:
-    """`raw` (one file's rows, `count` of them) as a block; a block is returned as it is,
-    and no rows as no bytes (a file without chunks has no block, as it had no lines)."""
+def block(path: str, raw: bytes, count: int, kind: str | None = None) -> bytes:
+    """`raw` (one file's rows, `count` of them, of `kind`: its dictionary) as a block; a block
+    is returned as it is, and no rows as no bytes (a file without chunks has no block, as it
+    had no lines)."""
     if not raw or is_block(raw):
         return raw
     name = path.encode("utf-8", "surrogateescape")
-    data = _core.zstd_compress(raw, LEVEL)
+    data = _core.zstd_compress(raw, LEVEL, kind if kind in DICTIONARIES else None)
     return b"\x00" + _HEAD.pack(len(data), len(raw), count, len(name)) + name + data
 
 
@@ -71,11 +77,11 @@ def span_block(path: str, raw: bytes, count: int, content: bytes) -> bytes:
         return raw
     stripped = spans.strip(raw, content)
     if stripped is None:
-        return block(path, raw, count)
+        return block(path, raw, count, "chunks")
     rows, which = stripped
     payload = json.dumps(which, separators=(",", ":")).encode() + b"\n" + rows
     name = path.encode("utf-8", "surrogateescape")
-    data = _core.zstd_compress(payload, LEVEL)
+    data = _core.zstd_compress(payload, LEVEL, "chunks")
     return (b"\x01" + _HEAD.pack(len(data), len(payload), count, len(name))
             + _CRC.pack(zlib.crc32(content)) + name + data)  # fmt: skip
 

@@ -37,8 +37,8 @@ def write_rows(
     extract_parts: list[bytes] = []
     coff = eoff = total = 0
     for path, chunk_bytes, count, fragment in rows:
-        chunk_block = blocks.block(path, chunk_bytes, count)
-        extract_block = blocks.block(path, fragment, 1)
+        chunk_block = blocks.block(path, chunk_bytes, count, "chunks")
+        extract_block = blocks.block(path, fragment, 1, "extract")
         entry = [coff, len(chunk_block), count, eoff, len(extract_block)]
         index[path] = entry if delta is None else [*entry, delta]
         chunk_parts.append(chunk_block)

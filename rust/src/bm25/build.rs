@@ -319,12 +319,10 @@ pub fn gram(t: &[u8]) -> u32 {
 
 fn write(out: &Path, enc: &Encoded) -> CoreResult<PostingsReport> {
     let mut w = BufWriter::with_capacity(1 << 20, File::create(out).map_err(io_err(out))?);
-    w.write_all(&enc.header.encode()).map_err(io_err(out))?;
-    let mut bytes = format::HEADER_LEN as u64;
-    for data in &enc.sections {
-        w.write_all(data).map_err(io_err(out))?;
-        bytes += data.len() as u64;
-    }
+    let parts: Vec<&[u8]> = enc.sections.iter().map(Vec::as_slice).collect();
+    let bytes =
+        crate::trigram::format::write_file(&format::LAYOUT, &mut w, enc.header.encode(), &parts)
+            .map_err(io_err(out))?;
     w.flush().map_err(io_err(out))?;
     w.into_inner()
         .map_err(|e| io_err(out)(e.into_error()))?

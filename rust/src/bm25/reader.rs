@@ -37,7 +37,7 @@ type WordTable = Vec<(u32, u32)>;
 /// One segment's postings file, its units and word table decoded at open.
 pub struct Postings {
     path: PathBuf,
-    map: Mmap,
+    map: crate::trigram::format::Bytes,
     header: Header,
     units: Vec<Unit>,
     words: WordTable,
@@ -95,6 +95,7 @@ impl Postings {
             path: path.to_path_buf(),
             source,
         })?;
+        let map = format::LAYOUT.inflate(path, map)?;
         let header = Header::decode(path, &map)?;
         let mut p = Postings {
             path: path.to_path_buf(),
@@ -668,8 +669,8 @@ mod version_tests {
         out
     }
 
-    /// Postings written as version 1 read as the version 2 ones: units, words, the words
-    /// holding a term, every posting.
+    /// Postings written as version 1 (and 2: version 3 not packed) read as the version 3
+    /// ones: units, words, the words holding a term, every posting.
     #[test]
     fn version_1_reads_as_version_2() {
         let dir = std::env::temp_dir().join(format!("maguyva-bm25v1-{}", std::process::id()));
@@ -706,8 +707,24 @@ mod version_tests {
             .expect("grams")
             .expect("file");
         assert!(grams.header.n_grams > 0);
-        assert_eq!(v2.header.version, 2);
-        std::fs::write(dir.join("v1.bm25"), as_version_1(&v2)).expect("write v1");
+        assert_eq!(v2.header.version, format::VERSION);
+        let packed = std::fs::read(dir.join("trigram.bm25")).expect("read");
+        assert!(packed.len() < v2.map.len(), "a small file is packed");
+        // the same sections as version 2 wrote them (not packed)
+        let mut plain = v2.map.to_vec();
+        plain[8..12].copy_from_slice(&2u32.to_le_bytes());
+        plain[format::FIXED_LEN + 20..format::FIXED_LEN + 24].fill(0);
+        let crc = crc32fast::hash(&plain[..format::HEADER_LEN - 4]);
+        plain[format::HEADER_LEN - 4..format::HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(dir.join("v2.bm25"), &plain).expect("write v2");
+        let old = Postings::open(&dir.join("v2.bm25"), &seg)
+            .expect("v2")
+            .expect("file");
+        assert_eq!(
+            (old.header.version, &old.units, &old.words),
+            (2, &v2.units, &v2.words)
+        );
+        std::fs::write(dir.join("v1.bm25"), as_version_1(&old)).expect("write v1");
         let v1 = Postings::open(&dir.join("v1.bm25"), &seg)
             .expect("v1")
             .expect("file");
@@ -717,8 +734,8 @@ mod version_tests {
         assert!(v2.units.iter().any(|u| u.chunk.is_none()));
         for w in 0..v2.header.n_words {
             assert_eq!(v1.word(w), v2.word(w));
-            let mut got = [Vec::new(), Vec::new()];
-            for (p, out) in [&v1, &v2].into_iter().zip(got.iter_mut()) {
+            let mut got = [Vec::new(), Vec::new(), Vec::new()];
+            for (p, out) in [&v1, &v2, &old].into_iter().zip(got.iter_mut()) {
                 p.for_each_posting(
                     w,
                     |u| u % 2 == 0,
@@ -727,6 +744,7 @@ mod version_tests {
                 .expect("postings");
             }
             assert_eq!(got[0], got[1]);
+            assert_eq!(got[2], got[1]);
         }
         // the scan of the vocabulary, its trigram lists (both formats) find the same words
         for term in [

@@ -1,6 +1,13 @@
 //! Compressed blocks for the Python store (`maguyva.store.blocks`): one file's chunk or
 //! extraction rows as a zstd frame with its content checksum (a damaged frame is an error,
 //! never other rows). The work runs with the GIL released; each thread keeps its contexts.
+//!
+//! A frame may be written with one of the built-in dictionaries (`DICTIONARIES`: 4 KiB
+//! each, trained once on the CPython standard library's chunk and extraction rows with
+//! `benches/row_dicts.py`): a file's rows are a few KB, too few for zstd to learn the keys
+//! and idioms they share with every other file's. The frame names its dictionary (its
+//! header's dictionary id), and decompression takes the one it names. A dictionary is never
+//! changed once shipped (frames written with it must stay readable): a new one gets a new id.
 
 use std::cell::RefCell;
 use std::io;
@@ -11,46 +18,111 @@ use pyo3::types::PyBytes;
 use zstd::bulk::{Compressor, Decompressor};
 use zstd::zstd_safe::CParameter;
 
+/// The built-in dictionaries: (name, dictionary id, bytes).
+const DICTIONARIES: [(&str, u32, &[u8]); 2] = [
+    (
+        "chunks",
+        0x4D47_0001,
+        include_bytes!("dicts/chunks-1.zdict"),
+    ),
+    (
+        "extract",
+        0x4D47_0002,
+        include_bytes!("dicts/extract-1.zdict"),
+    ),
+];
+
 thread_local! {
-    static COMPRESSOR: RefCell<Option<(i32, Compressor<'static>)>> = const { RefCell::new(None) };
-    static DECOMPRESSOR: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };
+    static COMPRESSOR: RefCell<Option<(i32, usize, Compressor<'static>)>> =
+        const { RefCell::new(None) };
+    static DECOMPRESSORS: RefCell<Vec<Option<Decompressor<'static>>>> =
+        const { RefCell::new(Vec::new()) };
 }
 
-fn compress(data: &[u8], level: i32) -> io::Result<Vec<u8>> {
+/// The index in `DICTIONARIES` of `name` plus one (0: none).
+fn dictionary_slot(name: Option<&str>) -> PyResult<usize> {
+    match name {
+        None => Ok(0),
+        Some(n) => DICTIONARIES
+            .iter()
+            .position(|d| d.0 == n)
+            .map(|i| i + 1)
+            .ok_or_else(|| PyValueError::new_err(format!("zstd: no dictionary {n:?}"))),
+    }
+}
+
+fn compress(data: &[u8], level: i32, slot_of: usize) -> io::Result<Vec<u8>> {
     COMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
-            let mut c = Compressor::new(level)?;
+        if slot
+            .as_ref()
+            .is_none_or(|(l, d, _)| *l != level || *d != slot_of)
+        {
+            let mut c = match slot_of {
+                0 => Compressor::new(level)?,
+                i => Compressor::with_dictionary(level, DICTIONARIES[i - 1].2)?,
+            };
             c.set_parameter(CParameter::ChecksumFlag(true))?;
-            *slot = Some((level, c));
+            *slot = Some((level, slot_of, c));
         }
-        let (_, c) = slot.as_mut().expect("set above");
+        let (_, _, c) = slot.as_mut().expect("set above");
         c.compress(data)
     })
 }
 
 fn decompress(data: &[u8], size: usize) -> io::Result<Vec<u8>> {
-    DECOMPRESSOR.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(Decompressor::new()?);
+    let slot_of = match zstd::zstd_safe::get_dict_id_from_frame(data) {
+        None => 0,
+        Some(id) => {
+            DICTIONARIES
+                .iter()
+                .position(|d| d.1 == id.get())
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("a frame of dictionary {id}, which this build does not have"),
+                    )
+                })?
+                + 1
         }
-        slot.as_mut().expect("set above").decompress(data, size)
+    };
+    DECOMPRESSORS.with(|cell| {
+        let mut slots = cell.borrow_mut();
+        if slots.len() <= slot_of {
+            slots.resize_with(DICTIONARIES.len() + 1, || None);
+        }
+        let d = &mut slots[slot_of];
+        if d.is_none() {
+            *d = Some(match slot_of {
+                0 => Decompressor::new()?,
+                i => Decompressor::with_dictionary(DICTIONARIES[i - 1].2)?,
+            });
+        }
+        d.as_mut().expect("set above").decompress(data, size)
     })
 }
 
-/// `zstd_compress(data, level) -> bytes`: `data` as one zstd frame at `level`, with the
-/// frame's content checksum.
+/// `zstd_compress(data, level, dictionary=None) -> bytes`: `data` as one zstd frame at
+/// `level`, with the frame's content checksum; with a built-in `dictionary` (`"chunks"`,
+/// `"extract"`) when named.
 #[pyfunction]
-fn zstd_compress<'py>(py: Python<'py>, data: &[u8], level: i32) -> PyResult<Bound<'py, PyBytes>> {
+#[pyo3(signature = (data, level, dictionary=None))]
+fn zstd_compress<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    level: i32,
+    dictionary: Option<&str>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let slot = dictionary_slot(dictionary)?;
     let out = py
-        .detach(|| compress(data, level))
+        .detach(|| compress(data, level, slot))
         .map_err(|e| PyValueError::new_err(format!("zstd: {e}")))?;
     Ok(PyBytes::new(py, &out))
 }
 
-/// `zstd_decompress(data, size) -> bytes`: the frame `data` decompressed; ValueError unless it
-/// is a sound frame (checksum included) of exactly `size` bytes.
+/// `zstd_decompress(data, size) -> bytes`: the frame `data` decompressed (with the built-in
+/// dictionary its header names, if any); ValueError unless it is a sound frame (checksum
+/// included) of exactly `size` bytes.
 #[pyfunction]
 fn zstd_decompress<'py>(
     py: Python<'py>,

@@ -34,7 +34,7 @@ pub struct DocEntry {
 /// bounds, so a corrupt file yields an error, never a panic or an out-of-bounds read.
 pub struct Segment {
     idx_path: PathBuf,
-    idx: Mmap,
+    idx: format::Bytes,
     content: Mmap,
     header: Header,
     /// Per document, the index of its first block filter in `SEC_BLOCKS`, or `u32::MAX`.
@@ -61,7 +61,7 @@ impl Segment {
     /// Open and validate one segment: headers, section bounds and checksums, and the
     /// document table's references into the other sections.
     pub fn open(idx_path: &Path, content_path: &Path) -> CoreResult<Segment> {
-        let idx = map(idx_path)?;
+        let idx = format::LAYOUT.inflate(idx_path, map(idx_path)?)?;
         let header = Header::decode(idx_path, &idx)?;
         let content = map(content_path)?;
         format::check_content_header(content_path, &content, header.build_id)?;

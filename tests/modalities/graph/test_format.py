@@ -68,9 +68,9 @@ def _file(tmp_path: Path) -> bytes:
     return (tmp_path / gstore.FILE_NAME).read_bytes()
 
 
-def test_a_format_4_file_ends_with_its_crc_and_round_trips(tmp_path: Path) -> None:
+def test_a_format_5_file_ends_with_its_crc_and_round_trips(tmp_path: Path) -> None:
     data = _file(tmp_path)
-    assert struct.unpack_from("<I", data, 8)[0] == 4 == gstore.VERSION
+    assert struct.unpack_from("<I", data, 8)[0] == 5 == gstore.VERSION
     assert data.endswith(gstore.END)
     assert struct.unpack_from("<I", data, len(data) - 8)[0] == zlib.crc32(data[:-8])
     sections, meta = gstore.read(tmp_path)
@@ -150,9 +150,12 @@ def test_name_lookups_equal_dicts_of_python_strings(nodes, probes) -> None:
         assert (key in by_name) == (key in want_name)
 
 
-def test_fsck_finds_lookup_sections_that_do_not_match_the_names(tmp_path: Path) -> None:
+def test_fsck_finds_lookup_sections_that_do_not_match_the_names(
+    tmp_path: Path, monkeypatch
+) -> None:
     """A names part written with a wrong lookup (checksum right: what was written was wrong)
-    is named by `verify`."""
+    is named by `verify` (a file over `SMALL_FILE`: a small one stores no lookup)."""
+    monkeypatch.setattr(gstore, "SMALL_FILE", 0)
     repo = {"m.py": "def alpha():\n    return beta()\n\n\ndef beta():\n    return 1\n"}
     out = build_graph(tmp_path / "r", repo, tmp_path / "g") / "graph"
     assert GraphModality().verify(out) == []

@@ -79,7 +79,8 @@ def test_lookups_equal_decoded_tables_and_follow_an_added_definition(tmp_path: P
     assert second.references("added_later") == [] and second.definition("added_later")
 
 
-def test_the_fixture_graphs_lookups_equal_decoded_tables(tmp_path: Path) -> None:
+def test_the_fixture_graphs_lookups_equal_decoded_tables(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(gstore, "SMALL_FILE", 0)  # a small file stores no lookup
     for language in ("python", "go", "js"):
         root = tmp_path / language
         shutil.copytree(FIXTURES / language, root)
@@ -89,9 +90,10 @@ def test_the_fixture_graphs_lookups_equal_decoded_tables(tmp_path: Path) -> None
         assert_lookups_match(GraphSearcher.open(out).graph)
 
 
-def test_sections_without_lookups_compute_them(tmp_path: Path) -> None:
+def test_sections_without_lookups_compute_them(tmp_path: Path, monkeypatch) -> None:
     """Sections of an older file (or built in memory) have no lookup sections: the reader
     computes them, and answers as from the stored ones."""
+    monkeypatch.setattr(gstore, "SMALL_FILE", 0)  # stored: not a small file
     out = build_graph(tmp_path / "r", REPO, tmp_path / "g")
     sections, meta = gstore.read(out / "graph")
     stored = GraphIndex(sections, meta)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import re
 import threading
+from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -89,7 +90,8 @@ def _lookups(
     (an older file, or sections built in memory)."""
     n = len(s["node_kind"])
     if not all(k in s for k in store.LOOKUP_SECTIONS):
-        s = {**s, **store.name_lookup(s["node_kind"], s["node_name.blob"], s["node_name.off"])}
+        # a ChainMap, not `{**s}`: that would read (decompress) every section of `s`
+        s = ChainMap(store.name_lookup(s["node_kind"], s["node_name.blob"], s["node_name.off"]), s)
     out = []
     for prefix, lower in (("lookup_name", False), ("lookup_lower", True)):
         hashes, nodes = s[f"{prefix}.hash"], s[f"{prefix}.node"]

@@ -50,6 +50,10 @@ Format history:
    ids and their `c`, PageRank, cycle numbers); the name lookup hashes are the top 32 bits of
    the 64-bit name hash (`LOOKUP_BITS`: a collision only costs one more name compared).
    Format 3 is still read as it is.
+5. a small file (`SMALL_FILE`) stores every section that shrinks as a frame and no name
+   lookup (computed at open); an offsets section (`*.off`) stored as a frame, in any file,
+   is the frame of its steps (a sixth field in its table row: their unsigned dtype; a
+   reader sums them back). Format 4 is still read as it is.
 """
 
 from __future__ import annotations
@@ -72,9 +76,20 @@ from maguyva.modalities.graph.schema import NodeKind
 from maguyva.store.checksums import remember_crc
 
 MAGIC = b"MGVGRAPH"
-VERSION = 4
-READS = (1, 2, 3, 4)  # format versions this build reads
+VERSION = 5
+READS = (1, 2, 3, 4, 5)  # format versions this build reads
 ZSTD_LEVEL = 1  # written on every update: level 6 took ~5x the CPU for 12 % less (edge log)
+SMALL_FILE = 1 << 20
+"""A file whose sections (narrowed) total at most this many bytes stores every section of at
+least `SMALL_SECTION` bytes as a zstd frame at `SMALL_LEVEL` when that saves a tenth: a small
+tree's graph is mostly fixed-width columns of small numbers (requests: 133 to ~60 KB), and
+decompressing it on first read costs well under a millisecond; a larger graph keeps its hot
+sections mapped. Such a file does not store the name lookup (`LOOKUP_SECTIONS`, random
+hashes: 12 KB of requests' 27 KB of names): a reader computes it from the names when it is
+missing, as for formats 1-2 (~0.3 ms for requests' 1,210 nodes), and the sections the
+`compress` argument names are written at `SMALL_LEVEL` too (the edge log)."""
+SMALL_SECTION = 64
+SMALL_LEVEL = 9
 LOOKUP_BITS = 32  # format 4: the lookup hashes' width (format 3: 64)
 FILE_NAME = "graph.bin"
 NAMES_PART = "names.bin"
@@ -204,15 +219,27 @@ def write(
         sections[f"{name}.blob"], sections[f"{name}.off"] = packed
     table = []
     offset = 0
-    for name, arr in list(sections.items()):
-        arr = np.asarray(arr)
-        if version >= 4:
-            arr = _narrow(arr)
+    narrowed = {name: _narrow(np.asarray(a)) if version >= 4 else np.asarray(a)
+                for name, a in sections.items()}  # fmt: skip
+    small = version >= 4 and sum(a.nbytes for a in narrowed.values()) <= SMALL_FILE
+    if small and all(k in narrowed for k in LOOKUP_SECTIONS):
+        for k in LOOKUP_SECTIONS:  # a reader computes them from the names (`name_lookup`)
+            del narrowed[k]
+    sections = {}
+    for name, arr in narrowed.items():
         dtype = arr.dtype.newbyteorder("<").str
         row: list[Any] = [name, dtype, int(arr.size), offset]
-        if version >= 4 and (compress is True or (compress and name in compress)):
-            frame = _core.zstd_compress(_le(arr).tobytes(), ZSTD_LEVEL)
-            row.append(len(frame))
+        frame = None
+        named = version >= 4 and (compress is True or (compress and name in compress))
+        if named or (small and arr.nbytes >= SMALL_SECTION):
+            steps = _steps(arr) if version >= 5 and name.endswith(".off") else None
+            data = arr if steps is None else steps
+            level = SMALL_LEVEL if small else ZSTD_LEVEL
+            frame = _core.zstd_compress(_le(data).tobytes(), level)
+            if not named and len(frame) * 10 > arr.nbytes * 9:
+                frame = None
+        if frame is not None:
+            row += [len(frame)] if steps is None else [len(frame), steps.dtype.str]
             sections[name] = np.frombuffer(frame, dtype=np.uint8)
         else:
             sections[name] = arr
@@ -238,6 +265,18 @@ def write(
     if digest is None:  # the whole file's CRC, so the commit need not read it back
         return remember_crc(directory / file_name, zlib.crc32(trailer, crc))
     return (directory / file_name).stat().st_size
+
+
+def _steps(arr: np.ndarray) -> np.ndarray | None:
+    """An offsets section as its steps (format 5: `np.diff` from 0, in the narrowest unsigned
+    type), which a reader sums back; None unless the offsets are integers that never fall."""
+    if arr.dtype.kind not in "iu" or not arr.size:
+        return None
+    steps = np.diff(arr.astype(np.int64), prepend=0)
+    if int(steps.min()) < 0:
+        return None
+    top = int(steps.max())
+    return steps.astype(np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.uint32)
 
 
 def _narrow(arr: np.ndarray) -> np.ndarray:
@@ -273,17 +312,26 @@ class Sections(Mapping[str, np.ndarray]):
     def __init__(self) -> None:
         self._raw: dict[str, np.ndarray] = {}
         self._frames: dict[str, tuple[np.ndarray, np.dtype, int, str]] = {}
+        self._steps: dict[str, np.dtype] = {}  # format 5: frames of offsets' steps
 
     def __getitem__(self, name: str) -> np.ndarray:
         found = self._raw.get(name)
         if found is not None:
             return found
         frame, dtype, size, where = self._frames[name]
+        steps = self._steps.get(name)
         try:
-            data = _core.zstd_decompress(frame.tobytes(), size * dtype.itemsize)
+            data = _core.zstd_decompress(frame.tobytes(), size * (steps or dtype).itemsize)
         except ValueError as exc:
             raise CorruptIndexError(f"{where}: section {name} does not decompress") from exc
-        arr = np.frombuffer(data, dtype=dtype, count=size)
+        if steps is not None:
+            total = np.cumsum(np.frombuffer(data, dtype=steps, count=size), dtype=np.int64)
+            if size and int(total[-1]) > np.iinfo(dtype).max:
+                raise CorruptIndexError(f"{where}: section {name}'s offsets do not fit {dtype}")
+            arr = total.astype(dtype)
+            arr.flags.writeable = False
+        else:
+            arr = np.frombuffer(data, dtype=dtype, count=size)
         self._raw[name] = arr
         return arr
 
@@ -307,6 +355,7 @@ class Sections(Mapping[str, np.ndarray]):
     def update(self, other: Sections) -> None:
         self._raw.update(other._raw)
         self._frames.update(other._frames)
+        self._steps.update(other._steps)
 
 
 def read(directory: Path, file_name: str = FILE_NAME) -> tuple[Sections, dict[str, Any]]:
@@ -345,9 +394,12 @@ def read(directory: Path, file_name: str = FILE_NAME) -> tuple[Sections, dict[st
         for row in table:
             name, dtype, size, offset = row[:4]
             dt = np.dtype(dtype)
-            stored = row[4] if len(row) == 5 and version >= 4 else None
-            if len(row) != (4 if stored is None else 5) or not all(
-                isinstance(v, int) and v >= 0 for v in (size, offset, stored or 0)
+            stored = row[4] if len(row) in (5, 6) and version >= 4 else None
+            steps = np.dtype(row[5]) if len(row) == 6 and version >= 5 else None
+            if (
+                len(row) != (4 if stored is None else 5 if steps is None else 6)
+                or not all(isinstance(v, int) and v >= 0 for v in (size, offset, stored or 0))
+                or (steps is not None and (steps.kind != "u" or dt.kind not in "iu"))
             ):
                 raise CorruptIndexError(f"{path}: section {name} has a bad size or offset")
             at, nbytes = base + offset, size * dt.itemsize if stored is None else stored
@@ -358,6 +410,8 @@ def read(directory: Path, file_name: str = FILE_NAME) -> tuple[Sections, dict[st
             else:
                 frame = np.frombuffer(body, dtype=np.uint8, count=stored, offset=at)
                 sections._frames[name] = (frame, dt, size, str(path))
+                if steps is not None:
+                    sections._steps[name] = steps
             filled = at + (nbytes + 7) // 8 * 8
     except (ValueError, TypeError, KeyError) as exc:
         raise CorruptIndexError(f"{path}: unreadable header") from exc
