@@ -46,10 +46,10 @@ def test_a_trait_carries_to_each_impl_block_in_other_files(engine: Engine):
     out = _carry(engine, [trait, other], "text")
     assert out[0] is trait and out[-1] is other
     carried_hits = out[1:-1]
-    # `impl server_conn::ResolvesServerCert for ..`, twice; not `impl ResolvesServerCertUsingSni`
-    assert [(h.path, h.start_line) for h in carried_hits] == [("src/handy.rs", 18),
-                                                              ("src/handy.rs", 34)]  # fmt: skip
-    assert all(h.extra["carried_from"] for h in carried_hits)
+    # the first `impl server_conn::ResolvesServerCert for ..` (not `impl ResolvesServerCertUsingSni`);
+    # the second, in the same file, would add nothing to the file's evidence
+    assert [(h.path, h.start_line) for h in carried_hits] == [("src/handy.rs", 18)]
+    assert carried_hits[0].extra["carried_from"]
 
 
 def test_a_trait_method_carries_to_its_overrides(engine: Engine):
@@ -66,6 +66,12 @@ def test_thin_wrapper_carries_to_the_namesake_it_calls(engine: Engine):
     assert [(h.path, h.symbol) for h in out[1:]] == [
         ("src/server_conn.rs", "src.server_conn.ConnectionCore.reject_early_data")
     ]
+
+
+def test_a_trait_with_many_implementing_files_carries_nothing(engine: Engine, monkeypatch):
+    monkeypatch.setattr("maguyva.query.carry.MAX_IMPL_FILES", 0)
+    trait = _hit(engine, "src/server_conn.rs", 18)
+    assert _carry(engine, [trait]) == [trait]
 
 
 def test_a_body_carries_nothing(engine: Engine):
@@ -86,7 +92,7 @@ def test_only_the_understand_code_fusion_carries(engine: Engine):
     assert carried(engine, refs, {"semantic": list(hits)}) == {"semantic": hits}
     understand = plan_query("understand_code", 0.4)
     assert understand.by_file and understand.strategy == "rrf"
-    assert len(carried(engine, understand, {"semantic": list(hits)})["semantic"]) == 3
+    assert len(carried(engine, understand, {"semantic": list(hits)})["semantic"]) == 2
 
 
 def test_search_ranks_the_implementation_next_to_the_trait(engine: Engine):

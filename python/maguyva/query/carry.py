@@ -8,16 +8,17 @@ and text lists passes its rank to:
 
 - the implementations of a trait or interface (a hit on the trait, or on one of its method
   declarations): the `impl Trait for Type` blocks (Rust) or `implements Interface` classes
-  (TypeScript) the text index finds, at most `MAX_IMPLS`, tests left out; for a method, the
-  method of the same name in each block;
+  (TypeScript) the text index finds, tests left out, when they are in at most
+  `MAX_IMPL_FILES` files (a trait many types implement is what the question is about); for
+  a method, the method of the same name in each block;
 - the namesake a thin wrapper calls: a definition of at most `WRAPPER_LINES` lines that calls
   a definition of its own name in another file (`ServerConnection::reject_early_data` ->
   `ConnectionCore::reject_early_data`), as the graph resolved the call.
 
 The carried hit is inserted just after the hit it comes from (one rank lower), labelled
 `extra["carried_from"]`, so RRF gives it almost the declaration's contribution and the
-response says why it is there. Hits in the declaration's own file carry nothing (the file
-already has the evidence).
+response says why it is there. A file the list already holds above gets no carried hit (its
+best rank counts, and the files below would only lose a rank).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # numpy: a literal question's process never imports it
     from maguyva.store.chunks import Chunk
 
 TOP = 20
-MAX_IMPLS = 4
+MAX_IMPL_FILES = 4
 WRAPPER_LINES = 6
 CARRIED_FROM = ("semantic", "text")
 _TRAITS = frozenset({"trait", "interface"})
@@ -88,10 +89,14 @@ def carry_lists(lists: dict[str, list[Hit]], graph: GraphIndex, chunks: _Chunks,
         if not hits:
             continue
         out: list[Hit] = []
+        listed: set[str] = set()  # a file already listed gains nothing from a carried hit
         for rank, hit in enumerate(hits):
             out.append(hit)
-            if rank < TOP:
-                out.extend(_carried(hit, graph, chunks, text, impls))
+            listed.add(hit.path)
+            for extra in _carried(hit, graph, chunks, text, impls) if rank < TOP else ():
+                if extra.path not in listed:
+                    out.append(extra)
+                    listed.add(extra.path)
         lists[name] = out
     return lists
 
@@ -110,20 +115,17 @@ def _carried(hit: Hit, g: GraphIndex, chunks: _Chunks, text: _Grep | None,
     if owner is None:
         return
     rust = hit.path.endswith(".rs")
-    found = 0
-    for path, line in _impl_blocks(text, owner, rust, impls):
-        block = chunks.enclosing(path, line)
-        if path == hit.path or is_test_path(path) or block is None:
-            continue
+    blocks = [(path, block) for path, line in _impl_blocks(text, owner, rust, impls)
+              if path != hit.path and not is_test_path(path)
+              and (block := chunks.enclosing(path, line)) is not None]  # fmt: skip
+    if len({path for path, _ in blocks}) > MAX_IMPL_FILES:
+        return  # a trait many types implement: the question is about the trait
+    for path, block in blocks:
         if member is None:
             yield _hit(chunks, path, block.start_line, hit, None)
-            found += 1
         for m in g.definitions_in(path) if member is not None else ():
             if g.names[m] == member and block.start_line <= int(g.start[m]) <= block.end_line:
                 yield _hit(chunks, path, int(g.start[m]), hit, g.full_name(m))
-                found += 1
-        if found >= MAX_IMPLS:
-            return
 
 
 def _own_definition(g: GraphIndex, chunk: Chunk) -> int | None:
