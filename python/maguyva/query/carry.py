@@ -103,8 +103,7 @@ def carry_lists(lists: dict[str, list[Hit]], graph: GraphIndex, chunks: _Chunks,
 
 def _carried(hit: Hit, g: GraphIndex, chunks: _Chunks, text: _Grep | None,
              impls: dict[tuple[str, bool], list[tuple[str, int]]]) -> Iterator[Hit]:  # fmt: skip
-    chunk = chunks.get(hit.key or "", hit.path)
-    node = _own_definition(g, chunk) if chunk is not None else None
+    node = _own_definition(g, hit.path, hit.start_line, hit.end_line)  # a chunk's span
     if node is None:
         return
     for target in _delegates(g, node):
@@ -128,10 +127,10 @@ def _carried(hit: Hit, g: GraphIndex, chunks: _Chunks, text: _Grep | None,
                 yield _hit(chunks, path, int(g.start[m]), hit, g.full_name(m))
 
 
-def _own_definition(g: GraphIndex, chunk: Chunk) -> int | None:
+def _own_definition(g: GraphIndex, path: str, start: int, end: int) -> int | None:
     """The definition a chunk is about: the first (outermost) one that starts inside it."""
-    for node in g.definitions_in(chunk.path):
-        if chunk.start_line <= int(g.start[node]) <= chunk.end_line:
+    for node in g.definitions_in(path):
+        if start <= int(g.start[node]) <= end:
             return node
     return None
 
@@ -154,13 +153,12 @@ def _trait_of(g: GraphIndex, node: int) -> tuple[str | None, str | None]:
     one of its members; (None, None) otherwise."""
     if g.def_kind(node) in _TRAITS:
         return g.names[node], None
-    qualified = g.qnames[node]
-    if "." not in qualified:
-        return None, None
-    owner = qualified.rsplit(".", 2)[-2]
-    for other in g.by_name.get(owner, []):
-        if g.kind[other] == NodeKind.DEFINITION and g.def_kind(other) in _TRAITS:
-            return owner, g.names[node]
+    start, end = int(g.start[node]), int(g.end[node])
+    for other in g.definitions_in(g.path_of(node)):  # the trait around it, in its file
+        if int(g.start[other]) > start:
+            break
+        if other != node and int(g.end[other]) >= end and g.def_kind(other) in _TRAITS:
+            return g.names[other], g.names[node]
     return None, None
 
 
