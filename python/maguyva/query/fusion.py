@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from maguyva import _core
 from maguyva.model import Hit
+from maguyva.query.carry import carried as carried  # the engine's pre-fusion step, re-exported
 
 
 @dataclass(frozen=True, slots=True)

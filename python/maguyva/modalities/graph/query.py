@@ -145,6 +145,7 @@ class GraphIndex:
             raise CorruptIndexError("graph: chunk_ids and chunk_c differ in length")
         self._chunk_c: dict[str, float] | None = None
         self._chunk_lock = threading.Lock()
+        self._defs_by_file: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def chunk_c(self) -> dict[str, float]:
@@ -260,6 +261,24 @@ class GraphIndex:
                 break
         order = np.lexsort((chosen, -self.c[chosen], (self.flags[chosen] & FLAG_TEST) != 0))
         return chosen[order].tolist()
+
+    def definitions_in(self, path: str) -> list[int]:
+        """The definition nodes of `path`, by start line (an index of every file's
+        definitions, built on first use: only a question that carries evidence asks)."""
+        fid = self.path_index.get(path)
+        if fid is None:
+            return []
+        found = self._defs_by_file
+        if found is None:
+            with self._chunk_lock:
+                found = self._defs_by_file
+                if found is None:
+                    defs = np.flatnonzero(self.kind == NodeKind.DEFINITION)
+                    defs = defs[np.lexsort((self.start[defs], self.file[defs]))]
+                    found = self._defs_by_file = (defs, np.asarray(self.file[defs]))
+        defs, files = found
+        lo, hi = np.searchsorted(files, [fid, fid + 1])
+        return defs[lo:hi].tolist()
 
     # -- walks ------------------------------------------------------------------------------
 
