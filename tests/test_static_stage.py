@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
+
+from test_staged import _killed_at
 
 from maguyva.api import Index
 from maguyva.build.indexer import build_index
@@ -95,25 +96,10 @@ def test_a_search_after_the_first_stage_answers_by_meaning_over_every_chunk(tmp_
     assert summary.generation == final.number
 
 
-def killed_at(root: Path, phase: str) -> None:
-    """Run the staged build in a child that SIGKILLs itself as `phase` starts."""
-    code = (
-        "import os, signal, sys; from pathlib import Path; "
-        "from maguyva.build.indexer import build_index\n"
-        "def progress(phase, done, total):\n"
-        "    if phase == sys.argv[2] and done == 0:\n"
-        "        os.kill(os.getpid(), signal.SIGKILL)\n"
-        f"build_index(Path(sys.argv[1]), config={CONFIG!r}, progress=progress)\n"
-    )
-    child = subprocess.run([sys.executable, "-c", code, str(root), phase], capture_output=True,
-                           timeout=600)  # fmt: skip
-    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
-
-
 def test_kill9_between_the_stages_then_the_next_build_completes(tmp_path):
     for phase in ("structural", "graph"):  # after the windows' commits; after the chunks'
         root = corpus(tmp_path / phase)
-        killed_at(root, phase)
+        _killed_at(root, phase, CONFIG)
         committed = IndexDir(root / ".maguyva").current(pin=False).manifest
         assert semantic_of(committed)["report"]["static_only"]
         response = Engine.open(root).search(QUESTION, limit=10)
