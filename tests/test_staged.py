@@ -92,7 +92,7 @@ def test_the_last_generation_answers_as_a_one_shot_build(tmp_path):
     assert build_index(staged_root, config=STAGED).noop
 
 
-def _killed_at(root: Path, phase: str) -> None:
+def _killed_at(root: Path, phase: str, config: dict[str, Any] = STAGED) -> None:
     """Run a staged build in a child that SIGKILLs itself as `phase` starts."""
     code = (
         "import os, signal, sys; from pathlib import Path; "
@@ -100,10 +100,10 @@ def _killed_at(root: Path, phase: str) -> None:
         "def progress(phase, done, total):\n"
         "    if phase == sys.argv[2] and done == 0:\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
-        f"build_index(Path(sys.argv[1]), config={STAGED!r}, progress=progress)\n"
+        f"build_index(Path(sys.argv[1]), config={config!r}, progress=progress)\n"
     )
     child = subprocess.run(
-        [sys.executable, "-c", code, str(root), phase], capture_output=True, timeout=300
+        [sys.executable, "-c", code, str(root), phase], capture_output=True, timeout=600
     )
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
 

@@ -13,6 +13,7 @@ __all__ = [
     "FusedIds",
     "HammingIndex",
     "NumberedEntries",
+    "StaticTokenizer",
     "TextIndex",
     "__version__",
     "build_text_index",
@@ -466,6 +467,34 @@ def static_pool(
     runs the f64 scalar oracle. ValueError on bad shapes or ids outside the table; the GIL
     is released.
     """
+
+@final
+class StaticTokenizer:
+    """The MiniLM WordPiece (uncased BERT normaliser and pre-tokenizer, `##` continuations)
+    for ASCII texts, with the static tier's pooling in the same call.
+
+    `vocab[id]` is each id's token, `unk` the id of a word with no split, `specials` the ids
+    of the added tokens split out of the raw text first (`[CLS]`, `[SEP]`, ...). The ids equal
+    the `tokenizers` pipeline of the vendored `tokenizer.json` (no special tokens added,
+    truncated at `max_tokens`). A text that is not ASCII raises ValueError: send it to
+    `tokenizers`. The GIL is released.
+    """
+
+    def __new__(
+        cls, vocab: list[str], unk: int, specials: list[int], max_word_chars: int = 100
+    ) -> StaticTokenizer: ...
+    def encode(self, text: str, max_tokens: int) -> list[int]:
+        """The ids of one ASCII text, at most `max_tokens`."""
+    def pool(
+        self,
+        table: _np.ndarray,
+        scales: _np.ndarray,
+        weights: _np.ndarray,
+        texts: list[str],
+        max_tokens: int,
+    ) -> tuple[_np.ndarray, int]:
+        """Tokenize each ASCII text and pool it as `static_pool` pools its ids, on every
+        core: float32 (texts, dim) and the number of tokens pooled."""
 
 def hamming_topk(
     queries: _np.ndarray,

@@ -23,6 +23,7 @@ pub mod lines;
 pub mod static_embed;
 pub mod trigram;
 pub mod walk;
+pub mod wordpiece;
 
 #[cfg(feature = "python")]
 mod py;

@@ -5,7 +5,12 @@
 //! per CPU-second. `pool` is the fast path (f32 accumulators, the row loop auto-vectorises);
 //! `pool_scalar` is the f64 reference the tests compare it with.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+
 use crate::error::CoreError;
+use crate::wordpiece::WordPiece;
 
 /// A borrowed table: `vocab` rows of `dim` int8 values, a dequantisation scale per row and a
 /// pooling weight per row (SIF weights; 0 drops a token).
@@ -76,27 +81,66 @@ pub fn pool(table: &Table<'_>, ids: &[u32], offsets: &[i64]) -> Result<Vec<f32>,
     let dim = table.dim;
     let mut out = vec![0f32; n * dim];
     for (text, acc) in out.chunks_exact_mut(dim).enumerate() {
-        let bag = &ids[offsets[text] as usize..offsets[text + 1] as usize];
-        let mut total = 0f32;
-        for &id in bag {
-            let id = id as usize;
-            let w = table.weights[id];
-            if w == 0.0 {
-                continue;
-            }
-            total += w;
-            let coef = w * table.scales[id];
-            let row = &table.rows[id * dim..(id + 1) * dim];
-            for (a, &r) in acc.iter_mut().zip(row) {
-                *a += coef * f32::from(r);
-            }
-        }
-        if total > 0.0 {
-            let inv = 1.0 / total;
-            acc.iter_mut().for_each(|a| *a *= inv);
-        }
+        mean_into(
+            table,
+            &ids[offsets[text] as usize..offsets[text + 1] as usize],
+            acc,
+        );
     }
     Ok(out)
+}
+
+/// The weighted mean of `bag`'s rows into `acc` (zeros in; ids checked by the caller).
+fn mean_into(table: &Table<'_>, bag: &[u32], acc: &mut [f32]) {
+    let dim = table.dim;
+    let mut total = 0f32;
+    for &id in bag {
+        let id = id as usize;
+        let w = table.weights[id];
+        if w == 0.0 {
+            continue;
+        }
+        total += w;
+        let coef = w * table.scales[id];
+        let row = &table.rows[id * dim..(id + 1) * dim];
+        for (a, &r) in acc.iter_mut().zip(row) {
+            *a += coef * f32::from(r);
+        }
+    }
+    if total > 0.0 {
+        let inv = 1.0 / total;
+        acc.iter_mut().for_each(|a| *a *= inv);
+    }
+}
+
+/// Tokenize each ASCII text (`wordpiece`, at most `max_tokens` ids) and pool it, in one pass
+/// and on every core: `texts x dim` f32, as `pool` gives for the same ids, and the number of
+/// tokens pooled.
+pub fn pool_texts<S: AsRef<[u8]> + Sync>(
+    table: &Table<'_>,
+    wordpiece: &WordPiece,
+    texts: &[S],
+    max_tokens: usize,
+) -> Result<(Vec<f32>, usize), CoreError> {
+    if wordpiece.max_id() >= table.vocab() {
+        return Err(CoreError::InvalidArgument(format!(
+            "static table: {} rows, the tokenizer has ids up to {}",
+            table.vocab(),
+            wordpiece.max_id()
+        )));
+    }
+    let dim = table.dim;
+    let mut out = vec![0f32; texts.len() * dim];
+    let tokens = AtomicUsize::new(0);
+    out.par_chunks_mut(dim)
+        .zip(texts.par_iter())
+        .try_for_each_init(Vec::new, |ids, (acc, text)| {
+            wordpiece.encode(text.as_ref(), max_tokens, ids)?;
+            tokens.fetch_add(ids.len(), Ordering::Relaxed);
+            mean_into(table, ids, acc);
+            Ok::<(), CoreError>(())
+        })?;
+    Ok((out, tokens.into_inner()))
 }
 
 /// The reference: the same mean, one element at a time in f64.
@@ -163,6 +207,26 @@ mod tests {
         // The empty texts are zero vectors.
         assert!(fast[..33].iter().all(|&x| x == 0.0));
         assert!(fast[4 * 33..5 * 33].iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn texts_pool_as_their_ids_do() {
+        let (rows, scales, weights) = table_data(6, 8);
+        let table = Table::new(&rows, 8, &scales, &weights).unwrap();
+        let vocab = ["[PAD]", "[UNK]", "a", "b", "##b", "("];
+        let wp = WordPiece::new(&vocab, 1, &[0], 100).unwrap();
+        let texts = ["ab (a", "", "bb b(", "zzz"];
+        let (fast, tokens) = pool_texts(&table, &wp, &texts, 4).unwrap();
+        assert_eq!(tokens, 9);
+        let ids = [2u32, 4, 5, 2, 3, 4, 3, 5, 1];
+        let slow = pool(&table, &ids, &[0, 4, 4, 8, 9]).unwrap();
+        assert_eq!(fast, slow);
+        let small = Table::new(&rows[..40], 8, &scales[..5], &weights[..5]).unwrap();
+        assert!(
+            pool_texts(&small, &wp, &texts, 4).is_err(),
+            "ids past the table"
+        );
+        assert!(pool_texts(&table, &wp, &["é"], 4).is_err(), "not ASCII");
     }
 
     #[test]

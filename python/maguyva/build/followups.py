@@ -146,7 +146,8 @@ def follow_up(
                                changes)  # fmt: skip
         if config is not None:
             ctx = dataclasses.replace(ctx, config=config)
-        key = follow.TIMINGS[name]
+        static = bool((config or {}).get(staged.STATIC_ONLY))  # before a staged build's plan
+        key = "static" if static else follow.TIMINGS[name]
         timings[f"{key}_link"] = time.perf_counter() - started
         started = time.perf_counter()
         phases.start(name, 1)
@@ -155,9 +156,11 @@ def follow_up(
         timings[key] = time.perf_counter() - started
         close_views(views)
         manifest = {k: v for k, v in generation.manifest.items() if k not in COMMIT_KEYS}
-        manifest["modalities"] = {**manifest["modalities"], name: status}
-        if staged.PENDING in manifest:  # a staged first build: one fewer to add
+        if static:  # searchable by the static tier (when it built), its plan to follow
+            status = staged.with_pending({name: status}, {name})[name]
+        elif staged.PENDING in manifest:  # a staged first build: one fewer to add
             manifest[staged.PENDING] = [m for m in manifest[staged.PENDING] if m != name]
+        manifest["modalities"] = {**manifest["modalities"], name: status}
         manifest[f"{key}_of"] = generation.number
         manifest["timings_s"] = {k: round(v, 4) for k, v in timings.items()}
         write_sealed(tmp / META_JSON, "meta", sealed.dumps_json(manifest))

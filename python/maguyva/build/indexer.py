@@ -286,15 +286,16 @@ class Indexer:
             defer = not later and not graph_behind and graph_follows(self, current, changes)
             slices = not later and not defer and not warm and semantic_follows(
                 self, current, changes, wanted)  # fmt: skip
-            overrides = context_overrides(
+            stage = staged.static_overrides(self.config, later)  # static rows of every chunk
+            overrides = {**context_overrides(
                 self.config, changes, text_stage=current is not None and staged.text_stage(
                     current.manifest), graph_behind=graph_behind, defer=defer, slices=slices,
                 warm=warm,
-            )  # fmt: skip
+            ), **stage}  # fmt: skip
             modalities = build_modalities(ctx, self.config, timings, phases, fork=own_views,
-                                          skip=({"graph"} if defer else set()) | later,
-                                          overrides=overrides)  # fmt: skip
-            modalities.update({m: staged.pending_status(m) for m in later})
+                                          skip=({"graph"} if defer else set()) | (later - set(
+                                              stage)), overrides=overrides)  # fmt: skip
+            modalities = staged.with_pending(modalities, later)
             if defer:
                 assert current is not None
                 modalities["graph"] = follow.link_behind(
@@ -368,6 +369,11 @@ class Indexer:
             timings[f"text_stage_{key}"] = timings.pop(key, 0.0)
         timings["searchable"] = time.perf_counter() - self._update_started
         self.remember(generation, state, digests, layout)
+        if (static := staged.static_config(self.config)) is not None:  # every window by meaning
+            generation = self._follow_up(generation, "semantic", changes, files, layout,
+                                         timings, phases, static)  # fmt: skip
+            self.remember(generation, state, digests, layout)
+            timings["by_meaning"] = time.perf_counter() - self._update_started
         return generation
 
     def _complete(

@@ -2,11 +2,19 @@
 the rest a generation at a time, so that a large repository answers in seconds.
 
 1. generation N: every file read and cut into line windows (no tree-sitter), the text index
-   built over them and committed; every other modality `pending` in the manifest.
-2. N+1: the files extracted (structural, all cores), the segments written again, text (from
-   scratch, over the real chunks) and structural built; graph and semantic still pending.
-3. N+2: the graph (`followups.follow_up`); N+3: the semantic plan, nothing embedded; then the
-   embedding in slices (`build.follow`, never gate).
+   built over them and committed; every other modality `pending` in the manifest. N+1 (a
+   follow-up, `static_config`): the static tier's rows of every line window, so a question
+   by meaning is answered over the whole repository a few seconds after the first answer.
+2. N+2: the files extracted (structural, all cores), the segments written again, text (from
+   scratch, over the real chunks), structural and the static rows of the real chunks built;
+   graph and semantic still pending.
+3. N+3: the graph (`followups.follow_up`); N+4: the semantic plan, nothing embedded, the
+   static rows linked; then the embedding in slices (`build.follow`, never gate).
+
+A semantic part of static rows alone is `built` (searchable, its coverage says 0 embedded,
+every chunk answered by the static tier) and still `pending` (the plan follows): its status
+carries both (`with_pending`). Without the static tier (`embedding_tier = "transformer"`, a
+remote provider, `semantic_follows = false`) semantic stays unavailable until its plan.
 
 While a modality is pending, the engine answers without it and says so (`Response.notes`),
 and `maguyva status` shows it pending. A writer killed between the commits leaves the last
@@ -18,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from maguyva.modalities.followups import STATIC_ONLY
 from maguyva.modalities.registry import BUILD_ORDER
 
 STAGED_MIN_FILES = 100
@@ -60,3 +69,39 @@ def text_stage(manifest: dict[str, Any]) -> bool:
 def pending_entry(later: frozenset[str] | set[str]) -> dict[str, Any]:
     """The manifest's `pending` entry for the modalities `later` adds (none: no entry)."""
     return {PENDING: [m for m in BUILD_ORDER if m in later]} if later else {}
+
+
+def static_config(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The semantic configuration of a staged generation before the plan (static rows of
+    every chunk, `static_part.build_only`), or None: semantic is not wanted, the static tier
+    is off, or the build gates on its embedding (`semantic_follows = false`)."""
+    from maguyva.modalities.semantic.embed.static import static_first
+
+    wanted = config.get("modalities") or BUILD_ORDER
+    if "semantic" not in wanted or config.get("semantic_follows") is False:
+        return None
+    return {**config, STATIC_ONLY: True} if static_first(config) else None
+
+
+def static_overrides(config: dict[str, Any], later: frozenset[str]) -> dict[str, Any]:
+    """The semantic override of step 2 when it builds static rows (`build_modalities`)."""
+    static = static_config(config) if "semantic" in later else None
+    return {} if static is None else {"semantic": {"config": static}}
+
+
+def static_only(status: dict[str, Any]) -> bool:
+    """Is this semantic status a part of static rows alone (its plan still to follow)?"""
+    return bool(status.get("built")) and bool((status.get("report") or {}).get("static_only"))
+
+
+def with_pending(modalities: dict[str, Any], later: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The statuses of a staged generation: each of `later` not built here pending, one of
+    static rows alone both built and pending."""
+    out = dict(modalities)
+    for name in later:
+        status = out.get(name)
+        if status is not None and static_only(status):
+            out[name] = {**status, PENDING: True}
+        else:
+            out[name] = pending_status(name)
+    return out

@@ -12,6 +12,8 @@ BEHIND = "behind"
 # files' chunks only
 BACKLOG = "semantic_backlog"
 EMBED_GROUP_KEY = "semantic_embed_group"  # ... and the number of texts per model call
+# ... and a staged first build's, before its plan: static rows of every chunk, nothing else
+STATIC_ONLY = "semantic_static_only"
 
 
 def backlog(manifest: dict[str, Any]) -> bool:

@@ -1,13 +1,16 @@
-//! Python binding of the static-tier pooling: numpy in, numpy out, GIL released.
+//! Python binding of the static tier: pooling ids, and tokenizing and pooling ASCII texts in
+//! one call (`StaticTokenizer`); numpy in, numpy out, GIL released.
 
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 
 use super::errors::to_py;
 use crate::static_embed::{self, Table};
+use crate::wordpiece::WordPiece;
 
 fn contiguous<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
     array: &'a numpy::PyReadonlyArray<'_, T, D>,
@@ -50,7 +53,65 @@ fn static_pool<'py>(
     PyArray1::from_vec(py, out).reshape([n, dim])
 }
 
+/// The MiniLM WordPiece vocabulary for ASCII texts; see `maguyva._core.pyi`.
+#[pyclass(module = "maguyva._core", frozen)]
+struct StaticTokenizer {
+    inner: WordPiece,
+}
+
+#[pymethods]
+impl StaticTokenizer {
+    #[new]
+    #[pyo3(signature = (vocab, unk, specials, max_word_chars=100))]
+    fn new(
+        vocab: Vec<String>,
+        unk: u32,
+        specials: Vec<u32>,
+        max_word_chars: usize,
+    ) -> PyResult<Self> {
+        let tokens: Vec<&str> = vocab.iter().map(String::as_str).collect();
+        let inner = WordPiece::new(&tokens, unk, &specials, max_word_chars).map_err(to_py)?;
+        Ok(StaticTokenizer { inner })
+    }
+
+    /// The ids of one ASCII text, at most `max_tokens`.
+    fn encode(&self, py: Python<'_>, text: PyBackedStr, max_tokens: usize) -> PyResult<Vec<u32>> {
+        let mut out = Vec::new();
+        py.detach(|| self.inner.encode(text.as_bytes(), max_tokens, &mut out))
+            .map_err(to_py)?;
+        Ok(out)
+    }
+
+    /// Tokenize and pool ASCII texts: float32 (texts, dim) and the tokens pooled.
+    fn pool<'py>(
+        &self,
+        py: Python<'py>,
+        table: PyReadonlyArray2<'py, i8>,
+        scales: PyReadonlyArray1<'py, f32>,
+        weights: PyReadonlyArray1<'py, f32>,
+        texts: Vec<PyBackedStr>,
+        max_tokens: usize,
+    ) -> PyResult<(Bound<'py, PyArray2<f32>>, usize)> {
+        let dim = table.shape()[1];
+        let rows = contiguous(&table, "table")?;
+        let scales = contiguous(&scales, "scales")?;
+        let weights = contiguous(&weights, "weights")?;
+        let bytes: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+        let (out, tokens) = py
+            .detach(|| {
+                let table = Table::new(rows, dim, scales, weights)?;
+                static_embed::pool_texts(&table, &self.inner, &bytes, max_tokens)
+            })
+            .map_err(to_py)?;
+        Ok((
+            PyArray1::from_vec(py, out).reshape([texts.len(), dim])?,
+            tokens,
+        ))
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(static_pool, m)?)?;
+    m.add_class::<StaticTokenizer>()?;
     Ok(())
 }

@@ -41,8 +41,9 @@ from typing import Any, ClassVar
 
 from maguyva.config import load_config
 from maguyva.errors import CorruptIndexError, ModalityUnavailable, ProviderError
+from maguyva.modalities.followups import STATIC_ONLY
 from maguyva.modalities.protocol import BuildContext
-from maguyva.modalities.semantic import planning, verify
+from maguyva.modalities.semantic import planning, static_part, verify
 from maguyva.modalities.semantic.build import Build, Update
 from maguyva.modalities.semantic.embed import (
     EmbeddingCache,
@@ -190,6 +191,8 @@ class SemanticModality:
             provider = self._provider(ctx.config)
         except ProviderError as exc:
             raise ModalityUnavailable(str(exc)) from None
+        if ctx.config.get(STATIC_ONLY):  # a staged first build, before its plan
+            return static_part.build_only(ctx, provider.identity)
         slot = str(ctx.root)
         with self._lock:  # consumed (updated in place): put back when this build completes
             state = self._states.pop(slot, None)

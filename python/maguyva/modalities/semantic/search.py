@@ -178,6 +178,9 @@ class SemanticSearcher:
         text = (query.snippet or query.text or "").strip()
         if not text or k <= 0 or not (self.live or self.static is not None):
             return []
+        if not self.live:  # static rows alone (a staged first build): no model to load
+            hits = [self._hit(None, r, d, sim) for sim, d, r in self._static(text, k)]
+            return [h for h in hits if h is not None]
         result = query_embedding(self.provider, text)
         qfloat = None if result.floats is None else result.floats[0]
         if self.centre is not None and qfloat is not None:
@@ -215,17 +218,23 @@ class SemanticSearcher:
     ) -> list[tuple[Segment | None, int, int, float | None]]:
         """`order` merged with the static rows of the pending chunks, each tier ranked by its
         own query vector (docs/semantic-static.md: "dual"), by similarity when both have it."""
-        from maguyva.modalities.semantic.embed.static import shared_provider
-
-        q = query_embedding(shared_provider(), text)
-        qfloat = None if q.floats is None else q.floats[0]
-        found = self.static.search(q.codes[0], qfloat, max(k, RESCORE_DEPTH))
-        static = [(None, r, d, s) for s, d, r in found]
+        static = [(None, r, d, s) for s, d, r in self._static(text, k)]
         if any(sim is None for *_, sim in order):
             merged = sorted([*order, *static], key=lambda x: x[2])  # by distance alone
         else:
             merged = sorted([*order, *static], key=lambda x: -(x[3] or 0.0))
         return merged[:k]
+
+    def _static(self, text: str, k: int) -> list[tuple[float, int, int]]:
+        """(similarity, distance, row) of the nearest static rows, by the static query."""
+        from maguyva.modalities.semantic.embed.static import shared_provider
+
+        q = query_embedding(shared_provider(), text)
+        qfloat = None if q.floats is None else q.floats[0]
+        found: list[tuple[float, int, int]] = self.static.search(
+            q.codes[0], qfloat, max(k, RESCORE_DEPTH)
+        )
+        return sorted(found, key=lambda x: -x[0])[:k] if not self.live else found
 
     def _hit(self, seg: Segment | None, row: int, dist: int, sim: float | None) -> Hit | None:
         """The hit of a row: a transformer row of `seg`, or (None) a static row."""

@@ -16,12 +16,18 @@ transformer vector. Search ranks the static rows with the static tier's own quer
 share that scales semantic's fusion weight (`coverage.share`; chosen among 1, 0.5 and 0.25
 on the tune halves of requests, click and rustls). Measured on the tune halves
 of the shipped sets and reported on the held-out halves: docs/semantic-static.md.
+
+A staged first build (`maguyva.build.staged`) writes a semantic part of static rows alone
+(`build_only`, the build's `followups.STATIC_ONLY`) before any plan: an empty base segment
+with every chunk pending and a static row for each, so the first generations answer by
+meaning over the whole repository while extraction, the graph and the plan run.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +37,15 @@ from maguyva import _core
 from maguyva.modalities.semantic.embed import ProviderIdentity
 from maguyva.modalities.semantic.embed.local import DIM, MODEL_ID
 from maguyva.modalities.semantic.embed.static import static_embed, static_first
-from maguyva.modalities.semantic.rows import link
+from maguyva.modalities.semantic.rows import PathRows, link, write_segment
+from maguyva.modalities.semantic.segments import BASE, FORMAT_VERSION
+from maguyva.modalities.semantic.texts import embed_text
 
 log = logging.getLogger("maguyva.modalities.semantic.static_part")
 
 FILES = ("static.codes.npy", "static.floats.npy", "static.ids.json")
+BATCH = 8192
+"""Texts per static call (progress; the texts of one batch are held at once)."""
 TIER = "static"
 """`Hit.extra["tier"]` of a hit the static tier answered."""
 
@@ -51,23 +61,47 @@ def wanted(config: dict[str, Any], identity: ProviderIdentity) -> bool:
 def write(out: Path, previous: Path | None, pending: list[tuple[str, str]],
           texts: dict[str, str]) -> int:  # fmt: skip
     """The static part of `out` (a generation's `semantic/`) for `pending` ([chunk id, path]),
-    linked from `previous` when that one has it, else embedded from `texts` (chunk id ->
-    embedded text; a pending chunk without one gets no static row). Returns how many pending
-    chunks have a static row."""
+    linked from `previous` when that one has every one of them, else its rows copied and the
+    others embedded from `texts` (chunk id -> embedded text; a pending chunk without one gets
+    no static row). Returns how many pending chunks have a static row."""
     if not pending:
         return 0
-    if previous is not None and all((previous / f).exists() for f in FILES):
-        for f in FILES:
-            link(previous / f, out / f)
-        have = {row[0] for row in json.loads((out / FILES[2]).read_bytes())}
-        return sum(1 for key, _ in pending if key in have)
+    kept: list[tuple[str, str]] = []
     rows = [(key, path) for key, path in pending if key in texts]
+    if previous is not None and all((previous / f).exists() for f in FILES):
+        index = {row[0]: i for i, row in enumerate(json.loads((previous / FILES[2]).read_bytes()))}
+        kept = [(key, path) for key, path in pending if key in index]
+        rows = [(key, path) for key, path in rows if key not in index]
+        if not rows:  # every pending chunk has its row there: linked, not embedded again
+            for f in FILES:
+                link(previous / f, out / f)
+            return len(kept)
+        if kept:  # the rows there are copied, the others embedded (chunks cut anew, edits)
+            where = [index[key] for key, _ in kept]
+            codes = np.load(previous / FILES[0], mmap_mode="r")[where]
+            floats = np.load(previous / FILES[1], mmap_mode="r")[where]
+            return _save(out, kept + rows, [texts[key] for key, _ in rows], None, (codes, floats))
     if not rows:
         return 0
-    result = static_embed([texts[key] for key, _ in rows])
-    np.save(out / FILES[0], np.ascontiguousarray(result.codes, dtype=np.uint8))
-    assert result.floats is not None
-    np.save(out / FILES[1], result.floats.astype(np.float16))
+    return _save(out, rows, [texts[key] for key, _ in rows])
+
+
+def _save(out: Path, rows: list[tuple[str, str]], texts: list[str], progress: Any = None,
+          kept: tuple[np.ndarray, np.ndarray] | None = None) -> int:  # fmt: skip
+    """Write the static part of `rows` ([chunk id, path]): the first rows' codes and floats
+    from `kept`, the others' embedded from `texts` (one per row left)."""
+    results = []
+    for start in range(0, len(texts), BATCH):
+        results.append(static_embed(texts[start : start + BATCH]))
+        if progress is not None:
+            progress("static", min(len(texts), start + BATCH), len(texts))
+    codes = [kept[0]] if kept is not None else []
+    floats = [kept[1].astype(np.float32)] if kept is not None else []
+    codes = np.concatenate([*codes, *(r.codes for r in results)])
+    floats = np.concatenate([*floats, *(r.floats for r in results if r.floats is not None)])
+    assert len(floats) == len(codes) == len(rows)
+    np.save(out / FILES[0], np.ascontiguousarray(codes, dtype=np.uint8))
+    np.save(out / FILES[1], floats.astype(np.float16))
     (out / FILES[2]).write_text(json.dumps([list(r) for r in rows]), encoding="utf-8")
     return len(rows)
 
@@ -119,3 +153,39 @@ def pending_ids(meta: dict[str, Any], sem_dir: Path) -> set[str]:
     from maguyva.modalities.semantic.reader import pending_of
 
     return set(pending_of(sem_dir)[0])
+
+
+def build_only(ctx: Any, identity: ProviderIdentity) -> dict[str, Any]:
+    """The semantic part of static rows alone (a staged first build, before its plan): an
+    empty base segment listing every chunk pending (fsck and a later plan read it as any
+    other), a static row for each; returns the build report (`static_only`)."""
+    started = time.perf_counter()
+    out = ctx.out_dir / "semantic"
+    out.mkdir(parents=True, exist_ok=True)
+    by_path: dict[str, list[tuple[int, int, str]]] = {}
+    texts: dict[str, str] = {}
+    for chunk in ctx.chunks:
+        by_path.setdefault(chunk.path, []).append((chunk.start_line, chunk.end_line, chunk.id))
+        texts[chunk.id] = embed_text(chunk, identity)
+    placed = [(path, PathRows(BASE, 0, [], [], [], [key for *_, key in sorted(keys)], []))
+              for path, keys in sorted(by_path.items())]  # fmt: skip
+    rows = [(key, path) for path, pr in placed for key in pr.pending]
+    planned = time.perf_counter()
+    static = _save(out, rows, [texts.pop(key) for key, _ in rows], ctx.progress) if rows else 0
+    embedded = time.perf_counter()
+    entries = write_segment(out, BASE, np.zeros((0, identity.width), np.uint8), None, placed)
+    segments = [{"name": BASE, "rows": 0, "deleted": [], "entries": entries, "gone": [],
+                 "floats": False}]  # fmt: skip
+    report = {
+        "provider": identity.to_dict(), "format": FORMAT_VERSION, "mode": "static_only",
+        "static_only": True, "layout": "base", "segments": 1, "chunks": len(rows),
+        "embedded": 0, "new": 0, "pending": len(rows), "partial": 0, "static": static,
+        "left": len(rows),  # at least: the plan may queue each chunk's head too
+        "backlog_left": False, "excluded": {}, "duplicates": {}, "tokens": 0,
+        "embed_seconds": 0.0, "error": None,
+        "static_seconds": round(embedded - planned, 3),
+        "seconds": round(time.perf_counter() - started, 3),
+    }  # fmt: skip
+    meta = dict(report, rescore=False, segments=segments, next=1)
+    (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return report

@@ -7,9 +7,11 @@ to MiniLM's own vectors (benches/static_tier/distill.py), its codes have the sam
 live in the same space: static and transformer codes are ranked together in one Hamming index,
 and the transformer replaces a chunk's static code when it gets to it.
 
-Pipeline per batch: `tokenizers` batch encode (the vendored MiniLM tokenizer, no special
-tokens), then one Rust call (`_core.static_pool`, GIL released) for the SIF-weighted mean of
-the int8 rows, then a 256 -> 384 linear map (numpy BLAS), L2 normalisation and sign bits.
+Pipeline per batch: an ASCII text (most code) is tokenized and pooled in one Rust call
+(`_core.StaticTokenizer.pool`: the vendored MiniLM WordPiece, stopping at the window, the
+SIF-weighted mean of the int8 rows, every core, GIL released); any other text goes through
+`tokenizers` (batch encode, no special tokens) and `_core.static_pool`. Then a 256 -> 384
+linear map (numpy BLAS), L2 normalisation and sign bits.
 """
 
 from __future__ import annotations
@@ -66,6 +68,22 @@ def load_tokenizer(max_length: int = MAX_LENGTH) -> Any:
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length)
     return tokenizer
+
+
+def native_tokenizer() -> Any:
+    """`_core.StaticTokenizer` over the vendored MiniLM vocabulary (its added tokens are split
+    out of the raw text first, as `tokenizers` does), or None without the native class."""
+    from maguyva import _core
+
+    native = getattr(_core, "StaticTokenizer", None)
+    if native is None:
+        return None
+    spec = json.loads(resources.files(TOKENIZER[0]).joinpath(TOKENIZER[1]).read_text("utf-8"))
+    model = spec["model"]
+    vocab = sorted(model["vocab"], key=model["vocab"].__getitem__)
+    specials = [t["id"] for t in spec.get("added_tokens", ()) if t.get("special")]
+    return native(vocab, model["vocab"][model["unk_token"]], specials,
+                  int(model.get("max_input_chars_per_word", 100)))  # fmt: skip
 
 
 def pack_table(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -131,11 +149,13 @@ class StaticProvider(EmbeddingProvider):
         self._table: StaticTable | None = None
         self._sha = ""
         self._tokenizer: Any = None
+        self._native: Any = None
 
     def _load(self) -> tuple[StaticTable, Any]:
         with self._lock:
             if self._table is None:
                 self._tokenizer = load_tokenizer(self.max_length)
+                self._native = native_tokenizer()
                 self._table, self._sha = StaticTable.load()
             return self._table, self._tokenizer
 
@@ -160,22 +180,35 @@ class StaticProvider(EmbeddingProvider):
         # token of the window (the semantic build's own cut; on 5,000 stdlib chunks it changed
         # no token ids and saved ~15 % of the tokenizer's CPU).
         limit = self.max_length * CHARS_PER_TOKEN
-        # `encode_batch_fast` (tokenizers >= 0.21) skips the character offsets: same ids.
-        encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
         cut = [t[:limit] for t in texts]
         if table.meta.get("split_camel"):
             cut = [split_camel(t) for t in cut]
-        encodings = encode(cut, add_special_tokens=False)
-        lengths = np.fromiter((len(e.ids) for e in encodings), np.int64, len(encodings))
-        offsets = np.zeros(len(texts) + 1, np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        ids = np.fromiter(
-            (t for e in encodings for t in e.ids), np.uint32, int(offsets[-1])
-        )  # fmt: skip
-        pooled = _pool(table, ids, offsets)
+        pooled = np.empty((len(cut), table.table.shape[1]), np.float32)
+        plain = [i for i, t in enumerate(cut) if t.isascii()] if self._native is not None else []
+        tokens = 0
+        if plain:  # tokenized and pooled in one Rust call
+            pooled[plain], tokens = self._native.pool(
+                table.table, table.scales, table.weights, [cut[i] for i in plain], self.max_length
+            )  # fmt: skip
+        if len(plain) < len(cut):
+            other = sorted(set(range(len(cut))) - set(plain))
+            pooled[other], more = _encode_pool(table, tokenizer, [cut[i] for i in other])
+            tokens += more
         vectors = pooled @ table.proj + table.bias
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return Embeddings(binarize(vectors), vectors, int(offsets[-1]))
+        return Embeddings(binarize(vectors), vectors, tokens)
+
+
+def _encode_pool(table: StaticTable, tokenizer: Any, texts: list[str]) -> tuple[np.ndarray, int]:
+    """`tokenizers` batch encode, then `_pool`: the pooled rows and the tokens pooled."""
+    # `encode_batch_fast` (tokenizers >= 0.21) skips the character offsets: same ids.
+    encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+    encodings = encode(texts, add_special_tokens=False)
+    lengths = np.fromiter((len(e.ids) for e in encodings), np.int64, len(encodings))
+    offsets = np.zeros(len(texts) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = np.fromiter((t for e in encodings for t in e.ids), np.uint32, int(offsets[-1]))
+    return _pool(table, ids, offsets), int(offsets[-1])
 
 
 def _pool(table: StaticTable, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
