@@ -25,7 +25,7 @@ from maguyva.query import calibrate
 from maguyva.query.intent import classify
 
 INTENTS = ("find_definition", "find_references", "impact_analysis")
-TUNE_FILES = ("tune-d.jsonl",)
+TUNE_FILES = ("tune-d.jsonl", "tune-e.jsonl")
 BUDGET = 0.03
 """At most this share of the right confident phrase verdicts (out of fold) is demoted."""
 
