@@ -2,9 +2,12 @@
 
     .venv/bin/python -m pytest benches/bench_intent.py --benchmark-only
     .venv/bin/python benches/bench_intent.py        # per-intent medians, for docs/BENCHMARKS.md
+    .venv/bin/python benches/bench_intent.py --passes 5    # fewer passes on a loaded machine
+    PYTHONPATH=/path/to/other/python .venv/bin/python benches/bench_intent.py   # another tree
 
 The queries are the shipped evaluation sets' (hand-written and generated) and the phrasing set
-(`eval/phrasings/`: both halves and every other file there), so the mix is real.
+(`eval/phrasings/`: both halves and every other file there), so the mix is real. They are read
+from this checkout's `eval/`, so another tree's classifier (on `PYTHONPATH`) runs the same mix.
 """
 
 from __future__ import annotations
@@ -16,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from maguyva.eval.phrasings import PHRASINGS, SPLITS
-from maguyva.eval.phrasings import load as load_phrasings
 from maguyva.eval.phrasings import load_file as load_phrasing_file
 from maguyva.eval.queryset import load_queries
 from maguyva.query.intent import classify
@@ -29,8 +30,7 @@ def queries_by_intent() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     # one file at a time: the similar-code sets reuse ids across corpora
     texts = [q.query for path in sorted(EVAL.glob("*.jsonl")) for q in load_queries([path])]
-    texts += [p.query for split in ("dev", "heldout") for p in load_phrasings(split)]
-    texts += [p.query for path in sorted(PHRASINGS.glob("*.jsonl")) if path.stem not in SPLITS
+    texts += [p.query for path in sorted((EVAL / "phrasings").glob("*.jsonl"))
               for p in load_phrasing_file(path)]  # fmt: skip
     for text in texts:
         out.setdefault(classify(text).intent, []).append(text)
@@ -53,12 +53,13 @@ def test_classify(benchmark, intent):
     benchmark(run)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    passes = int(argv[argv.index("--passes") + 1]) if "--passes" in argv else 200
     print(f"{'routed intent':<18} {'n':>4} {'median us':>10} {'p99 us':>8}")
     every: list[float] = []
     for intent, texts in sorted(GROUPS.items()):
         samples = []
-        for _ in range(200):
+        for _ in range(passes):
             for text in texts:
                 began = time.perf_counter_ns()
                 classify(text)
@@ -75,4 +76,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -32,7 +32,7 @@ MIN_COUNT = 2
 
 TRAIN_FILES = ("independent.jsonl",)
 """Phrasing files whose dev half is trained on, besides `dev.jsonl`."""
-TUNE_FILES = ("tune-c.jsonl",)
+TUNE_FILES = ("tune-c.jsonl", "tune-d.jsonl", "tune-e.jsonl")
 """Tuning-only phrasing files (no held-out half): trained on whole."""
 
 

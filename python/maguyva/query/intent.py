@@ -23,7 +23,14 @@ from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.calibrate import calibrated
 from maguyva.query.paste_shapes import inline_exception, pasted_error
-from maguyva.query.shapes import one_line_snippet, split_clauses, strip_chatter, unquoted_literal
+from maguyva.query.shapes import (
+    naming,
+    one_line_snippet,
+    similar_request,
+    split_clauses,
+    strip_chatter,
+    unquoted_literal,
+)
 from maguyva.query.verdict import (
     EXACT_MATCH,
     FIND_DEFINITION,
@@ -38,40 +45,13 @@ from maguyva.support.lazyre import lazy_compile
 
 _IDENT = r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*"
 
-# Rule 0: explicit requests for similar code, or a multi-line snippet.
-_SIMILAR_WORDS = lazy_compile(
-    r"\b(?:similar|resembl\w*|like\s+(?:this|that|the\s+following)|(?:code|functions?|snippets?"
-    r"|implementations?|helpers?)\s+like|duplicat\w*|copies|copy\b|copy-pasted|clones?\s+of"
-    r"|same\s+(?:pattern|thing|logic)|shaped\s+like|something\s+like|roughly\s+this"
-    r"|looks?\s+like\s+this|already\s+a\s+helper|like\s*:)",
-    re.IGNORECASE,
-)
-_SIMILAR_MARKS = (
-    "similar",
-    "resembl",
-    "like",
-    "duplicat",
-    "cop",
-    "clone",
-    "same",
-    "roughly",
-    "already",
-)
-"""One of these is in every phrase of `_SIMILAR_WORDS`: without them it cannot match."""
-_SIMILAR_LEAD = lazy_compile(r"^(?P<lead>[^:\n]{0,80}?)\s*:\s*(?P<rest>\S.*)$", re.DOTALL)
-_CODE_CHARS = lazy_compile(
-    r"[(){}\[\];=<>]|^\s*(?:def|class|fn|func|function|return|if|for|while|try|except|with|match"
-    r"|let|const|var|impl|pub|public|private|async|export|import|from|SELECT|INSERT|UPDATE"
-    r"|WITH)\b|^\s*@\w"
-)
-_FENCE = lazy_compile(r"^```[\w+-]*\s*\n(?P<code>.*?)\n?```\s*$", re.DOTALL)
-
 # Rule 1: a definition keyword at the start.
 _DEF_KEYWORDS: dict[str, str] = {
     "def": "function",
     "async def": "function",
     "func": "function",
     "fn": "function",
+    "fun": "function",
     "function": "function",
     "class": "class",
     "interface": "interface",
@@ -94,11 +74,18 @@ _DEF_KEYWORDS: dict[str, str] = {
 }
 _DEF_KEYWORD = lazy_compile(
     r"^\s*(?:(?:pub(?:\([\w ]+\))?|export(?:\s+default)?|public|private|protected|static"
-    r"|abstract|final|async|unsafe|extern|const|open|sealed|data)\s+)*"
+    r"|abstract|final|async|unsafe|extern|const|open|sealed|data|override|suspend|internal"
+    r"|inline|operator|infix|tailrec)\s+)*"
     r"(?P<kw>async\s+def|" + "|".join(re.escape(k) for k in sorted(_DEF_KEYWORDS, key=len, reverse=True)) + r")\s+"
     r"(?P<name>" + _IDENT + r")(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )  # fmt: skip
+_MODIFIER_WORDS = """
+    pub export public private protected static abstract final async unsafe extern const open
+    sealed data override suspend internal inline operator infix tailrec
+"""
+_KEYWORD_STARTS = frozenset(_MODIFIER_WORDS.split()) | frozenset(_DEF_KEYWORDS)
+"""The first word of every match of `_DEF_KEYWORD` (ASCII, lower-cased), or "pub(...)"."""
 _KIND_WORDS = {
     "class": "class",
     "function": "function",
@@ -139,7 +126,7 @@ _IMPACT_STRONG = lazy_compile(
 )
 _CHANGE = (
     r"(?:chang\w*|modif\w*|renam\w*|delet\w*|remov\w*|drop\w*|refactor\w*|rewrit\w*|deprecat\w*"
-    r"|mov(?:e|es|ed|ing)|split\w*|edit\w*|touch\w*|replac\w*|lower\w*|rais\w*|made|becomes?"
+    r"|mov(?:e|es|ed|ing)|split\w*|edit\w*|(?<!what\s)(?<!who\s)(?<!else\s)touch\w*|replac\w*|lower\w*|rais\w*|made|becomes?"
     r"|starts?|add(?:s|ed|ing)?\s+(?:a|an)\s+\w+\s+to)"
 )
 _IMPACT_CHANGE = lazy_compile(
@@ -156,7 +143,9 @@ _MAY_I = lazy_compile(r"^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok
 _REFS = lazy_compile(
     r"\b(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
     r"|referenc\w*|refs|xrefs?|cross-?referenc\w*|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
-    r"|(?:who|what|which\s+\w+)\s+reads?|reads?\s+(?:the\s+)?(?:[\w-]+\s+){0,2}x"
+    r"|(?:who|what|which\s+\w+)\s+(?:reads?|touch(?:es)?)"
+    r"|reads?\s+(?:the\s+)?(?!(?:implementation|definition|source|code|body|declaration)\b)"
+    r"(?:[\w-]+\s+){0,2}x|dead(?:\s+code)?|unused|unreferenced|orphan\w*"
     r"|passed\s+(?:around|to|into|in)|registered|subscrib\w+"
     r"|implementations\s+of|implement[eo]rs|(?:who|what|anything)\s+implements"
     r"|(?:who|what|which\s+\w+)\s+(?:extends|subclasses|inherits\s+from|overrides)|subclasses\s+of"
@@ -164,11 +153,12 @@ _REFS = lazy_compile(
     r"|occurrences?|appears?|render(?:s|ed)|inject\w*|wired|checks?\s+for|checked|returned"
     r"|tests?\s+(?:for|of|covering|exercising|hitting|that\s+(?:cover|exercise|hit|call)\w*)\s+x"
     r"|depend\s+on\s+x\s+directly|x\s+(?:is\s+|gets\s+)?(?:read|subclassed|overridden)"
+    r"|x\s+(?:flag|option|key|setting|header|env\s+var)\s+(?:is\s+|gets\s+)?(?:handled|parsed)"
     r"|overrides\s+of|conform(?:s|ing)?\s+to)\b"
 )
 _DEF_PHRASE = lazy_compile(
     r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
-    r"|lives?|written|where|wher|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
+    r"|lives?|written|where|wher|were\s+is|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
     r"|(?:in|at)\s+(?:what|which)\s+(?:place|part|module)"
     r"|go\s+to|goto|jump\s+to)\b"
 )
@@ -195,36 +185,18 @@ def _identifier_confidence(ident: str) -> float:
     return round(min(0.80, confidence), 2)
 
 
-def _similar(query: str) -> Classification | None:
-    """Rule 0: a request for similar code, or a snippet of several lines."""
-    text = query.strip()
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) >= 2:
-        lead = lines[0]
-        code_lead = bool(_CODE_CHARS.search(lead))
-        snippet = text if code_lead else "\n".join(text.splitlines()[1:]).strip()
-        fenced = _FENCE.match(snippet)
-        if fenced:
-            snippet = fenced.group("code").strip()
-        rule = "0:snippet" if code_lead else "0:similar-phrase"
-        return Classification(FIND_SIMILAR, 0.85, snippet, rule, snippet=snippet,
-                              terms=salient_terms(snippet))  # fmt: skip
-    folded = text.casefold()  # as IGNORECASE matches: "ſame" is "same"
-    if any(mark in folded for mark in _SIMILAR_MARKS) and _SIMILAR_WORDS.search(text):
-        lead = _SIMILAR_LEAD.match(text)
-        if lead and _SIMILAR_WORDS.search(lead.group("lead") + ":"):
-            snippet = lead.group("rest").strip()
-            return Classification(FIND_SIMILAR, 0.85, snippet, "0:similar-phrase",
-                                  snippet=snippet, terms=salient_terms(snippet))  # fmt: skip
-    return None
-
-
 _GO_RECEIVER = lazy_compile(r"^\s*func\s*\(\s*\w*\s*\*?\s*[\w.]+(?:\[[\w, ]*\])?\s*\)\s*(?=\w)")
 """A Go method's receiver: "func (s *Store) Compact" asks for the method `Compact`."""
 
 
+_PARAMS = lazy_compile(r"^\((?:[^()]|\([^()]*\))*\)\s*:?\s*")
+
+
 def _keyword(text: str, terms: list[str]) -> Classification | None:
     """Rule 1, keyword form: "class Session", "pub fn build_index", "export class X"."""
+    first = text.split(None, 1)[0].lower() if text.strip() else ""
+    if first.isascii() and first not in _KEYWORD_STARTS and not first.startswith("pub("):
+        return None  # the first word is no modifier or keyword: most questions
     match = _DEF_KEYWORD.match(_GO_RECEIVER.sub("func ", text, count=1) if "func" in text else text)
     if not match:
         return None
@@ -239,15 +211,22 @@ def _keyword(text: str, terms: list[str]) -> Classification | None:
         return None
     if plain and rest and not rest.startswith("("):
         return None  # "import path resolution for plugins" is prose
+    if rest.startswith("(") and not re.search(r"[={};]", rest):
+        rest = _PARAMS.sub("", rest, count=1)  # a signature: "fun f(a: Int, b: Int): Int"
+        rest = rest.removeprefix("->").strip() if rest.startswith("->") else rest
     if re.search(r"[={};]|=>|->", rest) or len(rest.split()) > 3:
         return None  # a line of code or a sentence, not a name to look up
-    keyword = " ".join(match.group("kw").lower().split())
+    kind = _DEF_KEYWORDS.get(" ".join(match.group("kw").casefold().split()))
+    if kind is None:
+        return None  # a keyword only under Unicode case folding ("İmpl")
     return Classification(FIND_DEFINITION, 0.95, name.removesuffix("()"), "1:keyword",
-                          kind=_DEF_KEYWORDS[keyword], terms=terms)  # fmt: skip
+                          kind=kind, terms=terms)  # fmt: skip
 
 
 def _literal(text: str) -> tuple[str, float, str] | None:
     """Rule 4: a quoted literal that is not a bare name."""
+    if '"' not in text and "'" not in text and "`" not in text:
+        return None  # no quote: most questions
     for quoted in _QUOTED.finditer(text):
         literal = quoted.group("dq") or quoted.group("sq") or quoted.group("bq")
         if quoted.group("bq") is not None and _targets.best(f"`{literal}`", 0):
@@ -304,6 +283,10 @@ _SIMILAR_NAMED = lazy_compile(
 """Code like a named function ("duplicates of normalize_phone", "anything resembling the
 debounce helper"): find_similar with the name as target, below the direct path (the snippet
 is the name's definition, which the engine has to look up)."""
+
+
+_NAMED_MARKS = ("simil", "resembl", "duplicat", "copies", "clone", "copy", "like")
+"""One of these is in every phrase of `_SIMILAR_NAMED` (the shape is lower-cased)."""
 
 
 def _word_in(word: str, text: str) -> str:
@@ -405,13 +388,19 @@ _EXPLAIN_OPENER = lazy_compile(
 x used" still asks for its uses."""
 
 
+_DEF_OPENER = lazy_compile(
+    r"^(?:(?:show|find|get|give)\s+(?:me\s+)?)?(?:the\s+)?(?:definition|declaration|source"
+    r"|implementation)\s+of\s+(?:the\s+)?(?:\w+\s+)?x\b"
+)
+
+
 def _phrase(
     text: str, shape: str, target: _targets.Target | None, terms: list[str]
 ) -> Classification | None:
     """Rules 1 (phrase), 2 and 3 over the question's shape."""
     name = target.text if target else ""
     has_x = target is not None
-    similar = _SIMILAR_NAMED.search(shape)
+    similar = _SIMILAR_NAMED.search(shape) if any(m in shape for m in _NAMED_MARKS) else None
     if similar and (similar.group("w") == "x" or similar.group("w") not in _targets.PROSE):
         word = similar.group("w")
         code_like = target is not None and target.rank <= 2
@@ -433,6 +422,8 @@ def _phrase(
     after_colon = shape.partition(": ")[2] if ": " in shape else ""
     if _EXPLAIN_OPENER.match(shape) or (after_colon and _EXPLAIN_OPENER.match(after_colon)):
         return None  # "how does x notify subscribers": the words after "how" are not the ask
+    if has_x and _DEF_OPENER.match(shape):
+        return None  # "definition of x used by y": the definition, whatever follows
     refs = _REFS.search(shape) or (_ERROR_NAME.fullmatch(name) and _RAISED.search(shape))
     if refs and (has_x or _plain_target(shape, text)):
         # "where is x used" is rule 2 even though "where is" opens rule 1 phrases.
@@ -508,7 +499,7 @@ def _classify(query: str, gate: bool = True) -> Classification:
         # Several lines of real output are a stronger signal than one line that might be prose.
         confidence = 0.90 if "\n" in text else 0.85
         return Classification(EXACT_MATCH, confidence, error, "4:pasted-error", terms=terms)
-    similar = _similar(text)
+    similar = similar_request(text)
     if similar:
         return similar
     keyword = _keyword(text, terms)
@@ -536,7 +527,7 @@ def _classify(query: str, gate: bool = True) -> Classification:
         and not _targets.named_by_context(text, target)
     ):
         target = None
-    shape = _targets.mask(text, target)
+    shape = naming(_targets.mask(text, target))
     asked = literal is not None and literal[2] == "4:quoted-asked"
     if literal and (asked or not (target and target.rank == 0 and literal[0] == target.text)):
         quoted_name = re.fullmatch(_IDENT, literal[0]) is not None

@@ -15,19 +15,25 @@ import re
 
 from maguyva.support.lazyre import lazy_compile
 
-_EXC_NAME = r"(?:[a-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
+_EXC_NAME = (
+    r"(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)"
+)
+"""An exception type, bare or qualified by lower-case packages or .NET's capitalised namespaces
+(`System.InvalidOperationException`)."""
 # An exception line as printed: "KeyError: 'x'", "java.io.IOException: Broken pipe",
 # "Error [ERR_X]: ...", "django.core.exceptions.ImproperlyConfigured: ...".
 _EXCEPTION_LINE = lazy_compile(
-    r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|fatal error"
+    r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|[Ff]atal error"
     r"|(?:remote |fatal )?error|fatal|warning|error\[E\d{4}\]|warning\[\w+\]"
     r"|(?:error|warning) TS\d{4,5})"
     r"(?: \[[A-Z0-9_]+\])?: \S.*)$"
 )
 # Compiler and linter output opens with the place ("./cmd/main.go:12:2: undefined: x",
-# "src/app.ts(12,5): error TS2345: ...", "app.py:3: error: ..."): the message follows it.
+# "src/app.ts(12,5): error TS2345: ...", "app.py:3: error: ...", MSVC's
+# "C:\\src\\net.cpp(120): error C2039: ..."): the message follows it.
 _LOCATED = lazy_compile(
-    r"^(?:\.{0,2}/)?(?:[\w.@-]+/)*[\w.@-]+\.[A-Za-z]{1,5}(?::\d+(?::\d+)?|\(\d+,\d+\)):\s+"
+    r"^(?:\.{0,2}/|[A-Za-z]:\\)?(?:[\w.@-]+[/\\])*[\w.@-]+\.[A-Za-z]{1,5}"
+    r"(?::\d+(?::\d+)?|\(\d+(?:,\d+)?\)):\s+"
     r"(?P<msg>\S.*)$"
 )
 # A line that opens with a database or vendor error code: "SQLSTATE[23000]: ...",
@@ -45,10 +51,12 @@ _PREFIXES = lazy_compile(
 )
 _REJECTION = lazy_compile(r"^Unhandled Rejection \((?P<type>\w+)\): ")
 # One stack frame, Java ("\tat com.acme.Ledger.reserve(Ledger.java:211)") or JavaScript
-# ("    at Object.resolve (/srv/api/tenant.js:27:11)", "    at /srv/api/index.js:3:1").
+# ("    at Object.resolve (/srv/api/tenant.js:27:11)", "    at /srv/api/index.js:3:1") or .NET
+# ("   at Acme.Jobs.Run() in C:\\src\\Jobs.cs:line 88").
 _FRAME_AT = lazy_compile(
     r"^\s*at\s+(?P<frame>(?:[\w$.<>\[\] ]+\s)?\(?[^()\s]+:\d+(?::\d+)?\)?"
-    r"|[\w$.<>]+\((?:[\w$.-]+\.(?:java|kt|scala|groovy):\d+|Native Method|Unknown Source)\))\s*$"
+    r"|[\w$.<>]+\((?:[\w$.-]+\.(?:java|kt|scala|groovy):\d+|Native Method|Unknown Source)\)"
+    r"|[\w$.<>`]+\([^()]*\) in \S.*:line \d+)\s*$"
 )
 # A Go error chain ("dial tcp 10.0.3.17:5432: connect: connection refused"): lower-case words
 # joined by ": " at least twice, no question, and words of failure in it.
@@ -65,7 +73,7 @@ _QUESTION_START = lazy_compile(
 )
 # Syslog / journald: "May 02 13:45:10 host proc[pid]: message".
 _SYSLOG = lazy_compile(
-    r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\S+\s+[\w./@-]+(?:\[\d+\])?:\s+"
+    r"^[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:[.,]\d+)?\s+\S+\s+[\w./@-]+(?:\[\d+\])?:\s+"
 )
 # Go's log package: "2024/05/02 13:45:10 message" (no level or logger field; "http: ..." is
 # the message's own prefix), optionally with a "file.go:12: " source location.
@@ -88,7 +96,7 @@ _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERRO|ERR|CRITICAL|FATAL
 # prose ("error handling", "warning signs of a leak").
 _LOG_START = lazy_compile(
     r"^\s*(?:" + _TIMESTAMP + r"|\[?" + _LEVEL + r"(?=[\s:\[\]])|\[(?i:" + _LEVEL + r")\]"
-    r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s)"
+    r"|(?:level|lvl|time|ts)=|[IWEF]\d{4} \d\d:|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:[.,]\d+)?\s)"
 )
 _LOGFMT_MSG = lazy_compile(r"\bmsg=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
 _LOGFMT_ERR = lazy_compile(r"\b(?:err|error)=(?:\"(?P<q>(?:[^\"\\]|\\.)*)\"|(?P<bare>\S+))")
@@ -218,7 +226,15 @@ def _error_chain(line: str) -> bool:
         and all(part.strip() for part in parts)
         and not any(_QUESTION_START.match(part.strip()) for part in parts)
         and bool(_FAILURE_WORDS.search(line))
-    )
+        and not (" " in line.partition(": ")[0] and _EXCEPTION_INLINE.search(line))
+    )  # "getting TypeError: x: y in the report" is a sentence around an exception line
+
+
+_HEADING = lazy_compile(
+    r"^(?:Unhandled|Uncaught|Server|Runtime|Build|Compil\w+|Fatal)(?: [A-Z]?[a-z]+){0,3}"
+    r" (?:Error|Exception|error|exception|failed)s?:?$"
+)
+"""A heading an overlay or a CI log prints above the exception line itself."""
 
 
 def pasted_error(text: str) -> str | None:
@@ -247,6 +263,10 @@ def pasted_error(text: str) -> str | None:
         return found
     if len(lines) > 1 and found and all(not re.search(r"[{};=]\s*$", x) for x in lines):
         return found
+    if 1 < len(lines) <= 6 and _HEADING.match(first):
+        second = _exception_line(lines[1])
+        if second:
+            return second  # Next.js's "Unhandled Runtime Error" over "TypeError: fetch failed"
     if len(lines) == 1:
         return _one_line(first)
     return None

@@ -2,6 +2,7 @@
 
 - Two questions in one ("where is parse_config defined and who calls it?"): the first one asked
   is the intent, and the answer goes through fusion, since the second asks for something else.
+- A request for similar code or a snippet of several lines (rule 0, `similar_request`).
 - One line of code pasted without a word around it (`const sleep = (ms) => ...;`): a snippet
   to find similar code for, like the spec's multi-line rule 0.
 - A literal nobody quoted: after "regex" or "pattern" ("find the regex [A-Z]{3}-\\d{4}"), and
@@ -16,6 +17,7 @@ import re
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
+from maguyva.query.verdict import FIND_SIMILAR, Classification, salient_terms
 from maguyva.support.lazyre import lazy_compile
 
 _ASKS = (
@@ -76,10 +78,13 @@ def one_line_snippet(text: str) -> bool:
     return len(_CODE_CHAR.findall(text)) >= 4 and prose <= 2
 
 
-_SEARCH = r"(?:please\s+)?(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|locate|where\s+is)"
+_SEARCH = (
+    r"(?:please\s+)?(?:(?:find|search)(?:\s+me)?(?:\s+for)?|grep(?:\s+for)?|look\s+for|locate"
+    r"|where\s+is)"
+)
 _UNQUOTED = lazy_compile(
     r"^\s*" + _SEARCH + r"\s+(?:the\s+|all\s+|any\s+|a\s+)?"
-    r"(?:(?P<kind>regexp?|pattern|string|literal)|(?P<soft>text|message|phrase))\s+"
+    r"(?:(?P<kind>regexp?|pattern|string|literal|words)|(?P<soft>text|message|phrase))\s+"
     r"(?P<lit>\S(?:.*\S)?)\s*$",
     re.IGNORECASE,
 )
@@ -93,6 +98,9 @@ _MARKER = lazy_compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(
 _MARKER_ASK = lazy_compile(r"\b(?:find|search|grep|look|list|show|where|which|comments?)\b", re.I)
 
 
+_GREP_TOKEN = lazy_compile(r"^(?:grep|rg)(?:\s+-\w+)*(?:\s+for)?\s+(?P<tok>[^\s`'\"]+)\s*$", re.I)
+
+
 def unquoted_literal(text: str, named: bool = False) -> str | None:
     """The literal of "find the regex ^v\\d+$", "/def merge_(a|b)\\(/" or "search for
     FIXME(security)", if asked; a marker only when no name is asked about (`named`)."""
@@ -104,6 +112,9 @@ def unquoted_literal(text: str, named: bool = False) -> str | None:
         literal = _PLACE_TAIL.sub("", match.group("lit")) or match.group("lit")
         if match.group("kind") or re.search(r"[^\w\s]", literal):
             return literal
+    grep = _GREP_TOKEN.match(text) if text[:1] in "gGrR" else None
+    if grep:
+        return grep.group("tok")  # "grep for E_TOKEN_REVOKED": the token itself, not its definition
     markers = "TODO" in text or "FIXME" in text or "XXX" in text or "HACK" in text
     marker = (
         _MARKER.search(text) if markers and not named else None
@@ -147,6 +158,30 @@ _CLOSERS = frozenset(_CLOSER_WORDS.split())
 _PREAMBLE = lazy_compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.*)$")
 
 
+_NOT_THIS = lazy_compile(
+    r"^(?:not|forget(?:\s+about)?|never\s*mind|ignore|skip|rather\s+than|instead\s+of)\s+"
+    r"(?:the|its|any|all|about)?\s*[\w -]{1,30}?,\s+(?:but\s+|just\s+|only\s+)?(?=\S+\s+\S)",
+    re.IGNORECASE,
+)
+"""What the asker does not want, before what they do ("not the usages, the definition of X",
+"forget the callers, where does X live"): its words would be read as the ask."""
+_NAMING = lazy_compile(
+    r"\b(?P<noun>thing|function|method|class|helper|one|type|struct|module|variable|constant"
+    r"|something|file|hook|component|macro|field)\s+(?:called|named)\s+x\b"
+)
+
+
+def naming(shape: str) -> str:
+    """`shape` without the "called" or "named" that only names x ("the helper called x")."""
+    if "called" not in shape and "named" not in shape:
+        return shape
+    return _NAMING.sub(_noun_x, shape)
+
+
+def _noun_x(match: re.Match[str]) -> str:
+    return match.group("noun") + " x"
+
+
 def strip_chatter(text: str) -> str:
     """The question without a greeting ("hey, "), a sign-off (" pls") or a prose preamble
     ending in a colon ("quick question about the billing service: ..."); a preamble that
@@ -161,6 +196,8 @@ def strip_chatter(text: str) -> str:
         stripped = _WRAPPER.sub("", _GREETING.sub("", stripped)).strip()
     if text.rsplit(None, 1)[-1].strip("?!.").lower() in _CLOSERS:
         stripped = _PLACE_AFTER.sub("", _SIGN_OFF.sub("", stripped)).strip()
+    if "," in stripped:
+        stripped = _NOT_THIS.sub("", stripped, count=1) or stripped
     preamble = _PREAMBLE.match(stripped) if ":" in stripped else None
     if (
         preamble
@@ -169,3 +206,56 @@ def strip_chatter(text: str) -> str:
     ):
         stripped = preamble.group("rest")
     return stripped if len(stripped.split()) >= 1 else text
+
+
+# Rule 0: explicit requests for similar code, or a multi-line snippet.
+_SIMILAR_WORDS = lazy_compile(
+    r"\b(?:similar|resembl\w*|like\s+(?:this|that|the\s+following)|(?:code|functions?|snippets?"
+    r"|implementations?|helpers?)\s+like|duplicat\w*|copies|copy\b|copy-pasted|clones?\s+of"
+    r"|same\s+(?:pattern|thing|logic)|shaped\s+like|something\s+like|roughly\s+this"
+    r"|looks?\s+like\s+this|already\s+a\s+helper|like\s*:)",
+    re.IGNORECASE,
+)
+_SIMILAR_MARKS = (
+    "similar",
+    "resembl",
+    "like",
+    "duplicat",
+    "cop",
+    "clone",
+    "same",
+    "roughly",
+    "already",
+)
+"""One of these is in every phrase of `_SIMILAR_WORDS`: without them it cannot match."""
+_SIMILAR_LEAD = lazy_compile(r"^(?P<lead>[^:\n]{0,80}?)\s*:\s*(?P<rest>\S.*)$", re.DOTALL)
+_CODE_CHARS = lazy_compile(
+    r"[(){}\[\];=<>]|^\s*(?:def|class|fn|func|function|return|if|for|while|try|except|with|match"
+    r"|let|const|var|impl|pub|public|private|async|export|import|from|SELECT|INSERT|UPDATE"
+    r"|WITH)\b|^\s*@\w"
+)
+_FENCE = lazy_compile(r"^```[\w+-]*\s*\n(?P<code>.*?)\n?```\s*$", re.DOTALL)
+
+
+def similar_request(query: str) -> Classification | None:
+    """Rule 0 (SPEC.md): a request for similar code, or a snippet of several lines."""
+    text = query.strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) >= 2:
+        lead = lines[0]
+        code_lead = bool(_CODE_CHARS.search(lead))
+        snippet = text if code_lead else "\n".join(text.splitlines()[1:]).strip()
+        fenced = _FENCE.match(snippet)
+        if fenced:
+            snippet = fenced.group("code").strip()
+        rule = "0:snippet" if code_lead else "0:similar-phrase"
+        return Classification(FIND_SIMILAR, 0.85, snippet, rule, snippet=snippet,
+                              terms=salient_terms(snippet))  # fmt: skip
+    folded = text.casefold()  # as IGNORECASE matches: "ſame" is "same"
+    if any(mark in folded for mark in _SIMILAR_MARKS) and _SIMILAR_WORDS.search(text):
+        lead = _SIMILAR_LEAD.match(text)
+        if lead and _SIMILAR_WORDS.search(lead.group("lead") + ":"):
+            snippet = lead.group("rest").strip()
+            return Classification(FIND_SIMILAR, 0.85, snippet, "0:similar-phrase",
+                                  snippet=snippet, terms=salient_terms(snippet))  # fmt: skip
+    return None

@@ -23,6 +23,7 @@ _FORMS = (
     ("`", r"`(?P<bq>[^`\n]+)`"),
     ("-", r"(?<![\w-])(?P<flag>--?[A-Za-z][\w-]*)"),
     ("/", r"(?P<path>(?=[\w.-]+/)(?:[\w.-]+/)+[\w.-]*\w)"),
+    ("\\", r"(?P<win>(?<![\w\\])[A-Z]:\\(?:[\w.$-]+\\)*[\w.$-]*\w)"),
     ("\\", r"(?P<ns>(?=[A-Z][\w$]*\\[A-Z])[A-Z][\w$]*(?:\\[A-Z][\w$]*)+)"),
     ("", r"(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*(?:\(\))?)"),
 )
@@ -55,6 +56,7 @@ _GENERIC_ARGS = lazy_compile(r"<[\w$ ,.:=\[\]|&<>]{1,60}?>(?!>)")
 """A generic type's arguments right after its name (`Repository<T>`, `Cache<K, V>`): the name
 is the target, and the arguments go with it when the question is masked."""
 _BACKTICK_GENERIC = lazy_compile(r"(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)<.*>")
+_ARITY = lazy_compile(r"(?<=[\w!?])/\d{1,2}$")
 _LOCATION_BEFORE = lazy_compile(r"(?:\b(?:in|at|inside|within|under)|\bline\s+\d+\s+of)\s+$", re.I)
 _LOCATION_AFTER = lazy_compile(r"(?::\d+|\(\d+,\d+\)|#L\d+|,?\s+lines?\s+\d+)")
 _FILE_NAME = lazy_compile(
@@ -105,15 +107,30 @@ class Target(NamedTuple):
     rank: int
 
 
+_RANKS: dict[str, int] = {}
+"""Each word already ranked (words repeat across questions). Bounded."""
+
+
 def _rank(word: str) -> int:
     if word.isalpha() and word.islower():  # most words of a question: no regex needed
         return 5 if word in PROSE else 4
+    rank = _RANKS.get(word)
+    if rank is None:
+        rank = _rank_of(word)
+        if len(_RANKS) < 20_000:
+            _RANKS[word] = rank
+    return rank
+
+
+def _rank_of(word: str) -> int:
     bare = word.removesuffix("()")
     if not any(c.isalnum() for c in bare):
         return 5  # "$" alone, as in a regex
     if word.endswith("()"):
         return 2
     if _QUALIFIED.search(bare) and bare.lower() not in _NOT_QUALIFIED:
+        if all(p.lower() in PROSE for p in _QUALIFIED.split(bare) if p):
+            return 5  # question words run together: "who->calls(flush_all)"
         return 1
     if _PLURAL_ACRONYM.fullmatch(bare):
         return 3
@@ -146,6 +163,9 @@ def candidates(query: str, max_rank: int = 5) -> list[Target]:
             generic = _BACKTICK_GENERIC.fullmatch(inner)
             if generic:
                 inner = generic.group("n")
+            arity = _ARITY.search(inner) if "/" in inner else None
+            if arity:
+                inner = inner[: arity.start()]  # Elixir / Erlang: `Enum.map/2` is `Enum.map`
             if _IDENT.fullmatch(inner.rstrip("!?")) or re.fullmatch(
                 r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+|[A-Z]\w*(?:\\[A-Z]\w*)+",
                 inner,
@@ -156,7 +176,7 @@ def candidates(query: str, max_rank: int = 5) -> list[Target]:
             if len(text) > 2 and text.startswith("--") and max_rank >= 1:
                 out.append(Target(text, start, stop, 1))
             continue
-        if kind == "path":
+        if kind in ("path", "win"):  # a Windows path too: C:\\src\\Acme\\Jobs.cs
             rank = 3 if _located(query, start, stop) else 1
             if rank <= max_rank:
                 out.append(Target(text.rstrip("."), start, stop, rank))
@@ -181,6 +201,28 @@ def candidates(query: str, max_rank: int = 5) -> list[Target]:
     return out
 
 
+_ENV_READ = lazy_compile(
+    r"(?<![\w.])(?:os\.getenv|os\.environ(?:\.get)?|System\.getenv|(?:std::)?env::var(?:_os)?"
+    r"|ENV(?:\.fetch)?|getenv|Environment\.GetEnvironmentVariable)\s*[(\[]\s*(?P<q>['\"])"
+    r"(?P<key>[A-Za-z_][\w.-]*)(?P=q)"
+)
+"""An environment variable read by name (Python, Java, Rust, Ruby, C, .NET)."""
+_MODULE_SPEC = lazy_compile(
+    r"\b(?:import(?:s|ed|ing)?|requires?|required)\s+(?P<q>['\"])(?P<key>[@~.\w][\w@~./-]*)(?P=q)"
+)
+
+
+_MEMBER_WORDS = lazy_compile(r"\b(?:method|function|field|property|attribute|member)\s+(?:of|in)\s")
+_MEMBER_MARKS = ("method", "function", "field", "property", "attribute", "member")
+_MEMBER_OF = lazy_compile(
+    r"\b(?P<w>[a-z_][\w$]*)\s+(?:method|function|field|property|attribute|member)\s+(?:of|in)\s+"
+    r"(?:the\s+)?`?[A-Z][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*`?(?:\s+(?:class|struct|type|object))?"
+    r"\s*[?.!]?\s*$"
+)
+"""A member named by a plain word before its owner ("the validate method of OrderForm"):
+the member is the target, not the capitalised owner."""
+
+
 _ASIDE = lazy_compile(r"(?<!\S)\([^()]*\)")
 """A parenthesised aside ("safe_expanduser (our os.path.expanduser wrapper)"), not call
 arguments (`mark_paid(invoice, at)`)."""
@@ -189,6 +231,18 @@ arguments (`mark_paid(invoice, at)`)."""
 def best(query: str, max_rank: int = 3) -> Target | None:
     """The most code-like token (the first of the best rank), if any is at most `max_rank`.
     A name inside a parenthesised aside loses to a code-like name outside it."""
+    if ("env" in query or "ENV" in query) and max_rank >= 0:
+        key = _ENV_READ.search(query)
+        if key:  # `os.getenv("LOG_FORMAT")`: the variable read is what the question is about
+            return Target(key.group("key"), key.start("key"), key.end("key"), 0)
+    if ("'" in query or '"' in query) and ("import" in query or "require" in query):
+        spec = _MODULE_SPEC.search(query)
+        if spec:  # "who imports '@/lib/analytics'": a module specifier, not a literal
+            return Target(spec.group("key"), spec.start("key") - 1, spec.end("key") + 1, 0)
+    if (" of " in query or " in " in query) and any(m in query for m in _MEMBER_MARKS):
+        member = _MEMBER_OF.search(query) if _MEMBER_WORDS.search(query) else None
+        if member and member.group("w").lower() not in PROSE:
+            return Target(member.group("w"), member.start("w"), member.end("w"), 2)
     found = candidates(query, max_rank)
     if not found:
         return None
@@ -206,13 +260,16 @@ def mask(query: str, target: Target | None) -> str:
     put right (`typos.py`), the target replaced by x."""
     text = query if target is None else query[: target.start] + " x " + query[target.end :]
     text = text.lower().replace("’", "'")
-    text = _IS.sub(_spell_is, text)
+    if "s" in text and any(form in text for form in _IS_FORMS):
+        text = _IS.sub(_spell_is, text)
     if "n't" in text:
         text = _NOT.sub(" not", text)
     return typos.correct(" ".join(text.split()))
 
 
 _IS = lazy_compile(r"\b(where|what|who|how|that|it|there)'?s\b")
+_IS_FORMS = ("'s", "whats", "wheres", "whos", "hows", "thats", "its", "theres")
+"""A substring of every match of `_IS`: without one, the substitution is skipped."""
 
 
 def _spell_is(match: re.Match[str]) -> str:

@@ -34,7 +34,8 @@ class Classification:
     snippet: str | None = None
 
 
-_WORD = lazy_compile(r"[A-Za-z_][\w$]*")
+_WORD = lazy_compile(r"[A-Za-z_][\w$]+")
+"""A word of two characters or more (a one-character word is never a term)."""
 
 
 def salient_terms(query: str) -> list[str]:
@@ -42,8 +43,6 @@ def salient_terms(query: str) -> list[str]:
     seen: set[str] = set()
     terms: list[str] = []
     for word in _WORD.findall(query):
-        if len(word) < 2:
-            continue
         low = word.lower()
         if low in seen or low in STOP_WORDS:
             continue
