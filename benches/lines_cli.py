@@ -12,7 +12,7 @@ over the socket for the client to print) and with `--no-daemon`; the interpreter
 `git archive main python | tar -x -C DIR`, with this build's `_core` copied in). Wall time from
 spawn to exit, stdout a pipe read by this process, p50 (min); the lines printed; whether the
 outputs of the warm server equal the in-process one (and the `--before` one). Prints `uptime`
-before and after.
+before and after, and whether `maguyva` is the native client.
 """
 
 from __future__ import annotations
@@ -83,6 +83,10 @@ def main() -> None:
         cmd = [sys.executable, "-m", "maguyva", "search", *query, "--no-daemon"]
         commands["before: --no-daemon"] = (cmd, before_env)
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    # `maturin develop` puts the Python console script back in place of the native client
+    # (`make native-client` reinstalls it): say which one is measured
+    native = MAGUYVA.read_bytes()[:4] == b"\x7fELF"
+    print(f"client: {MAGUYVA} ({'native' if native else 'Python console script'})")
     for _ in range(2):  # start and warm the server
         timed(commands[warm][0], root, env)
     times: dict[str, list[float]] = {name: [] for name in commands}

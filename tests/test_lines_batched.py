@@ -133,12 +133,13 @@ DIRECT = [
 
 @pytest.mark.parametrize("question, options", DIRECT)
 def test_first_hits_alone_answer_as_every_hit(root, question, options, monkeypatch):
-    """A direct literal answer from `literal_ranked` (each file's first hit in full) equals
-    the one from every hit in full, ranks and scores included; a definition line that is
+    """A direct literal answer from `literal_ranked` (each file's first hit in full, standing
+    for the file's later groups too) equals the one from every hit in full, ranks and scores
+    included; a definition line that is
     not ASCII (`def résumé(self)` for `"self"` and `"sum"`) is decided by Python's `re`."""
     ranked, decided = [], []
     real, real_decider = literal._ranked_hits, literal._decider
-    monkeypatch.setattr(literal, "_ranked_hits", lambda *a: ranked.append(1) or real(*a))
+    monkeypatch.setattr(literal, "_ranked_hits", lambda *a: ranked.append(real(*a)) or ranked[-1])
     monkeypatch.setattr(literal, "_decider", lambda d: lambda texts: decided.append(texts) or
                         real_decider(d)(texts))  # fmt: skip
     lean = Index.open(root).search(question, limit=1000, **options)
@@ -149,5 +150,9 @@ def test_first_hits_alone_answer_as_every_hit(root, question, options, monkeypat
     assert [r.to_dict() for r in lean.results] == [r.to_dict() for r in full.results]
     assert len(lean.results) >= (1 if question != "who calls dedent" else 0)
     assert bool(ranked) == (question != "who calls dedent")
+    for hits in ranked:  # one `Hit` per file, standing for each of the file's groups
+        assert len({id(h) for h in hits}) == len({h.path for h in hits}) <= len(hits)
+    if question == '"self"' and not options:
+        assert len(ranked[0]) > len({h.path for h in ranked[0]})  # some file has two groups
     if question in ('"self"', '"sum"'):
         assert any("résumé" in text for texts in decided for text in texts)

@@ -306,28 +306,20 @@ class TextIndex:
         tuple[
             list[tuple[str, list[int], bool]],
             list[
-                tuple[
-                    int,
-                    int,
-                    int,
-                    str | None,
-                    int,
-                    bool,
-                    bool,
-                    tuple[str, list[int], list[list[int]]] | None,
-                ]
+                tuple[int, int, str | None, int, bool, bool, tuple[str, list[int], list[list[int]]]]
             ],
+            list[int],
         ]
         | None
     ):
         """`literal_top`'s best `k` groups already ranked (the order the text modality's
         sort gives them), for a direct answer that shows each file by its first group:
-        `([(path, matching_lines, demoted)], [(file_slot, start, end, chunk_id, n_matches,
-        whole_word, is_definition, details)])`, `details` `(first_line_text, lines,
-        [[line, start, end]])` for the first group of each file only (the slots numbered in
-        that order). A group whose definition flag the `regex` crate cannot decide (a line
-        that is not ASCII) is decided by `decide(texts)`, called with the GIL held; None when
-        there is such a group and no `decide`."""
+        `([(path, matching_lines, demoted)], [(start, end, chunk_id, n_matches, whole_word,
+        is_definition, (first_line_text, lines, [[line, start, end]]))], [file_slot])`: each
+        file's first group in ranked order (files numbered in that order), then the file slot
+        of every ranked group. A group whose definition flag the `regex` crate cannot decide
+        (a line that is not ASCII) is decided by `decide(texts)`, called with the GIL held;
+        None when there is such a group and no `decide`."""
     def bm25(
         self, terms: list[str], k: int, *, max_docs: int = 4000, method: str = "auto"
     ) -> list[tuple[str, int, int, str | None, float, list[int], list[int]]]:

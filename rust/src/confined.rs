@@ -21,6 +21,17 @@ fn is_regular(meta: &std::fs::Metadata) -> bool {
 /// file, cannot be read, or resolves outside the root. An absolute `rel` is taken as it is
 /// (as `os.path.join` would) and must then resolve inside the root too.
 pub fn read_confined(real_root: &Path, rel: &str) -> Option<Vec<u8>> {
+    let mut data = Vec::new();
+    read_confined_into(real_root, rel, &mut data).then_some(data)
+}
+
+/// [`read_confined`] into `data` (cleared first, its capacity reused): false when refused.
+pub fn read_confined_into(real_root: &Path, rel: &str, data: &mut Vec<u8>) -> bool {
+    data.clear();
+    read_checked(real_root, rel, data).is_some()
+}
+
+fn read_checked(real_root: &Path, rel: &str, data: &mut Vec<u8>) -> Option<()> {
     if rel.as_bytes().contains(&0) {
         return None;
     }
@@ -41,9 +52,12 @@ pub fn read_confined(real_root: &Path, rel: &str) -> Option<Vec<u8>> {
     if !real.starts_with(real_root) {
         return None;
     }
-    let mut data = Vec::with_capacity(meta.len() as usize + 1);
-    file.read_to_end(&mut data).ok()?;
-    Some(data)
+    data.reserve(meta.len() as usize + 1);
+    if file.read_to_end(data).is_err() {
+        data.clear();
+        return None;
+    }
+    Some(())
 }
 
 /// The descriptor's real path, as `reader._real_path`: its `/proc/self/fd` link, else the
@@ -92,6 +106,11 @@ mod tests {
         assert_eq!(read_confined(&real, "sub"), None);
         assert_eq!(read_confined(&real, "missing.txt"), None);
         assert_eq!(read_confined(&real, "a\0b"), None);
+        let mut reused = b"left over from another file".to_vec();
+        assert!(read_confined_into(&real, "sub/a.txt", &mut reused));
+        assert_eq!(reused, b"inside\n");
+        assert!(!read_confined_into(&real, "out.txt", &mut reused));
+        assert!(reused.is_empty());
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

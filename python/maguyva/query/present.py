@@ -63,7 +63,8 @@ def present(
     lines_by_path: dict[str, set[int]] = {}
     seen_file_lines: set[int] = set()  # text hits of one file share one `file_lines` list
     for m in order:
-        for h in lists[m]:
+        # each hit once: a retriever may repeat one (`literal._ranked_hits`: a file's first)
+        for h in {id(h): h for h in lists[m]}.values():
             hits_by_key.setdefault((m, h.key or ""), h)
             lines = lines_by_path.setdefault(h.path, set())
             lines.update(h.lines)

@@ -38,20 +38,21 @@ type TopGroup = (
     Option<bool>,
     Option<Vec<String>>,
 );
-/// `(file slot, start, end, chunk_id, n_columns, whole, is_def, details)`: one chunk's lines in
-/// ranked order, `details` (`(snippet, lines, columns)`) for the first of each file only.
-type RankedGroup = (
-    usize,
+/// `(start, end, chunk_id, n_columns, whole, is_def, (snippet, lines, columns))`: the first
+/// group (in ranked order) of one file.
+type FirstGroup = (
     u32,
     u32,
     Option<String>,
     usize,
     bool,
     bool,
-    Option<(String, Vec<u32>, Vec<[u32; 3]>)>,
+    (String, Vec<u32>, Vec<[u32; 3]>),
 );
 /// `(path, the file's matching lines, demoted)`
 type TopFile = (String, Vec<u32>, bool);
+/// `literal_ranked`'s `(files, firsts, slots)`.
+type RankedFiles = (Vec<TopFile>, Vec<FirstGroup>, Vec<u32>);
 /// `(path, start_line, end_line, chunk_id, score, lines, term indices)`
 type ChunkTuple = (String, u32, u32, Option<String>, f64, Vec<u32>, Vec<usize>);
 
@@ -466,9 +467,9 @@ impl TextIndex {
         Ok((files, groups, n_groups))
     }
 
-    /// `literal_top`'s best `k` groups in ranked order, the details of the first group of
-    /// each file only (a direct literal answer shows each file by its best group):
-    /// `(files, groups)`. A group whose definition flag the `regex` crate cannot decide (a
+    /// `literal_top`'s best `k` groups in ranked order, as the first group of each file
+    /// with its details (a direct literal answer shows each file by its best group) and the
+    /// file slot of every ranked group: `(files, firsts, slots)`. A group whose definition flag the `regex` crate cannot decide (a
     /// line that is not ASCII) is decided by `decide(texts)` (Python's `re`), called with
     /// the GIL held; without `decide`, such a group makes the answer `None`. See
     /// `maguyva._core.pyi`.
@@ -492,7 +493,7 @@ impl TextIndex {
         max_files: usize,
         max_lines_per_file: usize,
         decide: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<Option<(Vec<TopFile>, Vec<RankedGroup>)>> {
+    ) -> PyResult<Option<RankedFiles>> {
         let (word, definition, spec) = self.top_spec(
             pattern,
             definition,
@@ -528,34 +529,33 @@ impl TextIndex {
             let mut order = rank::ranked_entries(inner, &out.files, &chosen, demoted)?;
             order.truncate(k);
             let mut files: Vec<TopFile> = Vec::new();
-            let mut slot_of: HashMap<usize, usize> = HashMap::new();
-            let mut groups: Vec<RankedGroup> = Vec::with_capacity(order.len());
+            let mut firsts: Vec<FirstGroup> = Vec::new();
+            let mut slot_of = vec![u32::MAX; out.files.len()];
+            let mut slots: Vec<u32> = Vec::with_capacity(order.len());
             for (file, at) in order {
-                let g = &chosen.grouped[file].groups[at];
-                let mut details = None;
-                let slot = *slot_of.entry(file).or_insert_with(|| {
+                if slot_of[file] == u32::MAX {
+                    slot_of[file] = files.len() as u32;
                     let f = &out.files[file];
+                    let g = &chosen.grouped[file].groups[at];
                     files.push((
                         inner.path(f.doc).to_string(),
                         f.lines.iter().map(|l| l.line).collect(),
                         demoted[f.doc as usize] != 0,
                     ));
                     let owned = chosen.grouped[file].owned(f, at);
-                    details = Some((owned.snippet, owned.lines, owned.columns));
-                    files.len() - 1
-                });
-                groups.push((
-                    slot,
-                    g.start,
-                    g.end,
-                    g.chunk_id.map(str::to_string),
-                    g.n_columns,
-                    g.whole,
-                    g.is_def.unwrap_or(false),
-                    details,
-                ));
+                    firsts.push((
+                        g.start,
+                        g.end,
+                        g.chunk_id.map(str::to_string),
+                        g.n_columns,
+                        g.whole,
+                        g.is_def.unwrap_or(false),
+                        (owned.snippet, owned.lines, owned.columns),
+                    ));
+                }
+                slots.push(slot_of[file]);
             }
-            Some((files, groups))
+            Some((files, firsts, slots))
         });
         Ok(ranked)
     }

@@ -177,21 +177,20 @@ def _decider(source: str) -> Any:
     return decide
 
 
-def _ranked_hits(files: list[Any], groups: list[Any]) -> list[Hit]:
-    """`literal_hits` from `TextIndex.literal_ranked`: the groups come ranked, each file's
-    first with its details, the others as key, span and score alone (a direct answer shows a
-    file by its first hit and reads the others' ranks only; `present` takes a file's lines
-    from `file_lines`). `tests/test_lines_batched.py` holds it to the full hits' answers."""
-    hits = []
-    for slot, start, end, chunk_id, n_columns, whole, is_def, details in groups:
-        path, file_lines, _ = files[slot]
+def _ranked_hits(files: list[Any], firsts: list[Any], slots: list[int]) -> list[Hit]:
+    """`literal_hits` from `TextIndex.literal_ranked`: each file's first group (in ranked
+    order) as a hit with its details, and every ranked group as its file's first hit (a
+    direct answer shows a file by its first hit, fused by file, and a key repeated in one
+    list counts at its first rank only: the fused results are those of every group as its
+    own hit, but a common literal's 5,000 groups make and cross ~400, not 5,000; `present`
+    takes a file's lines from `file_lines`). `tests/test_lines_batched.py` holds it to the
+    full hits' answers."""
+    first: list[Hit] = []
+    for (path, file_lines, _), group in zip(files, firsts, strict=True):
+        start, end, chunk_id, n_columns, whole, is_def, (snippet, group_lines, columns) = group
         score = round(2.0 * is_def + 1.0 * whole + min(n_columns / max(1, end - start + 1), 1.0), 4)
-        if details is None:
-            hits.append(Hit(path=path, start_line=start, end_line=end, key=chunk_id, score=score))
-            continue
-        snippet, group_lines, columns = details
         extra = {"columns": columns, "definition": is_def, "whole_word": whole,
                  "file_lines": file_lines}  # fmt: skip
-        hits.append(Hit(path=path, start_line=start, end_line=end, key=chunk_id, score=score,
-                        snippet=snippet, lines=group_lines, extra=extra))  # fmt: skip
-    return hits
+        first.append(Hit(path=path, start_line=start, end_line=end, key=chunk_id, score=score,
+                         snippet=snippet, lines=group_lines, extra=extra))  # fmt: skip
+    return [first[slot] for slot in slots]
