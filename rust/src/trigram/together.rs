@@ -50,6 +50,16 @@ unsafe fn run<R: Send>(ctx: *const (), i: usize) {
     *ctx.slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
 }
 
+/// Closes a job when dropped: waits for helpers using the calling thread's [`Ctx`], then
+/// marks it gone so helpers starting later leave it alone.
+struct CloseOnDrop<'a>(&'a RwLock<bool>);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = false;
+    }
+}
+
 /// `(0..n).map(f)`, in order, computed by the calling thread with up to `helpers` threads of
 /// rayon's pool (none: the calling thread alone). An item a helper panicked on is done again
 /// by the calling thread.
@@ -89,6 +99,9 @@ pub fn map<R: Send>(n: usize, helpers: usize, f: &(dyn Fn(usize) -> R + Sync)) -
             drop(open);
         });
     }
+    // Declared after `ctx`, so dropped before it even when `f` panics on this thread: the
+    // job is closed (after the helpers at work are done) before the `Ctx` goes away.
+    let close = CloseOnDrop(&shared.open);
     loop {
         let i = shared.next.fetch_add(1, Ordering::Relaxed);
         if i >= n {
@@ -98,7 +111,7 @@ pub fn map<R: Send>(n: usize, helpers: usize, f: &(dyn Fn(usize) -> R + Sync)) -
         *ctx.slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
     }
     // Wait for the helpers at work (not for those not started), and close the job.
-    *shared.open.write().unwrap_or_else(PoisonError::into_inner) = false;
+    drop(close);
     ctx.slots
         .into_iter()
         .enumerate()
@@ -138,6 +151,27 @@ mod tests {
             let words: Vec<String> = (0..32).map(|i| format!("w{i}-{round}")).collect();
             let got: Vec<&str> = map(words.len(), 1, &|i| words[i].as_str());
             assert_eq!(got, words.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_panic_on_the_calling_thread_closes_the_job_before_its_state_goes() {
+        for _ in 0..50 {
+            let data: Vec<u64> = (0..256).collect();
+            let caller = std::thread::current().id();
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                map(data.len(), 2, &|i| {
+                    assert!(
+                        std::thread::current().id() != caller || i < 100,
+                        "caller item"
+                    );
+                    data[i]
+                })
+            }));
+            // Either the caller reached item 100 and panicked, or helpers took those items.
+            if let Ok(got) = outcome {
+                assert_eq!(got, data);
+            }
         }
     }
 
