@@ -45,9 +45,9 @@ ROWS_VERSION = 4
 frames written with the built-in dictionary of their kind, `DICTIONARIES`; 3: without; 2: no
 span blocks; all still read: a frame names its dictionary)."""
 DICTIONARIES = frozenset({"chunks", "extract"})
-"""The kinds of rows with a built-in zstd dictionary (`_core.zstd_compress`, named as the kind): a file's rows are
-a few KB, too few for a frame of their own to learn what every file's rows share (requests:
-chunk blocks 57 to 48 KB, extraction 91 to 86 KB)."""
+"""The kinds of rows with a built-in zstd dictionary (`_core.zstd_compress`, named as the kind): a
+file's rows are a few KB, too few for a frame of their own to learn what every file's rows share
+(requests: chunk blocks 57 to 48 KB, extraction 91 to 86 KB)."""
 LEVEL = 6
 _HEAD = struct.Struct("<IIIH")
 _CRC = struct.Struct("<I")

@@ -87,17 +87,17 @@ def text_of(
     ctx: BuildContext, texts: dict[str, Planned], item: tuple[str, Entry, bool],
     identity: ProviderIdentity,
 ) -> str:  # fmt: skip
-    """The text to embed for a queued chunk: kept since a plan of this process
-    (`PendingTexts`), planned in this build, or (a pending chunk of an unchanged file, in an
-    update, whose text was not kept) its file's chunks planned again without the window check: no tokenizing, which had cost more CPU than
-    the check saves when each slice planned every file it embedded from. A head keyed as its
-    body (it fills the window, `dedup`) is then found by its text's hash: the text is what the
-    key names, and the model sees the same ids either way."""
+    """The text to embed for a queued chunk: kept since a plan of this process (`PendingTexts`),
+    planned in this build, or (a pending chunk of an unchanged file, in an update, whose text was
+    not kept) its file's chunks planned again without the window check: no tokenizing, which had
+    cost more CPU than the check saves when each slice planned every file it embedded from. A head
+    keyed as its body (it fills the window, `dedup`) is then found by its text's hash: the text is
+    what the key names, and the model sees the same ids either way."""
     h, e, head = item
     kept = PENDING.take(h)  # planned by an earlier plan of this process: no file planned again
-    p = texts.get(e[ID])
     if kept is not None:
         return kept
+    p = texts.get(e[ID])
     if p is None:
         for q in plan_chunks(ctx.chunks.of_paths([e[PATH]]), identity, None, False):  # type: ignore[attr-defined]
             texts.setdefault(q.id, q)
