@@ -127,12 +127,16 @@ _IMPACT_STRONG = lazy_compile(
 _CHANGE = (
     r"(?:chang\w*|modif\w*|renam\w*|delet\w*|remov\w*|drop\w*|refactor\w*|rewrit\w*|deprecat\w*"
     r"|mov(?:e|es|ed|ing)|split\w*|edit\w*|(?<!what\s)(?<!who\s)(?<!else\s)touch\w*|replac\w*|lower\w*|rais\w*|made|becomes?"
-    r"|starts?|add(?:s|ed|ing)?\s+(?:a|an)\s+\w+\s+to)"
+    r"|starts?|add(?:s|ed|ing)?\s+(?:a|an)\s+\w+\s+to|inlin\w*|swap\w*|narrow\w*|widen\w*"
+    r"|bump\w*|upgrad\w*|downgrad\w*|rework\w*|restructur\w*|overhaul\w*|reimplement\w*"
+    r"|retyp\w*|tweak\w*|unexport\w*|privati[sz]\w*)"
 )
 _IMPACT_CHANGE = lazy_compile(
     r"(?:\b" + _CHANGE + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
     r"|\bx\s+(?:is\s+|are\s+|gets\s+)?" + _CHANGE + r"(?:\s|$|[?,:.!—-])"
-    r"|\bx\s+signature\s+" + _CHANGE + r")"
+    r"|\bx\s+signature\s+" + _CHANGE + r"|\bmak(?:e|es|ing)\s+x\s+(?:async|sync|synchronous"
+    r"|asynchronous|private|public|generic|optional|nullable|const|static|final|internal"
+    r"|immutable|mutable|lazy|pure|non-?null|read-?only|abstract|virtual|sealed)\b)"
 )
 _IMPACT_ASK = lazy_compile(
     r"\b(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
@@ -160,12 +164,12 @@ _DEF_PHRASE = lazy_compile(
     r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
     r"|lives?|written|where|wher|were\s+is|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
     r"|(?:in|at)\s+(?:what|which)\s+(?:place|part|module)"
-    r"|go\s+to|goto|jump\s+to)\b"
+    r"|go\s+to|goto|jump\s+to|code\s+of\s+x)\b"
 )
 _SHOW = lazy_compile(
     r"(?:^|[,.;:!—]\s*)(?:please\s+|can\s+you\s+|could\s+you\s+|i\s+need\s+|need\s+)?"
     r"(?:show(?:\s+me)?|give\s+me|pull\s+up|bring\s+up|take\s+me\s+to"
-    r"|open|print|find|locate|look\s+up|get|need)\b"
+    r"|open|print|find|locate|look\s+up|get|need|want\s+(?:to\s+)?see|let\s+me\s+see)\b"
 )
 _UNDERSTAND = lazy_compile(
     r"\b(?:how|why|explain\w*|expalin|architecture|overview|walk\s+me\s+through|describe"
@@ -449,6 +453,23 @@ def _definition_phrase(
     return None
 
 
+_OTHER_ASK = lazy_compile(
+    r"\b(?:defin\w*|declar\w*|implement\w*|who\s+calls|callers?|call\s+sites?|usages?"
+    r"|references?)\b"
+)
+
+
+def _asks_other(shape: str) -> bool:
+    """Whether a question with a quoted literal also asks for what another rule answers: a
+    definition, its uses, the impact of a change, an explanation."""
+    return bool(
+        _IMPACT_STRONG.search(shape)
+        or (_IMPACT_CHANGE.search(shape) and _IMPACT_ASK.search(shape))
+        or _EXPLAIN_OPENER.match(shape)
+        or _OTHER_ASK.search(shape)
+    )
+
+
 def classify(query: str, *, gate: bool = True) -> Classification:
     """Classify a query into one of the six intents (first matching rule wins). A question
     that asks two things is the first one asked, below the direct path (`shapes.py`). With
@@ -532,6 +553,11 @@ def _classify(query: str, gate: bool = True) -> Classification:
     if literal and (asked or not (target and target.rank == 0 and literal[0] == target.text)):
         quoted_name = re.fullmatch(_IDENT, literal[0]) is not None
         if not quoted_name or asked:
+            if not asked and _asks_other(_QUOTED.sub(" q ", shape)):
+                # "what breaks if the 'retry' default changes": the quotes are searched as
+                # written, but the question asks for more than the text: through fusion.
+                return Classification(EXACT_MATCH, 0.80, literal[0], literal[2] + "+unsure",
+                                      terms=terms)  # fmt: skip
             return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
     phrase = _phrase(text, shape, target, terms)
     if phrase:

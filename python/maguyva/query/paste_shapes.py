@@ -23,7 +23,7 @@ _EXC_NAME = (
 # An exception line as printed: "KeyError: 'x'", "java.io.IOException: Broken pipe",
 # "Error [ERR_X]: ...", "django.core.exceptions.ImproperlyConfigured: ...".
 _EXCEPTION_LINE = lazy_compile(
-    r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|panic|[Ff]atal error"
+    r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|Warning|panic|[Ff]atal error"
     r"|(?:remote |fatal )?error|fatal|warning|error\[E\d{4}\]|warning\[\w+\]"
     r"|(?:error|warning) TS\d{4,5})"
     r"(?: \[[A-Z0-9_]+\])?: \S.*)$"
@@ -47,7 +47,8 @@ _TRACEBACK = lazy_compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
 _FILE_LINE = lazy_compile(r"File \"[^\"]+\", line \d+")
 _JAVA_THREAD = lazy_compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
 _PREFIXES = lazy_compile(
-    r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: )"
+    r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: "
+    r"|Unhandled (?:Promise )?Rejection: )"
 )
 _REJECTION = lazy_compile(r"^Unhandled Rejection \((?P<type>\w+)\): ")
 # One stack frame, Java ("\tat com.acme.Ledger.reserve(Ledger.java:211)") or JavaScript
@@ -166,7 +167,7 @@ def _exception_line(line: str) -> str | None:
     if java:
         return java.group("line").strip()
     match = _EXCEPTION_LINE.match(line)
-    if match and line.startswith(("warning:", "fatal:")) and _ASKED_AFTER.search(line):
+    if match and line.startswith(("warning:", "Warning:", "fatal:")) and _ASKED_AFTER.search(line):
         return None  # "warning: this is deprecated, who still calls it" is a question
     return match.group("line").strip() if match else None
 
@@ -208,12 +209,23 @@ def _one_line(first: str) -> str | None:
     file_line = _FILE_LINE.search(first) if 'File "' in first else None
     if file_line:
         return file_line.group(0)
+    tagged = _TOOL_TAG.match(first) if first.startswith("[") else None
+    if tagged:
+        return tagged.group("msg").strip()
     return first if ": " in first and _error_chain(first) else None
 
 
-_OP_ON_PLACE = lazy_compile(r"^[a-z]+ (?:\S*[/\\]\S*|\S+\.\w+|\S+:\d+)$")
+_OP_ON_PLACE = lazy_compile(
+    r"^[a-z]+ (?:(?:tcp|udp|ip|unix)[46]? )?(?:\S*[/\\]\S*|\S+\.\w+|\S+:\d+)$"
+)
 """The first part of a two-part Go or OS error: an operation on a path or an address
-("open /etc/app.yaml: no such file or directory", "write data.db: no space left on device")."""
+("open /etc/app.yaml: no such file or directory", "write data.db: no space left on device",
+Go's net errors "read tcp 10.0.0.5:443->10.0.0.9:5512: i/o timeout")."""
+_TOOL_TAG = lazy_compile(
+    r"^\[[a-z][\w@/.-]{1,30}\]\s+(?P<msg>[A-Z]?[\w ]{0,40}?\b(?:error|failed|failure)\b: \S.*)$"
+)
+"""A dev tool's tagged line ("[vite] Internal server error: Failed to resolve import ..."):
+the message after the tag."""
 
 
 def _error_chain(line: str) -> bool:

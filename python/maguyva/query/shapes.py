@@ -17,7 +17,8 @@ import re
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
-from maguyva.query.verdict import FIND_SIMILAR, Classification, salient_terms
+from maguyva.query.paste_shapes import pasted_error
+from maguyva.query.verdict import EXACT_MATCH, FIND_SIMILAR, Classification, salient_terms
 from maguyva.support.lazyre import lazy_compile
 
 _ASKS = (
@@ -94,6 +95,9 @@ _PLACE_TAIL = lazy_compile(
 """Where to look, after an unquoted literal ("the literal 42 in config")."""
 _SLASHED = lazy_compile(r"^/(?P<re>[^/\s](?:.*[^\s])?)/[gimsuy]*$")
 """A regular expression written between slashes, as in JavaScript or sed."""
+_REGEX_LEAD = lazy_compile(
+    r"^(?:the\s+)?(?:regexp?|regular\s+expression|pattern)\s+(?P<rest>/\S.*)$", re.IGNORECASE
+)
 _MARKER = lazy_compile(r"(?<![\w])(?:TODO|FIXME|XXX|HACK)(?:\([^()\s]{1,30}\))?(?![\w(])")
 _MARKER_ASK = lazy_compile(r"\b(?:find|search|grep|look|list|show|where|which|comments?)\b", re.I)
 
@@ -104,6 +108,10 @@ _GREP_TOKEN = lazy_compile(r"^(?:grep|rg)(?:\s+-\w+)*(?:\s+for)?\s+(?P<tok>[^\s`
 def unquoted_literal(text: str, named: bool = False) -> str | None:
     """The literal of "find the regex ^v\\d+$", "/def merge_(a|b)\\(/" or "search for
     FIXME(security)", if asked; a marker only when no name is asked about (`named`)."""
+    if text[:1] in "tTrRpP":
+        named_regex = _REGEX_LEAD.match(text)
+        if named_regex:  # "the regex /^PLT-\d{6}$/": the pattern between the slashes
+            text = named_regex.group("rest")
     slashed = _SLASHED.match(text) if text.startswith("/") else None
     if slashed:
         return slashed.group("re")
@@ -237,6 +245,25 @@ _CODE_CHARS = lazy_compile(
 _FENCE = lazy_compile(r"^```[\w+-]*\s*\n(?P<code>.*?)\n?```\s*$", re.DOTALL)
 
 
+_CODE_LINE = lazy_compile(
+    r"[{};:,(\[]\s*$|^\s*[)}\]]|^\s*(?:def|class|fn|func|function|return|if|elif|else|for|while"
+    r"|try|except|catch|with|match|case|let|const|var|impl|pub|public|private|protected|static"
+    r"|async|await|export|import|from|yield|raise|throw|package|use|struct|enum|interface|type"
+    r"|SELECT|INSERT|UPDATE|DELETE|WITH)\b|^\s*@\w|\s[-+*/%]?=\s|=>|:=|->|^\s*[\w.$]+\(.*\)\s*$"
+)
+
+
+def _asks_similar(lead: str) -> bool:
+    folded = lead.casefold()
+    return any(mark in folded for mark in _SIMILAR_MARKS) and bool(_SIMILAR_WORDS.search(lead))
+
+
+def _code_body(body: str) -> bool:
+    """Whether at least half the lines of `body` read as code."""
+    lines = [line for line in body.splitlines() if line.strip()]
+    return 2 * sum(1 for line in lines if _CODE_LINE.search(line)) >= len(lines)
+
+
 def similar_request(query: str) -> Classification | None:
     """Rule 0 (SPEC.md): a request for similar code, or a snippet of several lines."""
     text = query.strip()
@@ -249,7 +276,17 @@ def similar_request(query: str) -> Classification | None:
         if fenced:
             snippet = fenced.group("code").strip()
         rule = "0:snippet" if code_lead else "0:similar-phrase"
-        return Classification(FIND_SIMILAR, 0.85, snippet, rule, snippet=snippet,
+        confidence = 0.85
+        if not code_lead and not _asks_similar(lead):
+            # A line of prose over pasted output ("seeing this in prod:" and a log line) is
+            # the output's question, and prose over lines that are not code is no sure snippet.
+            error = pasted_error(snippet)
+            if error:
+                return Classification(EXACT_MATCH, 0.85, error, "4:pasted-error+lead",
+                                      terms=salient_terms(text))  # fmt: skip
+            if not _code_body(snippet):
+                confidence, rule = 0.80, rule + "+unsure"
+        return Classification(FIND_SIMILAR, confidence, snippet, rule, snippet=snippet,
                               terms=salient_terms(snippet))  # fmt: skip
     folded = text.casefold()  # as IGNORECASE matches: "ſame" is "same"
     if any(mark in folded for mark in _SIMILAR_MARKS) and _SIMILAR_WORDS.search(text):

@@ -57,6 +57,16 @@ _GENERIC_ARGS = lazy_compile(r"<[\w$ ,.:=\[\]|&<>]{1,60}?>(?!>)")
 is the target, and the arguments go with it when the question is masked."""
 _BACKTICK_GENERIC = lazy_compile(r"(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)<.*>")
 _ARITY = lazy_compile(r"(?<=[\w!?])/\d{1,2}$")
+_ELIXIR_ARITY = lazy_compile(r"(?P<n>[A-Z]\w*(?:\.[A-Za-z_]\w*)+[!?]?)/\d{1,2}")
+"""An Elixir function with its arity, unquoted (`Warehouse.Zones.resolve/1`): not a path."""
+_BACKTICK_OTHER = lazy_compile(
+    r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+|[A-Z]\w*(?:\\[A-Z]\w*)+"
+)
+_BACKTICK_DECL = lazy_compile(
+    r"(?:pub\s+)?(?:class|struct|enum|trait|interface|type|fn|func|def|function|impl|module|mod"
+    r"|record|protocol)\s+(?P<n>[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)(?:\(\))?"
+)
+"""A declaration in backticks (`class InvoiceExporter`, `fn drain`): it names the item."""
 _LOCATION_BEFORE = lazy_compile(r"(?:\b(?:in|at|inside|within|under)|\bline\s+\d+\s+of)\s+$", re.I)
 _LOCATION_AFTER = lazy_compile(r"(?::\d+|\(\d+,\d+\)|#L\d+|,?\s+lines?\s+\d+)")
 _FILE_NAME = lazy_compile(
@@ -92,6 +102,7 @@ _PROSE_WORDS = """
     it this that these those there here in on of to for from with by about into over under
     yes no not ok okay hi hello thanks now just only still else other others safe safely risk
     risky consequences downstream upstream effects effect callsites invocations invoked
+    keyword keywords
 """
 PROSE = STOP_WORDS | frozenset(_PROSE_WORDS.split())
 
@@ -166,15 +177,21 @@ def candidates(query: str, max_rank: int = 5) -> list[Target]:
             arity = _ARITY.search(inner) if "/" in inner else None
             if arity:
                 inner = inner[: arity.start()]  # Elixir / Erlang: `Enum.map/2` is `Enum.map`
-            if _IDENT.fullmatch(inner.rstrip("!?")) or re.fullmatch(
-                r"--?[\w-]+|(?:[\w.-]+/)+[\w.-]+|[A-Za-z]\w*(?:-\w+)+|[A-Z]\w*(?:\\[A-Z]\w*)+",
-                inner,
-            ):
+            if _IDENT.fullmatch(inner.rstrip("!?")) or _BACKTICK_OTHER.fullmatch(inner):
                 out.append(Target(inner, start, stop, 0))
+            elif " " in inner:
+                declared = _BACKTICK_DECL.fullmatch(inner)
+                if declared:  # `class InvoiceExporter`: the name, the keyword masked with it
+                    out.append(Target(declared.group("n"), start, stop, 0))
             continue
         if kind == "flag":
             if len(text) > 2 and text.startswith("--") and max_rank >= 1:
                 out.append(Target(text, start, stop, 1))
+            continue
+        elixir = _ELIXIR_ARITY.fullmatch(text) if kind == "path" and text[-1].isdigit() else None
+        if elixir:
+            if max_rank >= 1:
+                out.append(Target(elixir.group("n"), start, stop, 1))
             continue
         if kind in ("path", "win"):  # a Windows path too: C:\\src\\Acme\\Jobs.cs
             rank = 3 if _located(query, start, stop) else 1
