@@ -41,7 +41,8 @@ def _candidate_pattern(query: str, plain: bool) -> re.Pattern[str]:
     have no backtick, path or namespace). With `plain`, runs of plain words are consumed
     before the forms (and the forms are optional, so a run before a character no form takes
     still ends a match, which the caller skips)."""
-    key = (plain, *(mark in query for mark, _ in _FORMS))
+    back = "\\" in query
+    key = (plain, "`" in query, "-" in query, "/" in query, back, back, True)  # _FORMS' marks
     pattern = _CANDIDATES.get(key)
     if pattern is None:
         forms = "|".join(form for (_, form), on in zip(_FORMS, key[1:], strict=True) if on)
