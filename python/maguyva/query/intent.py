@@ -23,6 +23,8 @@ from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.calibrate import calibrated
 from maguyva.query.paste_shapes import inline_exception, pasted_error
+from maguyva.query.plain_names import AT_WORD as _AT_WORD
+from maguyva.query.plain_names import plain_changed, plain_target, word_in
 from maguyva.query.shapes import (
     naming,
     one_line_snippet,
@@ -118,10 +120,6 @@ _LEADING_VERB = lazy_compile(
 )
 
 # Stage one's phrase families, over the masked question (the target is "x").
-_AT_WORD = r"(?=[a-z])\b"
-"""Where a phrase of the families below can start in a shape (lower-cased): every one opens
-with a lower-case letter, and testing for one first spares trying each phrase at the end of
-every word (the same matches, 15-30 % less time per search)."""
 _IMPACT_STRONG = lazy_compile(
     _AT_WORD + r"(?:impact\w*|blast\s+radius|fallout|ripple|consequences?|downstream|upstream"
     r"|dependents|dependencies|side\s+effects?|effects?\s+of|risk\w*|dangerous|(?<![-\w])safe|safely"
@@ -138,18 +136,22 @@ _CHANGE = (
 _IMPACT_CHANGE = lazy_compile(
     r"(?:\b" + _CHANGE + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
     r"|\bx\s+(?:is\s+|are\s+|gets\s+)?" + _CHANGE + r"(?:\s|$|[?,:.!—-])"
-    r"|\bx\s+signature\s+" + _CHANGE + r"|\bmak(?:e|es|ing)\s+x\s+(?:async|sync|synchronous"
+    r"|\bx\s+signature\s+"
+    + _CHANGE
+    + r"|\b(?:convert\w*|turn\w*)\s+x\s+(?:in)?to\b|\bmak(?:e|es|ing)\s+x\s+(?:async|sync|synchronous"
     r"|asynchronous|private|public|generic|optional|nullable|const|static|final|internal"
     r"|immutable|mutable|lazy|pure|non-?null|read-?only|abstract|virtual|sealed)\b)"
 )
 _IMPACT_ASK = lazy_compile(
-    _AT_WORD + r"(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
+    _AT_WORD
+    + r"(?:what|who|which|anything|need\w*|has\s+to|have\s+to|must|updat\w*|impact\w*|affect\w*)\b"
 )
 _MAY_I = lazy_compile(r"^(?:so\s+)?(?:can|could|may|should)\s+(?:i|we)\b|\b(?:ok|okay|fine)\s+to\b")
 """"can I delete x", "ok to drop x": asks whether a change is safe, when x names code (not
 "can we change the retry policy per tenant", a question about behaviour)."""
 _REFS = lazy_compile(
-    _AT_WORD + r"(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invo\w+|usages?|use[sd]?|using"
+    _AT_WORD
+    + r"(?:call(?:s|ed|ing|er|ers)?|call\s+sites?|callsites?|invok\w*|invocations?|usages?|use[sd]?|using"
     r"|referenc\w*|refs|xrefs?|cross-?referenc\w*|consum\w+|import(?:s|ed|ing|ers)?|instantiat\w*|construct(?:s|ed|ing)?|trigger\w*"
     r"|(?:who|what|which\s+\w+)\s+(?:reads?|touch(?:es)?)"
     r"|reads?\s+(?:the\s+)?(?!(?:implementation|definition|source|code|body|declaration)\b)"
@@ -165,7 +167,8 @@ _REFS = lazy_compile(
     r"|overrides\s+of|conform(?:s|ing)?\s+to)\b"
 )
 _DEF_PHRASE = lazy_compile(
-    _AT_WORD + r"(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
+    _AT_WORD
+    + r"(?:defin\w*|declar\w*|implement\w*|impl|def|source(?:\s+code)?|body|signature|locat\w*"
     r"|lives?|written|where|wher|were\s+is|which\s+file|what\s+file|in\s+which\s+file|file\s+containing"
     r"|(?:in|at)\s+(?:what|which)\s+(?:place|part|module)"
     r"|go\s+to|goto|jump\s+to|code\s+of\s+x)\b"
@@ -267,24 +270,9 @@ def _error_token(text: str, inline: str | None) -> tuple[str, float, str] | None
     return None
 
 
-_PLAIN_ANCHOR = lazy_compile(
-    r"^(?:(?:find\s+|show\s+)?(?:all\s+)?(?:usages?|uses|references|refs|callers|call\s+sites"
-    r"|invocations|definition|blast\s+radius|impact|dependents|consequences|effects?)"
-    r"\s+(?:of|to|for|on)(?:\s+(?:changing|renaming|deleting|removing|modifying|editing))?"
-    r"|(?:who|what)\s+(?:calls|invokes|uses|references|depends\s+on)|what\s+depends\s+on"
-    r"|what\s+(?:breaks|would\s+break)\s+if\s+(?:i|we)\s+(?:change|rename|delete|remove|modify)"
-    r"|where\s+is)\s+(?:the\s+)?(?:function\s+|method\s+|class\s+)?(?P<w>[a-z_]\w*)"
-    r"(?:\s+(?:used|called|defined|declared|invoked|referenced))?\s*\??$"
-)
-
-
-_PLAIN_CHANGE = lazy_compile(
-    _AT_WORD + r"(?:chang\w*|renam\w*|delet\w*|remov\w*|modif\w*|mov(?:e|es|ed|ing)|drop\w*|refactor\w*"
-    r"|rewrit\w*|replac\w*|deprecat\w*|inlin\w*|split\w*|touch\w*|nuk\w*|kill\w*)\s+(?:the\s+)?"
-    r"(?:function\s+|method\s+|class\s+|module\s+|helper\s+)?(?P<w>[a-z_]\w*)\b"
-)
 _SIMILAR_NAMED = lazy_compile(
-    _AT_WORD + r"(?:similar\s+(?:code\s+)?to|resembl\w*|(?:near-?)?duplicat\w*\s+of|copies\s+of|clones?\s+of"
+    _AT_WORD
+    + r"(?:similar\s+(?:code\s+)?to|resembl\w*|(?:near-?)?duplicat\w*\s+of|copies\s+of|clones?\s+of"
     r"|copy-?pasted\s+(?:versions?\s+|copies\s+|code\s+)?of|(?:look|looks)\s+like"
     r"|(?:code|functions?|implementations?|helpers?|classes|methods?|something|anything)\s+like)"
     r"\s+(?:the\s+|a\s+|an\s+|our\s+)?(?:class\s+|function\s+|method\s+|helper\s+)?"
@@ -297,12 +285,6 @@ is the name's definition, which the engine has to look up)."""
 
 _NAMED_MARKS = ("simil", "resembl", "duplicat", "copies", "clone", "copy", "like")
 """One of these is in every phrase of `_SIMILAR_NAMED` (the shape is lower-cased)."""
-
-
-def _word_in(word: str, text: str) -> str:
-    """`word` (from the lower-cased shape) as the question spells it."""
-    found = re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE)
-    return found.group(0) if found else word
 
 
 _RAISED = lazy_compile(r"\b(?:rais(?:e|es|ed|ing)|throw(?:s|n|ing)?)\b")
@@ -320,26 +302,6 @@ def _raise_sites(name: str, shape: str) -> bool:
     if _ERROR_NAME.fullmatch(name) and _RAISED.search(shape):
         return True
     return bool(_THROW_X.search(shape) and _PASCAL.fullmatch(name))
-
-
-def _plain_changed(shape: str, text: str) -> str:
-    """A plain-word target right after a verb of change ("if I move slugify into ...")."""
-    for match in _PLAIN_CHANGE.finditer(shape):
-        word = match.group("w")
-        if word in _targets.PROSE or word in {"x", "it"}:
-            continue
-        return _word_in(word, text)
-    return ""
-
-
-def _plain_target(shape: str, text: str) -> str:
-    """A plain-word target in a short, fixed phrase ("callers of send", "where is foo used")."""
-    match = _PLAIN_ANCHOR.search(shape)
-    if not match or match.group("w") in STOP_WORDS or match.group("w") in {"it", "this", "x"}:
-        return ""
-    word = match.group("w")
-    found = re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE)
-    return found.group(0) if found else word
 
 
 _QUALIFIED_EXCEPTION = lazy_compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)")
@@ -389,7 +351,9 @@ def _lone(text: str, target: _targets.Target | None, shape: str) -> Classificati
 
 
 _EXPLAIN_OPENER = lazy_compile(
-    r"^(?:(?:can|could)\s+you\s+)?(?:how(?!\s+(?:many|often|much)|\s+(?:is|are)\s+x\s+(?:being\s+)?"
+    r"^(?:(?:can|could)\s+you\s+)?(?:how(?!\s+(?:many|often|much)|\s+(?:is|are)\s+(?:the\s+)?x"
+    r"(?:\s+(?:type|class|struct|function|method|module|hook|component|helper|constant|trait"
+    r"|interface|enum|macro))?\s+(?:being\s+)?"
     r"(?:used|called|invoked|referenced|imported|instantiated|consumed)\b)|why|explain\w*"
     r"|describe|walk\s+me\s+through)\b"
 )
@@ -414,20 +378,25 @@ def _phrase(
     if similar and (similar.group("w") == "x" or similar.group("w") not in _targets.PROSE):
         word = similar.group("w")
         code_like = target is not None and target.rank <= 2
-        named = name if word == "x" or code_like else _word_in(word, text)
+        named = name if word == "x" or code_like else word_in(word, text)
         return Classification(FIND_SIMILAR, 0.75, named, "0:similar-named", terms=terms)
     if _raise_sites(name, shape):
         # "who raises ValidationError", "where do we throw QuotaExceeded": raise sites, not
         # "raising" a limit (a change) nor the class's definition
         return Classification(FIND_REFERENCES, 0.90, name, "2:references", terms=terms)
-    changed = "" if has_x else _plain_changed(shape, text)
-    if has_x or changed or _plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
+    changed = "" if has_x else plain_changed(shape, text)
+    if has_x or changed or plain_target(shape, text) or "blast" in shape or "what breaks" in shape:
         impact = _IMPACT_STRONG.search(shape) or (
             _IMPACT_CHANGE.search(shape)
             and (_IMPACT_ASK.search(shape) or (has_x and _MAY_I.search(shape)))
         )
         if impact:
-            plain = _plain_target(shape, text) or changed
+            plain = plain_target(shape, text) or changed
+            if not (name or plain):
+                # "what breaks the build on windows": no name to follow through the graph, so
+                # no direct path to it
+                return Classification(IMPACT_ANALYSIS, 0.80, "", "3:impact+untargeted",
+                                      terms=terms)  # fmt: skip
             return Classification(IMPACT_ANALYSIS, 0.90, name or plain, "3:impact", terms=terms)
     after_colon = shape.partition(": ")[2] if ": " in shape else ""
     if _EXPLAIN_OPENER.match(shape) or (after_colon and _EXPLAIN_OPENER.match(after_colon)):
@@ -435,12 +404,12 @@ def _phrase(
     if has_x and _DEF_OPENER.match(shape):
         return None  # "definition of x used by y": the definition, whatever follows
     refs = _REFS.search(shape) or (_ERROR_NAME.fullmatch(name) and _RAISED.search(shape))
-    if refs and (has_x or _plain_target(shape, text)):
+    if refs and (has_x or plain_target(shape, text)):
         # "where is x used" is rule 2 even though "where is" opens rule 1 phrases.
-        return Classification(FIND_REFERENCES, 0.90, name or _plain_target(shape, text),
+        return Classification(FIND_REFERENCES, 0.90, name or plain_target(shape, text),
                               "2:references", terms=terms)  # fmt: skip
     if not has_x and re.search(r"\b(?:where\s+is|definition\s+of)\b", shape):
-        plain = _plain_target(shape, text)
+        plain = plain_target(shape, text)
         if plain:
             return Classification(FIND_DEFINITION, 0.90, plain, "1:phrase", terms=terms)
     return None

@@ -23,7 +23,9 @@ _EXC_NAME = (
 # An exception line as printed: "KeyError: 'x'", "java.io.IOException: Broken pipe",
 # "Error [ERR_X]: ...", "django.core.exceptions.ImproperlyConfigured: ...".
 _EXCEPTION_LINE = lazy_compile(
-    r"^(?P<line>(?:" + _EXC_NAME + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|Warning|panic|[Ff]atal error"
+    r"^(?P<line>(?:"
+    + _EXC_NAME
+    + r"|(?:[a-z_]\w*\.){2,}[A-Z]\w*|Error|Warning|panic|[Ff]atal error"
     r"|(?:remote |fatal )?error|fatal|warning|error\[E\d{4}\]|warning\[\w+\]"
     r"|(?:error|warning) TS\d{4,5})"
     r"(?: \[[A-Z0-9_]+\])?: \S.*)$"
@@ -210,8 +212,9 @@ def _one_line(first: str) -> str | None:
     if file_line:
         return file_line.group(0)
     tagged = _TOOL_TAG.match(first) if first.startswith("[") else None
-    if tagged:
-        return tagged.group("msg").strip()
+    if tagged and _TOOL_FAILURE.search(tagged.group("msg")) and "?" not in first:
+        message = tagged.group("msg").strip()
+        return _exception_line(message) or message
     return first if ": " in first and _error_chain(first) else None
 
 
@@ -221,11 +224,10 @@ _OP_ON_PLACE = lazy_compile(
 """The first part of a two-part Go or OS error: an operation on a path or an address
 ("open /etc/app.yaml: no such file or directory", "write data.db: no space left on device",
 Go's net errors "read tcp 10.0.0.5:443->10.0.0.9:5512: i/o timeout")."""
-_TOOL_TAG = lazy_compile(
-    r"^\[[a-z][\w@/.-]{1,30}\]\s+(?P<msg>[A-Z]?[\w ]{0,40}?\b(?:error|failed|failure)\b: \S.*)$"
-)
-"""A dev tool's tagged line ("[vite] Internal server error: Failed to resolve import ..."):
-the message after the tag."""
+_TOOL_TAG = lazy_compile(r"^\[[a-z][\w@/.-]{1,30}\]\s+(?P<msg>\S.*)$")
+"""A dev tool's tagged line ("[vite] Internal server error: Failed to resolve import ...",
+"[nodemon] app crashed - ..."): the message after the tag, when it tells of a failure."""
+_TOOL_FAILURE = lazy_compile(r"\b(?:[Ee]rror|crash\w*|[Ff]ail\w*)\b")
 
 
 def _error_chain(line: str) -> bool:
