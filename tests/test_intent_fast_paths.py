@@ -35,7 +35,7 @@ QUERIES = _queries()
 
 def test_leaving_out_absent_forms_and_plain_words_changes_no_token(monkeypatch):
     # the reference: every form in the pattern whatever the question holds, no plain-word run
-    monkeypatch.setattr(targets, "_FORMS", tuple(("", form) for _, form in targets._FORMS))
+    monkeypatch.setattr(targets, "_marks", lambda query: (True,) * len(targets._FORMS))
     monkeypatch.setattr(targets, "_CANDIDATES", {})
     full = [targets.candidates(q, 5) for q in QUERIES]
     monkeypatch.undo()
@@ -43,3 +43,17 @@ def test_leaving_out_absent_forms_and_plain_words_changes_no_token(monkeypatch):
     for query, tokens in zip(QUERIES, full, strict=True):
         for rank in (0, 1, 3):
             assert targets.candidates(query, rank) == [t for t in tokens if t.rank <= rank], query
+
+
+def test_the_marks_spelt_out_are_the_forms_marks():
+    for query in QUERIES:
+        assert targets._marks(query) == tuple(m in query for m, _ in targets._FORMS), query
+
+
+def test_the_similar_and_contraction_marks_spelt_out_are_their_tuples():
+    from maguyva.query import shapes
+
+    for query in QUERIES:
+        folded, low = query.casefold(), query.lower()
+        assert shapes._marked(folded) == any(m in folded for m in shapes._SIMILAR_MARKS), query
+        assert targets._has_is_form(low) == any(f in low for f in targets._IS_FORMS), query

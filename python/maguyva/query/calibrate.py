@@ -36,9 +36,14 @@ def features(shape: str) -> list[str]:
     return [f"w:{w}" for w in words] + [f"b:{a}_{b}" for a, b in itertools.pairwise(words)]
 
 
+_Column = tuple[dict[str, float], dict[tuple[str, str], float], float, float]
+"""One intent's weights: by word, by adjacent word pair, the bias and the scale."""
+
+
 @lru_cache(maxsize=1)
-def _load() -> tuple[dict[str, tuple[dict[str, float], float, float]], float] | None:
-    """Per intent: (feature weights, bias, scale); and the probability threshold."""
+def _load() -> tuple[dict[str, _Column], float] | None:
+    """Per intent: (word weights, word-pair weights, bias, scale); and the threshold. The
+    features are keyed by the words themselves, so scoring a shape builds no strings."""
     if not GATE.exists():
         return None
     import numpy as np  # here: a literal question's process never imports numpy
@@ -52,9 +57,23 @@ def _load() -> tuple[dict[str, tuple[dict[str, float], float, float]], float] | 
         threshold = float(data["threshold"])
     table = {}
     for j, intent in enumerate(intents):
-        column = {f: float(w) for f, w in zip(vocab, weights[:, j], strict=True) if w}
-        table[intent] = (column, float(bias[j]), float(scale[j]))
+        words: dict[str, float] = {}
+        pairs: dict[tuple[str, str], float] = {}
+        for name, weight in zip(vocab, weights[:, j], strict=True):
+            if not weight:
+                continue
+            if name.startswith("w:"):
+                words[name[2:]] = float(weight)
+            else:  # "b:a_b": every split, as any pair whose join is the name scored it
+                for pair in _pairs_of(name[2:]):
+                    pairs[pair] = float(weight)
+        table[intent] = (words, pairs, float(bias[j]), float(scale[j]))
     return table, threshold
+
+
+def _pairs_of(joined: str) -> list[tuple[str, str]]:
+    """The word pairs whose `a_b` join is `joined` (more than one when a word holds `_`)."""
+    return [(joined[:i], joined[i + 1 :]) for i, c in enumerate(joined) if c == "_"]
 
 
 def agreement(shape: str, intent: str) -> float | None:
@@ -63,11 +82,10 @@ def agreement(shape: str, intent: str) -> float | None:
     model = _load()
     if model is None or intent not in model[0]:
         return None
-    column, bias, scale = model[0][intent]
-    get = column.get
+    by_word, by_pair, bias, scale = model[0][intent]
     words = shape.split()
-    score = bias + sum(get("w:" + w, 0.0) for w in words)
-    score += sum(get(f"b:{a}_{b}", 0.0) for a, b in itertools.pairwise(words))
+    score = bias + sum(map(by_word.get, words, itertools.repeat(0.0)))
+    score += sum(map(by_pair.get, itertools.pairwise(words), itertools.repeat(0.0)))
     return 1.0 / (1.0 + math.exp(-scale * score))
 
 

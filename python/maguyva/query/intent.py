@@ -134,7 +134,10 @@ _CHANGE = (
     r"|retyp\w*|tweak\w*|unexport\w*|privati[sz]\w*)"
 )
 _IMPACT_CHANGE = lazy_compile(
-    r"(?:\b" + _CHANGE + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
+    _AT_WORD
+    + r"(?:\b"
+    + _CHANGE
+    + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
     r"|\bx\s+(?:is\s+|are\s+|gets\s+)?" + _CHANGE + r"(?:\s|$|[?,:.!—-])"
     r"|\bx\s+signature\s+"
     + _CHANGE

@@ -253,9 +253,17 @@ _CODE_LINE = lazy_compile(
 )
 
 
+def _marked(folded: str) -> bool:
+    """Whether one of `_SIMILAR_MARKS` is in `folded` (spelt out: no generator per query)."""
+    return (
+        "like" in folded or "similar" in folded or "cop" in folded or "same" in folded
+        or "duplicat" in folded or "resembl" in folded or "clone" in folded
+        or "roughly" in folded or "already" in folded
+    )  # fmt: skip
+
+
 def _asks_similar(lead: str) -> bool:
-    folded = lead.casefold()
-    return any(mark in folded for mark in _SIMILAR_MARKS) and bool(_SIMILAR_WORDS.search(lead))
+    return _marked(lead.casefold()) and bool(_SIMILAR_WORDS.search(lead))
 
 
 def _code_body(body: str) -> bool:
@@ -267,7 +275,8 @@ def _code_body(body: str) -> bool:
 def similar_request(query: str) -> Classification | None:
     """Rule 0 (SPEC.md): a request for similar code, or a snippet of several lines."""
     text = query.strip()
-    lines = [line for line in text.splitlines() if line.strip()]
+    # a printable text holds no line break (most questions): one line, nothing to split
+    lines = [text] if text.isprintable() else [x for x in text.splitlines() if x.strip()]
     if len(lines) >= 2:
         lead = lines[0]
         code_lead = bool(_CODE_CHARS.search(lead))
@@ -289,7 +298,7 @@ def similar_request(query: str) -> Classification | None:
         return Classification(FIND_SIMILAR, confidence, snippet, rule, snippet=snippet,
                               terms=salient_terms(snippet))  # fmt: skip
     folded = text.casefold()  # as IGNORECASE matches: "ſame" is "same"
-    if any(mark in folded for mark in _SIMILAR_MARKS) and _SIMILAR_WORDS.search(text):
+    if _marked(folded) and _SIMILAR_WORDS.search(text):
         lead = _SIMILAR_LEAD.match(text)
         if lead and _SIMILAR_WORDS.search(lead.group("lead") + ":"):
             snippet = lead.group("rest").strip()

@@ -35,14 +35,19 @@ generic after them), with what follows them up to a character a form could start
 or 5, so `best` skips them inside the regex. `PATH` is where a path must not start."""
 
 
+def _marks(query: str) -> tuple[bool, ...]:
+    """Which of `_FORMS`' marks `query` holds, in their order (spelt out: it runs per query)."""
+    back = "\\" in query
+    return ("`" in query, "-" in query, "/" in query, back, back, True)
+
+
 def _candidate_pattern(query: str, plain: bool) -> re.Pattern[str]:
     """The token forms that can match in `query`: a form whose mark is absent cannot match
     anywhere, so leaving it out changes no match, and the rest run faster (most questions
     have no backtick, path or namespace). With `plain`, runs of plain words are consumed
     before the forms (and the forms are optional, so a run before a character no form takes
     still ends a match, which the caller skips)."""
-    back = "\\" in query
-    key = (plain, "`" in query, "-" in query, "/" in query, back, back, True)  # _FORMS' marks
+    key = (plain, *_marks(query))
     pattern = _CANDIDATES.get(key)
     if pattern is None:
         forms = "|".join(form for (_, form), on in zip(_FORMS, key[1:], strict=True) if on)
@@ -278,7 +283,7 @@ def mask(query: str, target: Target | None) -> str:
     put right (`typos.py`), the target replaced by x."""
     text = query if target is None else query[: target.start] + " x " + query[target.end :]
     text = text.lower().replace("’", "'")
-    if "s" in text and any(form in text for form in _IS_FORMS):
+    if "s" in text and _has_is_form(text):
         text = _IS.sub(_spell_is, text)
     if "n't" in text:
         text = _NOT.sub(" not", text)
@@ -288,6 +293,14 @@ def mask(query: str, target: Target | None) -> str:
 _IS = lazy_compile(r"\b(where|what|who|how|that|it|there)'?s\b")
 _IS_FORMS = ("'s", "whats", "wheres", "whos", "hows", "thats", "its", "theres")
 """A substring of every match of `_IS`: without one, the substitution is skipped."""
+
+
+def _has_is_form(text: str) -> bool:
+    """Whether one of `_IS_FORMS` is in `text` (spelt out: no generator per query)."""
+    return (
+        "'s" in text or "its" in text or "whats" in text or "wheres" in text or "whos" in text
+        or "hows" in text or "thats" in text or "theres" in text
+    )  # fmt: skip
 
 
 def _spell_is(match: re.Match[str]) -> str:
