@@ -437,6 +437,16 @@ _OTHER_ASK = lazy_compile(
 )
 
 
+def _quoted(
+    literal: tuple[str, float, str], shape: str, asked: bool, terms: list[str]
+) -> Classification:
+    """Rule 4's verdict on a quoted literal. "what breaks if the 'retry' default changes": the
+    quotes are searched as written, but the question asks for more than the text: fusion."""
+    if not asked and _asks_other(_QUOTED.sub(" q ", shape)):
+        return Classification(EXACT_MATCH, 0.80, literal[0], literal[2] + "+unsure", terms=terms)
+    return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
+
+
 def _asks_other(shape: str) -> bool:
     """Whether a question with a quoted literal also asks for what another rule answers: a
     definition, its uses, the impact of a change, an explanation."""
@@ -531,12 +541,7 @@ def _classify(query: str, gate: bool = True) -> Classification:
     if literal and (asked or not (target and target.rank == 0 and literal[0] == target.text)):
         quoted_name = re.fullmatch(_IDENT, literal[0]) is not None
         if not quoted_name or asked:
-            if not asked and _asks_other(_QUOTED.sub(" q ", shape)):
-                # "what breaks if the 'retry' default changes": the quotes are searched as
-                # written, but the question asks for more than the text: through fusion.
-                return Classification(EXACT_MATCH, 0.80, literal[0], literal[2] + "+unsure",
-                                      terms=terms)  # fmt: skip
-            return Classification(EXACT_MATCH, literal[1], literal[0], literal[2], terms=terms)
+            return _quoted(literal, shape, asked, terms)
     phrase = _phrase(text, shape, target, terms)
     if phrase:
         return calibrated(phrase, shape) if gate else phrase
