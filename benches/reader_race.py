@@ -56,7 +56,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--maguyva", default=str(Path(sys.executable).with_name("maguyva")))
-    ap.add_argument("--searches", type=int, default=400)
+    ap.add_argument(
+        "--searches",
+        type=int,
+        default=400,
+        help="this many searches (fewer when the build ends first)",
+    )
+    ap.add_argument(
+        "--until-done",
+        action="store_true",
+        help="search until the build ends, however many searches that takes",
+    )
+    ap.add_argument("--query", action="append", help="a question to ask (repeatable; default: "
+                    "ten psutil questions of mixed intents)")  # fmt: skip
     ap.add_argument("--keep", action="store_true", help="keep the copied tree and its index")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="reader-race-"))
@@ -72,8 +84,9 @@ def main() -> int:
     lines: list[str] = []
     t0 = time.monotonic()
     try:
-        while searches < args.searches:
-            query = QUERIES[searches % len(QUERIES)]
+        while searches < args.searches or (args.until_done and _alive(pid)):
+            queries = args.query or QUERIES
+            query = queries[searches % len(queries)]
             proc = subprocess.run([args.maguyva, "search", query, "--json", "--root", str(root),
                                    "--limit", "5"], capture_output=True, text=True, env=env)  # fmt: skip
             searches += 1
@@ -84,10 +97,11 @@ def main() -> int:
                 row = json.loads(line) if line.startswith("{") else {}
                 if row.get("type") == "summary":
                     generations.add(int(row["data"]["maguyva"].get("generation") or 0))
-            if not _alive(pid) and searches >= 50:
+            if not _alive(pid) and (searches >= 50 or args.until_done):
                 break
     finally:
-        if _alive(pid):
+        running = _alive(pid)
+        if running:
             os.kill(pid, 15)
         subprocess.run([sys.executable, "-m", "maguyva.interfaces.daemon", "--index-dir",
                         str(index_dir), "--stop"], capture_output=True, env=env)  # fmt: skip
@@ -95,7 +109,7 @@ def main() -> int:
             shutil.rmtree(work, ignore_errors=True)
     print(json.dumps({
         "searches": searches, "warned": warned,
-        "generations_seen": sorted(generations), "build_still_running": _alive(pid),
+        "generations_seen": sorted(generations), "build_running_at_end": running,
         "seconds": round(time.monotonic() - t0, 1), "load": os.getloadavg()[0],
         "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "warnings": lines[:5],
     }))  # fmt: skip
