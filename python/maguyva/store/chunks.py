@@ -346,20 +346,6 @@ class _SegmentRows:
         return chunks[0] if chunks else None
 
 
-def _record_line(rows: bytes, chunk_id: str) -> tuple[bytes, int] | None:
-    """The JSON line of the record with id `chunk_id` among one file's `rows` (records are
-    `asdict` dumps: `id` first) and its row number, or None; were an id written twice, the
-    last, as `ChunkStore.get` keeps it."""
-    needle = b'{"id": ' + json.dumps(chunk_id, ensure_ascii=False).encode() + b","
-    at = rows.rfind(needle)
-    while at > 0 and rows[at - 1 : at] != b"\n":  # only at a record's start
-        at = rows.rfind(needle, 0, at)
-    if at < 0:
-        return None
-    end = rows.find(b"\n", at)
-    return rows[at : end if end >= 0 else len(rows)], rows.count(b"\n", 0, at)
-
-
 class SegmentedChunkStore:
     """`ChunkStore`'s interface over the indexer's 64 segment files, each verified (checksum)
     on first use and kept as a path -> byte range table, plus the generation's delta
@@ -521,7 +507,7 @@ class SegmentedChunkStore:
         if got is None or isinstance(got, ChunkStore):
             return got.record(chunk_id, path) if got is not None else None
         where, (rows, which, crc, filled) = got
-        found_line = _record_line(rows, chunk_id)
+        found_line = blocks.record_line(rows, chunk_id)
         if found_line is None:
             return None
         line, number = found_line
