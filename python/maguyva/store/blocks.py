@@ -164,6 +164,20 @@ def parts(data: bytes, where: Path | str) -> tuple[bytes, dict[int, tuple[int, i
     return rows, which, _CRC.unpack_from(data, name_at - _CRC.size)[0]
 
 
+def record_line(rows: bytes, chunk_id: str) -> tuple[bytes, int] | None:
+    """The JSON line of the record with id `chunk_id` among one file's `rows` (records are
+    `asdict` dumps: `id` first) and its row number, or None; were an id written twice, the
+    last, as `store.chunks.ChunkStore.get` keeps it."""
+    needle = b'{"id": ' + json.dumps(chunk_id, ensure_ascii=False).encode() + b","
+    at = rows.rfind(needle)
+    while at > 0 and rows[at - 1 : at] != b"\n":  # only at a record's start
+        at = rows.rfind(needle, 0, at)
+    if at < 0:
+        return None
+    end = rows.find(b"\n", at)
+    return rows[at : end if end >= 0 else len(rows)], rows.count(b"\n", 0, at)
+
+
 def rows_of(payload: bytes, where: Path | str, paths: Container[str], texts: bool = True) -> bytes:
     """The rows of `paths` from a payload made of blocks, decompressed (only their blocks);
     a format 1 payload is returned whole."""

@@ -230,7 +230,13 @@ class _SegmentRows:
     """One verified chunk segment as a path -> byte range table over its file: a path's rows
     are read (`pread`) and decoded only when asked for. The file descriptor stays open so a
     later generation that hard-links the same file, or a collected generation, reads the same
-    inode. A segment whose records do not follow the expected layout is decoded whole."""
+    inode. A segment whose records do not follow the expected layout is decoded whole.
+
+    `file` is where the table was first read; a later generation's store that takes it over
+    (a hard link) passes its own path as `where` to every read that fills span texts: they
+    are cut from the content of the generation the reader holds (its lease keeps it), never
+    from the one the table came from, which the writer collects two commits later (issue 17:
+    the texts came back empty, "not the one they were cut from")."""
 
     def __init__(self, path: Path) -> None:
         self.file = path
@@ -314,20 +320,21 @@ class _SegmentRows:
             raise CorruptIndexError(f"{self.file}: truncated after it was verified")
         return data
 
-    def rows(self, path: str) -> ChunkStore | None:
-        """`path`'s chunks as a store (None when the segment has none)."""
+    def rows(self, path: str, where: Path) -> ChunkStore | None:
+        """`path`'s chunks as a store (None when the segment has none); span texts are cut
+        from the generation of `where` (the reader's own segment path)."""
         if self.whole is not None:
             return self.whole if self.whole.by_path(path) else None
         data = self.raw(path)
-        return None if data is None else ChunkStore(decode_chunk_lines(data, self.file))
+        return None if data is None else ChunkStore(decode_chunk_lines(data, where))
 
-    def find(self, chunk_id: str) -> Chunk | None:
-        """The chunk with id `chunk_id`, by a scan of the raw records."""
+    def find(self, chunk_id: str, where: Path) -> Chunk | None:
+        """The chunk with id `chunk_id`, by a scan of the raw records (span texts as `rows`)."""
         if self.whole is not None:
             return self.whole.get(chunk_id)
         assert self.fd is not None
         size = os.fstat(self.fd).st_size - self.start
-        payload = blocks.raw(os.pread(self.fd, size, self.start), self.file)
+        payload = blocks.raw(os.pread(self.fd, size, self.start), where)
         needle = b'{"id": ' + json.dumps(chunk_id).encode() + b","
         at = payload.find(needle)
         while at > 0 and payload[at - 1 : at] != b"\n":  # only at a record's start
@@ -335,22 +342,8 @@ class _SegmentRows:
         if at < 0:
             return None
         end = payload.find(b"\n", at)
-        chunks = decode_chunk_lines(payload[at : end if end >= 0 else len(payload)], self.file)
+        chunks = decode_chunk_lines(payload[at : end if end >= 0 else len(payload)], where)
         return chunks[0] if chunks else None
-
-
-def _record_line(rows: bytes, chunk_id: str) -> tuple[bytes, int] | None:
-    """The JSON line of the record with id `chunk_id` among one file's `rows` (records are
-    `asdict` dumps: `id` first) and its row number, or None; were an id written twice, the
-    last, as `ChunkStore.get` keeps it."""
-    needle = b'{"id": ' + json.dumps(chunk_id, ensure_ascii=False).encode() + b","
-    at = rows.rfind(needle)
-    while at > 0 and rows[at - 1 : at] != b"\n":  # only at a record's start
-        at = rows.rfind(needle, 0, at)
-    if at < 0:
-        return None
-    end = rows.find(b"\n", at)
-    return rows[at : end if end >= 0 else len(rows)], rows.count(b"\n", 0, at)
 
 
 class SegmentedChunkStore:
@@ -401,11 +394,16 @@ class SegmentedChunkStore:
             self._decoded[key] = got
         return got
 
+    def _where(self, n: int) -> Path:
+        """Segment `n`'s file in this store's generation: what every read of its rows names
+        (span texts come from this generation, whichever one the table was read at)."""
+        return self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
+
     def _segment(self, n: int) -> _SegmentRows:
         with self._lock:
             rows = self._segments.get(n)
             if rows is None:
-                path = self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl"
+                path = self._where(n)
                 rows = self._reuse(_identity(path), lambda: _SegmentRows(path))
                 self._segments[n] = rows
             return rows
@@ -437,7 +435,8 @@ class SegmentedChunkStore:
             entry = self._overrides[path]
             store = self._delta_rows(path, entry) if entry is not None else None
         else:
-            store = self._segment(segment_of(path)).rows(path)
+            n = segment_of(path)
+            store = self._segment(n).rows(path, self._where(n))
         with self._lock:
             self._rows[path] = store
             while len(self._rows) > DECODED_PATHS:
@@ -470,8 +469,8 @@ class SegmentedChunkStore:
         for p, entry in self._overrides.items():
             if entry is not None and (chunk := self.get(chunk_id, p)) is not None:
                 return chunk
-        for rows in self._all():
-            chunk = rows.find(chunk_id)
+        for n, rows in enumerate(self._all()):
+            chunk = rows.find(chunk_id, self._where(n))
             if chunk is not None and chunk.path not in self._overrides:
                 return chunk
         return None
@@ -508,7 +507,7 @@ class SegmentedChunkStore:
         if got is None or isinstance(got, ChunkStore):
             return got.record(chunk_id, path) if got is not None else None
         where, (rows, which, crc, filled) = got
-        found_line = _record_line(rows, chunk_id)
+        found_line = blocks.record_line(rows, chunk_id)
         if found_line is None:
             return None
         line, number = found_line
@@ -533,7 +532,7 @@ class SegmentedChunkStore:
             segment = self._segment(segment_of(path))
             if segment.whole is not None:
                 return segment.whole
-            where = segment.file
+            where = self._where(segment_of(path))
         with self._lock:
             got = self._raw.get(path)
         if got is not None:
