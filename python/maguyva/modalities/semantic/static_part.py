@@ -46,8 +46,6 @@ log = logging.getLogger("maguyva.modalities.semantic.static_part")
 FILES = ("static.codes.npy", "static.floats.npy", "static.ids.json")
 BATCH = 8192
 """Texts per static call (progress; the texts of one batch are held at once)."""
-TIER = "static"
-"""`Hit.extra["tier"]` of a hit the static tier answered."""
 
 
 def wanted(config: dict[str, Any], identity: ProviderIdentity) -> bool:
