@@ -253,6 +253,12 @@ def test_fsck_names_static_vectors_of_the_wrong_shape_or_type(root: Path, tmp_pa
         f"semantic: {sem}: static tier: static.floats.npy: float32 {floats.shape}, "
         f"expected (rows, {floats.shape[1]}) float16" in errors
     ), errors
+    # a search says the semantic part is damaged (it failed midway on the codes' width)
+    response = Index.open(copy).search(QUESTION, modalities=["semantic"])
+    assert response.damaged["semantic"].startswith(
+        f"damaged: {sem}: static tier: codes uint8 ({n}, {width - 1}), expected (rows, "
+        f"{width}) uint8"
+    ), response.damaged
 
 
 def test_fsck_names_a_missing_static_file(root: Path, tmp_path: Path) -> None:
