@@ -448,7 +448,7 @@ def test_scale_command_line(tmp_path, capsys):
 def _segment_index(gen_dir: Path) -> dict[str, list[int]]:
     from maguyva.support import sealed
 
-    return sealed.read_sealed_json(gen_dir / "files.json", "files")["segments"]["files"]
+    return sealed.read_packed_json(gen_dir / "files.json", "files")["segments"]["files"]
 
 
 def test_lazy_views_equal_the_stored_segments(stdlib_corpus):

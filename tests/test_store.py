@@ -161,7 +161,7 @@ def test_commit_fsyncs_new_files_only_and_reuses_checksums_of_linked_ones(tmp_pa
         second = index.commit(number, tmp, {}, previous=first.path)
     assert "kept.bin" not in synced and "kept.bin" not in read
     assert {"new.bin", "CHECKSUMS"} <= set(synced) and "new.bin" in read
-    table = sealed.read_sealed_json(second.path / "CHECKSUMS", "checksums")
+    table = sealed.read_packed_json(second.path / "CHECKSUMS", "checksums")
     assert table["kept.bin"] == [5000, sealed.crc32(b"k" * 5000)]
     assert verify_generation(second.path) == []
     # a file with the same name but another inode is read and synced

@@ -68,7 +68,7 @@ def _to_format_1(gen: Path, extractor: str) -> None:
     """Rewrite a from-scratch generation's segments as format 1 wrote them (raw JSON Lines;
     the extraction in a JSON object naming the extractor), with `files.json` and the
     checksum table to match: what a generation built before the blocks holds."""
-    meta = sealed.read_sealed_json(gen / FILES_JSON, "files")
+    meta = sealed.read_packed_json(gen / FILES_JSON, "files")
     index = meta["segments"]["files"]
     for n in range(SEGMENTS):
         chunk_path, extract_path = gen / segment_name(n, "chunks"), gen / segment_name(n, "extract")

@@ -42,6 +42,7 @@ from maguyva.config import SCHEMA, effective_config, index_dir_for
 from maguyva.errors import BadQueryError, MaguyvaError, ModalityUnavailable
 from maguyva.modalities.protocol import CallGraph, Greps
 from maguyva.model import Hit, Response, Result
+from maguyva.query.filters import check_kind, check_language, check_path_glob, normalize_language
 from maguyva.query.pasted import parse_pasted
 from maguyva.query.syntax import ParsedQuery, parse, path_matches
 from maguyva.repo.languages import detect_language
@@ -55,20 +56,10 @@ if TYPE_CHECKING:  # imported lazily at run time: opening an index need not load
 
 Progress = Callable[[str, int, int], None]
 
-LANGUAGE_ALIASES = {
-    "py": "python", "js": "javascript", "ts": "typescript", "rs": "rust", "rb": "ruby",
-    "cs": "csharp", "c#": "csharp", "kt": "kotlin", "sh": "bash", "shell": "bash",
-    "c++": "cpp", "cxx": "cpp", "golang": "go",
-}  # fmt: skip
 CASE_VALUES = ("smart", "sensitive", "insensitive")
 
 MAX_FILTER_FETCH = 3200
 """Deepest fused candidate list a filtered search looks at before it answers short."""
-
-
-def normalize_language(name: str) -> str:
-    word = name.strip().lower()
-    return LANGUAGE_ALIASES.get(word, word)
 
 
 @dataclass(slots=True)
@@ -261,6 +252,8 @@ class Index:
         preset = preset or self.config.get("preset", "default")
         if case is not None and case not in CASE_VALUES:
             raise BadQueryError(f"case must be one of {', '.join(CASE_VALUES)}, got {case!r}")
+        if kind is not None:
+            check_kind(kind)
         parsed = ParsedQuery(text=query)
         # a pasted error or log line is text, not query syntax (`(got -1)` is no `-term`)
         if syntax and not fixed_strings and not regex and snippet is None:
@@ -324,18 +317,20 @@ class Index:
         case: str | None,
     ) -> Filters:
         include = list(parsed.files)
-        any_of = [path_glob] if path_glob else []
+        any_of = [path_glob] if path_glob is not None else []
         exclude = list(parsed.exclude_files)
         for glob in globs:
             (exclude if glob.startswith("!") else any_of).append(glob.lstrip("!"))
-        langs = [normalize_language(x) for x in [*parsed.languages, *languages] if x]
-        if language:
-            langs.append(normalize_language(language))
+        for glob in (*include, *any_of, *exclude):  # none that can match nothing, silently
+            check_path_glob(glob, "glob")
+        langs = [check_language(x) for x in [*parsed.languages, *languages]]
+        if language is not None:
+            langs.append(check_language(language))
         rel_paths = [relative(self.root, p) for p in paths]
         return Filters(
             paths=[p for p in rel_paths if p] if "" not in rel_paths else [],
             globs=include, any_globs=any_of, exclude_globs=exclude, languages=sorted(set(langs)),
-            exclude_languages=[normalize_language(x) for x in parsed.exclude_languages],
+            exclude_languages=[check_language(x) for x in parsed.exclude_languages],
             exclude_terms=parsed.exclude_terms,
             case_sensitive=(parsed.case or case) == "sensitive",
         )  # fmt: skip
@@ -343,6 +338,8 @@ class Index:
     def find_symbol(self, name: str, kind: str | None = None, limit: int = 20) -> list[Hit]:
         """Definitions named `name` (exact, then case/spelling variants), best first."""
         _require_name(name, "name")
+        if kind is not None:
+            check_kind(kind)
         return self._inside(
             list(self.searcher("structural").find_symbol(name, kind=kind, limit=limit))
         )

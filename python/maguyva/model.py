@@ -77,12 +77,15 @@ class Hit:
 @dataclass(frozen=True, slots=True)
 class ModalityContribution:
     """How one modality's ranked list placed a result: 1-based rank (as printed by the CLI
-    and sent in JSON and MCP answers) and RRF contribution."""
+    and sent in JSON and MCP answers) and RRF contribution; for semantic, `tier` names whose
+    vector matched (`static`: the static tier's row of a chunk still pending; `transformer`:
+    the embedding model's own vector), None for the other modalities."""
 
     modality: str
     rank: int
     contribution: float
     score: float | None = None
+    tier: str | None = None
 
 
 @dataclass(slots=True)

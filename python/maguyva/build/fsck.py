@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maguyva.errors import MaguyvaError
+from maguyva.errors import IndexVersionError, MaguyvaError
 from maguyva.modalities.protocol import VerifiableModality
 from maguyva.modalities.registry import MODALITY_MODULES
 from maguyva.store import blocks
@@ -30,7 +30,9 @@ from maguyva.support import sealed
 
 log = logging.getLogger("maguyva.build.fsck")
 
-OWN_FILES = {"meta.json": "meta", "files.json": "files", "extract.json": "extract"}
+OWN_FILES = {"meta.json": ("meta", 1), "files.json": ("files", sealed.PACKED_VERSION),
+             "extract.json": ("extract", 1)}  # fmt: skip
+"""The indexer's own sealed files: kind and the newest version this Maguyva reads."""
 
 
 @dataclass(slots=True)
@@ -80,17 +82,17 @@ def check_generation(
 ) -> tuple[list[str], int]:
     """Problems of one generation (deep), and how many files were checked. `verified_by`
     receives, per built modality, "verify" or "checksums" (what checked its own files)."""
-    problems = verify_generation(gen_dir, deep=True)
+    problems = _checksum_problems(gen_dir)
     try:
-        table = sealed.read_sealed_json(gen_dir / "CHECKSUMS", "checksums")
+        table = sealed.read_packed_json(gen_dir / "CHECKSUMS", "checksums")
         count = len(table) + 1
     except (MaguyvaError, OSError):
         count = 0
-    for name, kind in OWN_FILES.items():
+    for name, (kind, version) in OWN_FILES.items():
         path = gen_dir / name
         if path.exists():
             try:
-                sealed.read_sealed_json(path, kind)
+                sealed.read_sealed_json(path, kind, version)
             except MaguyvaError as exc:
                 problems.append(str(exc))
             except OSError as exc:
@@ -132,6 +134,15 @@ def check_generation(
     return sorted(set(problems)), count
 
 
+def _checksum_problems(gen_dir: Path, prefix: str = "") -> list[str]:
+    """`verify_generation`'s problems, a table written by a newer Maguyva among them (it
+    raises that one: a reader must not call it damage)."""
+    try:
+        return verify_generation(gen_dir, deep=True, prefix=prefix)
+    except IndexVersionError as exc:
+        return [str(exc)]
+
+
 def modality_damage(
     gen_dir: Path, manifest: dict[str, Any], verifiers: bool = False
 ) -> dict[str, str]:
@@ -143,7 +154,7 @@ def modality_damage(
     for name, status in sorted(manifest.get("modalities", {}).items()):
         if not status.get("built"):
             continue
-        problems = verify_generation(gen_dir, deep=True, prefix=f"{name}/")
+        problems = _checksum_problems(gen_dir, prefix=f"{name}/")
         verify = modality_verifier(name) if verifiers and not problems else None
         if verify is not None:
             try:

@@ -138,7 +138,7 @@ def write_layout(
     write_sealed(tmp / FILES_JSON, "files", sealed.dumps_json_packed({
         "state": state_json,
         "segments": {"version": SEGMENT_INDEX_VERSION, "files": index},
-    }))  # fmt: skip
+    }), sealed.PACKED_VERSION)  # fmt: skip
     return Layout(index, counts, state_json, index, {}, {}, rewritten,
                   "segments" if prev is None or not prev.delta else "fold",
                   list(counts))  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 4000
@@ -15,10 +15,27 @@ MAX_MATCHES_SHOWN = 50
 MAX_MATCH_CHARS = 300
 
 Modality = Literal["semantic", "text", "structural", "graph"]
+
+
+def whole_number(value: Any) -> Any:
+    """A count argument as pydantic then checks it: `true` is refused (pydantic would take it
+    for 1), an integral float (`20.0`, `1e9`) becomes an int so that its range is what the
+    error names; a numeric string ("5", as some clients send numbers) passes through."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, got a boolean")
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+WHOLE = BeforeValidator(whole_number)
+"""Put after an integer argument's `Field` (`Annotated[int, Field(ge=1), WHOLE]`): after it, the
+range would leave the JSON Schema's `minimum` and `maximum`."""
 Budget = Annotated[
     int,
     Field(ge=MIN_BUDGET, le=MAX_BUDGET,
           description="Upper bound on the size of the result, in tokens (~4 characters each)"),
+    WHOLE,
 ]  # fmt: skip
 
 
@@ -31,6 +48,11 @@ class Contribution(BaseModel):
     modality: str
     rank: int
     contribution: float
+    tier: Literal["static", "transformer"] | None = Field(
+        None, exclude_if=lambda tier: tier is None,
+        description="semantic only: whose vector matched (static: the fast tier's, for a chunk "
+        "the embedding model has not reached yet; transformer: the model's own)",
+    )  # fmt: skip
 
 
 class MatchLine(BaseModel):

@@ -43,6 +43,7 @@ from maguyva.errors import BadQueryError
 from maguyva.interfaces.mcp_models import (
     DEFAULT_BUDGET,
     MAX_READ_LINES,
+    WHOLE,
     Budget,
     ChunkOutput,
     HitsOutput,
@@ -65,6 +66,7 @@ from maguyva.interfaces.mcp_results import (
     tool_errors,
 )
 from maguyva.interfaces.mcp_stdio import run_stdio
+from maguyva.query.filters import check_language, check_path_glob
 
 log = logging.getLogger("maguyva.mcp")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -130,13 +132,30 @@ def _add_search(server: MCPServer, index: Index) -> None:
                 description='Plain words, or "phrase", /regex/, file:, lang:, sym:, -term',
             ),
         ],
-        k: Annotated[int, Field(ge=1, le=100, description="number of results")] = 10,
+        k: Annotated[int, Field(ge=1, le=100, description="number of results"), WHOLE] = 10,
         preset: Literal["quick", "default", "thorough"] = "default",
         modalities: Annotated[
-            list[Modality] | None, Field(max_length=4, description="run exactly these retrievers")
+            list[Modality] | None,
+            Field(min_length=1, max_length=4, description="run exactly these retrievers"),
         ] = None,
-        path_glob: Annotated[str | None, Field(max_length=500)] = None,
-        language: Annotated[str | None, Field(max_length=40)] = None,
+        path_glob: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=500,
+                description="only paths matching this glob (relative to the root; a slash-free "
+                "glob matches the file name)",
+            ),
+        ] = None,
+        language: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=40,
+                description="only files in this language "
+                "(python, rust, go, typescript, ...; py, rs, ts work too)",
+            ),
+        ] = None,
         budget_tokens: Budget = DEFAULT_BUDGET,
         cursor: Annotated[str | None, Field(max_length=200)] = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
@@ -144,6 +163,10 @@ def _add_search(server: MCPServer, index: Index) -> None:
         breaks if it changes, an exact string, or how something works. Returns ranked chunks
         with per-retriever provenance; bodies are included while the token budget allows."""
         with tool_errors():
+            if path_glob is not None:  # named as the argument; `Index.search` checks again
+                check_path_glob(path_glob, "path_glob")
+            if language is not None:
+                check_language(language, "language")
             key = _cursor_key(q=query, p=preset, m=modalities, g=path_glob, l=language)
             offset = decode_cursor(cursor, key) if cursor else 0
             response = index.search(
@@ -180,9 +203,10 @@ def _add_lookups(server: MCPServer, index: Index) -> None:
             ),
         ],
         kind: Annotated[
-            str | None, Field(max_length=40, description="class, function, method, ...")
+            str | None,
+            Field(min_length=1, max_length=40, description="class, function, method, ..."),
         ] = None,
-        limit: Annotated[int, Field(ge=1, le=200)] = 20,
+        limit: Annotated[int, Field(ge=1, le=200), WHOLE] = 20,
         budget_tokens: Budget = DEFAULT_BUDGET,
     ) -> Annotated[CallToolResult, HitsOutput]:
         """Where a symbol is defined (exact name first, then case and spelling variants)."""
@@ -194,9 +218,11 @@ def _add_lookups(server: MCPServer, index: Index) -> None:
     def find_references(
         symbol: Annotated[str, Field(min_length=1, max_length=300)],
         depth: Annotated[
-            int, Field(ge=1, le=5, description="1: direct references; more: transitive callers")
+            int,
+            Field(ge=1, le=5, description="1: direct references; more: transitive callers"),
+            WHOLE,
         ] = 1,
-        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+        limit: Annotated[int, Field(ge=1, le=500), WHOLE] = 50,
         budget_tokens: Budget = DEFAULT_BUDGET,
     ) -> Annotated[CallToolResult, HitsOutput]:
         """Who calls, imports or otherwise references a symbol, grouped by file with the
@@ -208,8 +234,8 @@ def _add_lookups(server: MCPServer, index: Index) -> None:
     @server.tool(annotations=_READ_ONLY)
     def impact(
         symbol: Annotated[str, Field(min_length=1, max_length=300)],
-        depth: Annotated[int, Field(ge=1, le=6)] = 2,
-        limit: Annotated[int, Field(ge=1, le=500)] = 100,
+        depth: Annotated[int, Field(ge=1, le=6), WHOLE] = 2,
+        limit: Annotated[int, Field(ge=1, le=500), WHOLE] = 100,
         budget_tokens: Budget = DEFAULT_BUDGET,
     ) -> Annotated[CallToolResult, HitsOutput]:
         """Blast radius: everything that depends on a symbol up to `depth` hops, nearest and
@@ -227,8 +253,8 @@ def _add_reading(server: MCPServer, index: Index) -> None:
         path: Annotated[
             str, Field(min_length=1, max_length=1000, description="relative to the repository root")
         ],
-        start_line: Annotated[int, Field(ge=1)] = 1,
-        end_line: Annotated[int | None, Field(ge=1)] = None,
+        start_line: Annotated[int, Field(ge=1), WHOLE] = 1,
+        end_line: Annotated[int, Field(ge=1), WHOLE] | None = None,
         budget_tokens: Budget = DEFAULT_BUDGET,
     ) -> Annotated[CallToolResult, ChunkOutput]:
         """Read lines of an indexed file. Paths outside the root are refused."""

@@ -40,16 +40,20 @@ def lines_in_span(result: Result) -> list[int]:
 
 
 def provenance(result: Result) -> list[dict[str, Any]]:
-    """How each retriever placed the result: modality, 1-based rank, RRF contribution."""
+    """How each retriever placed the result: modality, 1-based rank, RRF contribution, and
+    for semantic the tier whose vector matched (`tier`, only where there is one)."""
     return [
-        {"modality": p.modality, "rank": p.rank, "contribution": p.contribution}
+        {"modality": p.modality, "rank": p.rank, "contribution": p.contribution,
+         **({"tier": p.tier} if p.tier is not None else {})}
         for p in result.provenance
-    ]
+    ]  # fmt: skip
 
 
 def provenance_line(result: Result) -> str:
-    """The fused score written out: each retriever's contribution, the boost, the demotion."""
-    parts = [f"{p['modality']}#{p['rank']}={p['contribution']:.5f}" for p in provenance(result)]
+    """The fused score written out: each retriever's contribution (semantic's with its tier,
+    `semantic/static#2`), the boost, the demotion."""
+    parts = [f"{p['modality']}{'/' + p['tier'] if 'tier' in p else ''}#{p['rank']}="
+             f"{p['contribution']:.5f}" for p in provenance(result)]  # fmt: skip
     return (f"score {result.score:.5f} = ({' + '.join(parts)}) x boost {result.boost:.3f}"
             + (" x demotion" if result.demoted else ""))  # fmt: skip
 
@@ -59,6 +63,9 @@ def result_fields(result: Result) -> dict[str, Any]:
     fields = result.to_dict()
     fields.pop("path")
     fields.pop("snippet")
+    for row in fields["provenance"]:  # a tier only where semantic placed the result
+        if row.get("tier") is None:
+            row.pop("tier", None)
     return fields
 
 

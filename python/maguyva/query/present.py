@@ -80,11 +80,31 @@ def present(
             modality = order[list_no]
             hit = hits_by_key.get((modality, entry.key))
             first_hit = first_hit or hit
+            tier = _tier(lists[modality], rank, entry.path) if modality == "semantic" else None
             provenance.append(ModalityContribution(  # ranks are 1-based in every output
-                modality, rank + 1, round(contribution, 12), hit.score if hit else None))  # fmt: skip
+                modality, rank + 1, round(contribution, 12), hit.score if hit else None,
+                tier))  # fmt: skip
         matched = sorted(lines_by_path.get(entry.path, ()))
-        results.append(result_of(entry, provenance, first_hit, matched, chunks, is_stale))
+        result = result_of(entry, provenance, first_hit, matched, chunks, is_stale)
+        results.append(with_tier(result))
     return results
+
+
+def _tier(hits: list[Hit], rank: int, path: str) -> str | None:
+    """The tier of the semantic hit that placed a result (`Hit.extra["tier"]`): the one at
+    the contribution's rank, which may be another chunk of the result's file than the one
+    shown (fusion by file), so not looked up by the result's key."""
+    hit = hits[rank] if 0 <= rank < len(hits) else None
+    return hit.extra.get("tier") if hit is not None and hit.path == path else None
+
+
+def with_tier(result: Result) -> Result:
+    """`result` with `extra["tier"]` set to the tier of its semantic contribution (the first
+    hit's extra is copied, which is another retriever's when semantic ranked it lower)."""
+    tier = next((p.tier for p in result.provenance if p.tier is not None), None)
+    if tier is not None:
+        result.extra["tier"] = tier
+    return result
 
 
 def result_of(

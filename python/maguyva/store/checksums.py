@@ -14,7 +14,7 @@ import zlib
 from collections import OrderedDict
 from pathlib import Path
 
-from maguyva.errors import MaguyvaError
+from maguyva.errors import IndexVersionError, MaguyvaError
 from maguyva.support import sealed
 
 CHECKSUMS = "CHECKSUMS"
@@ -77,7 +77,7 @@ def checksum_table(
     known: dict[str, list[int]] = {}
     if previous is not None:
         try:
-            known = sealed.read_sealed_json(previous / CHECKSUMS, "checksums")
+            known = sealed.read_packed_json(previous / CHECKSUMS, "checksums")
         except MaguyvaError:
             known = {}
     mine = _files_under(str(gen_dir))
@@ -104,7 +104,9 @@ def verify_generation(gen_dir: Path, deep: bool = True, prefix: str = "") -> lis
     The shallow check only stats files (cheap enough for every reader open). `prefix`
     (e.g. `"text/"`) limits the check to the files under one directory."""
     try:
-        table = sealed.read_sealed_json(gen_dir / CHECKSUMS, "checksums")
+        table = sealed.read_packed_json(gen_dir / CHECKSUMS, "checksums")
+    except IndexVersionError:  # newer, not damaged: the caller says so (`IndexDir.current`)
+        raise
     except MaguyvaError as exc:
         return [str(exc)]
     except OSError as exc:

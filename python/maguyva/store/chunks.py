@@ -23,7 +23,7 @@ from maguyva.errors import CorruptIndexError, MaguyvaError
 from maguyva.model import Chunk
 from maguyva.store import blocks, spans
 from maguyva.store.generations import write_sealed
-from maguyva.support.sealed import read_sealed, read_sealed_json
+from maguyva.support.sealed import read_packed_json, read_sealed, read_sealed_json
 
 FILE_NAME = "chunks.jsonl"
 CHUNKS_DIR = "chunks"  # the indexer writes a generation's chunks as CHUNKS_DIR/NN.jsonl
@@ -581,7 +581,7 @@ def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
         if cached is not None and cached[0] == key:
             files = cached[1]
         else:
-            files = read_sealed_json(path, "files")["state"]["files"]
+            files = read_packed_json(path, "files")["state"]["files"]
             _BASE_FILES.pop(Path(gen_dir).parent, None)
             _BASE_FILES[Path(gen_dir).parent] = (key, files)
             while len(_BASE_FILES) > 4:

@@ -44,7 +44,7 @@ class FileIndex:
 
 def read_file_index(gen_dir: Path) -> FileIndex:
     """Read (and verify) a generation's file state and segment index, delta applied."""
-    data = sealed.read_sealed_json(Path(gen_dir) / FILES_JSON, "files")
+    data = sealed.read_packed_json(Path(gen_dir) / FILES_JSON, "files")
     base_state = data["state"]
     segs = data.get("segments") or {}
     base_index = {p: list(e) for p, e in (segs.get("files") or {}).items()}

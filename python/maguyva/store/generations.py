@@ -382,7 +382,9 @@ class IndexDir:
         try:
             linked: set[str] = set()
             table = checksum_table(tmp, previous, linked)
-            write_sealed(tmp / CHECKSUMS, "checksums", sealed.dumps_json_packed(table))
+            write_sealed(
+                tmp / CHECKSUMS, "checksums", sealed.dumps_json_packed(table), sealed.PACKED_VERSION
+            )
             new_files: list[Path] = []
             directories: list[Path] = []
             for dirpath, _dirnames, filenames in os.walk(tmp):

@@ -117,8 +117,21 @@ told from a plain one by its first byte (`read_sealed_json` reads both)."""
 def dumps_json_packed(data: Any) -> bytes:
     """`dumps_json` compressed (zlib, level 6): for the tables a generation writes whole and
     reads at open (its checksum table, its file state: a line per file of paths that share
-    their prefixes; requests' 28 KB to ~6 KB)."""
+    their prefixes; requests' 28 KB to ~6 KB). Seal it as PACKED_VERSION."""
     return zlib.compress(dumps_json(data), 6)
+
+
+PACKED_VERSION = 2
+"""The version the packed tables (a generation's CHECKSUMS and files.json) are sealed with.
+Version 1 payloads were plain JSON until packing came, and packed ones were first sealed as
+version 1 too: a Maguyva from before packing read their zlib bytes as JSON and called the
+file damaged. Sealed as 2, such a reader (it reads up to 1) says the file was written by a
+newer Maguyva. `read_packed_json` reads both versions, plain or packed."""
+
+
+def read_packed_json(path: Path, kind: str) -> Any:
+    """The JSON payload of a packed table (`dumps_json_packed`), sealed as version 1 or 2."""
+    return read_sealed_json(path, kind, PACKED_VERSION)
 
 
 def is_sealed(path: Path) -> bool:

@@ -70,27 +70,19 @@ def _parse_weights(text: str | None) -> dict[str, float] | None:
 def _check_search_args(args: argparse.Namespace) -> None:
     """Refuse flag values that would otherwise match nothing, silently (ripgrep refuses an
     unknown type and a bad glob the same way)."""
-    from maguyva.api import normalize_language
-    from maguyva.modalities.structural.symbols import KIND_ALIASES, KIND_FAMILIES
+    from maguyva.query.filters import check_kind, check_language
     from maguyva.query.syntax import check_glob, check_literal
-    from maguyva.repo.languages import EXTENSIONS
 
     if args.fixed_strings:
         check_literal(args.query)
 
     for glob in args.glob:
         check_glob(glob.removeprefix("!"))
-    known = set(EXTENSIONS.values())
     for flag, names in (("-t", args.type), ("-T", args.type_not)):
         for name in names:
-            if normalize_language(name) not in known:
-                raise BadQueryError(f"{flag} {name!r}: unknown type (known: "
-                                    f"{', '.join(sorted(known))})")  # fmt: skip
+            check_language(name, flag, "type")
     if args.kind is not None:
-        kinds = {*KIND_FAMILIES, *KIND_ALIASES, *(k for f in KIND_FAMILIES.values() for k in f)}
-        if args.kind.strip().lower() not in kinds:
-            raise BadQueryError(f"--kind {args.kind!r}: unknown kind (known: "
-                                f"{', '.join(sorted(KIND_FAMILIES))})")  # fmt: skip
+        check_kind(args.kind, "--kind")
 
 
 def _parse_modalities(text: str | None) -> list[str] | None:

@@ -245,7 +245,7 @@ class SemanticModality:
         static = None
         if meta.get("static"):
             try:
-                static = StaticPart.load(d, pending_ids(meta, d))
+                static = StaticPart.load(d, pending_ids(meta, d), built_with.width, built_with.dim)
             except (OSError, ValueError) as exc:
                 raise CorruptIndexError(f"{d}: static tier: {exc}") from None
         return SemanticSearcher(Path(gen_dir), provider, segments, centre, meta, static)

@@ -25,6 +25,11 @@ RESCORE_DEPTH = 100
 float ranking's MRR on the standard-library set; see docs/semantic.md)."""
 
 
+STATIC_TIER, TRANSFORMER_TIER = "static", "transformer"
+"""`Hit.extra["tier"]` of every hit: which tier's vector matched (the static rows of the chunks
+still pending, `static_part`, or the provider's own vectors), shown in every answer's
+provenance (`ModalityContribution.tier`)."""
+
 QUERY_CACHE_SIZE = 256
 """Query embeddings kept per process (an agent repeats questions; ~14 ms CPU each)."""
 _QUERY_CACHE: OrderedDict[tuple[Any, str], Any] = OrderedDict()
@@ -239,10 +244,10 @@ class SemanticSearcher:
     def _hit(self, seg: Segment | None, row: int, dist: int, sim: float | None) -> Hit | None:
         """The hit of a row: a transformer row of `seg`, or (None) a static row."""
         score = round(sim, 6) if sim is not None else float(dist)
-        extra: dict[str, Any] = {"hamming": dist, "similarity": sim}
+        tier = STATIC_TIER if seg is None else TRANSFORMER_TIER
+        extra: dict[str, Any] = {"hamming": dist, "similarity": sim, "tier": tier}
         if seg is None:
             chunk = self.chunks().get(self.static.ids[row], self.static.paths[row])
-            extra["tier"] = "static"
         elif seg.info is not None:  # what a hit shows is stored with the row
             start, end, kind, name = seg.info[row]
             return Hit(path=seg.order(row)[0], start_line=start, end_line=end, key=seg.ids[row],

@@ -46,8 +46,6 @@ log = logging.getLogger("maguyva.modalities.semantic.static_part")
 FILES = ("static.codes.npy", "static.floats.npy", "static.ids.json")
 BATCH = 8192
 """Texts per static call (progress; the texts of one batch are held at once)."""
-TIER = "static"
-"""`Hit.extra["tier"]` of a hit the static tier answered."""
 
 
 def wanted(config: dict[str, Any], identity: ProviderIdentity) -> bool:
@@ -107,25 +105,32 @@ def _save(out: Path, rows: list[tuple[str, str]], texts: list[str], progress: An
 
 
 class StaticPart:
-    """A generation's static rows, memory-mapped, restricted to the chunks still pending."""
+    """A generation's static rows, memory-mapped, restricted to the chunks still pending;
+    ValueError when their shapes disagree with each other or with the model's width (`width`
+    bytes of codes, `dim` floats per row): a search would fail on them midway."""
 
-    def __init__(self, d: Path, pending: set[str]) -> None:
+    def __init__(self, d: Path, pending: set[str], width: int, dim: int) -> None:
         self.codes = np.load(d / FILES[0], mmap_mode="r")
         self.floats = np.load(d / FILES[1], mmap_mode="r")
         rows = json.loads((d / FILES[2]).read_bytes())
         if self.codes.shape[0] != len(rows) or self.floats.shape[0] != len(rows):
-            raise ValueError(f"{d}: static part: {len(rows)} ids for {self.codes.shape[0]} codes")
+            raise ValueError(f"{len(rows)} ids for {self.codes.shape[0]} codes")
+        if self.codes.dtype != np.uint8 or self.codes.shape[1:] != (width,):
+            raise ValueError(f"codes {self.codes.dtype} {self.codes.shape}, expected (rows, "
+                             f"{width}) uint8")  # fmt: skip
+        if self.floats.shape[1:] != (dim,):
+            raise ValueError(f"floats {self.floats.shape}, expected (rows, {dim})")
         self.ids = [r[0] for r in rows]
         self.paths = [r[1] for r in rows]
         self.gone = frozenset(i for i, key in enumerate(self.ids) if key not in pending)
         self.live = len(self.ids) - len(self.gone)
 
     @classmethod
-    def load(cls, d: Path, pending: set[str]) -> StaticPart | None:
+    def load(cls, d: Path, pending: set[str], width: int, dim: int) -> StaticPart | None:
         """The static part of `d` (None: there is none, or no row is pending any more)."""
         if not pending or not all((d / f).exists() for f in FILES):
             return None
-        part = cls(d, pending)
+        part = cls(d, pending, width, dim)
         return part if part.live else None
 
     def search(self, qcode: np.ndarray, qfloat: np.ndarray | None, depth: int

@@ -13,6 +13,7 @@ import numpy as np
 from maguyva.errors import MaguyvaError
 from maguyva.modalities.semantic.embed import ProviderIdentity
 from maguyva.modalities.semantic.segments import check_format, seg_file, segments_of
+from maguyva.modalities.semantic.static_check import static_tier_problems
 
 
 @dataclass(slots=True)
@@ -30,7 +31,7 @@ def verify(directory: Path) -> list[str]:
     """Problems of a generation's semantic part (fsck): the segment list, every segment's
     files and shapes, the tombstones (in range, sorted, unique), the path tables (each
     live file's rows in one segment, the rows of every segment covered once) and the live
-    row count against the build report."""
+    row count against the build report; then the static tier's files (`static_check`)."""
     d = Path(directory)
     try:
         meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
@@ -53,6 +54,7 @@ def verify(directory: Path) -> list[str]:
                         f"{meta.get('partial')}")  # fmt: skip
     if tally.live != int(meta.get("embedded", tally.live)):
         problems.append(f"{d}: {tally.live} live rows, the build report says {meta['embedded']}")
+    problems.extend(static_tier_problems(d, meta, identity))
     return problems
 
 
