@@ -331,20 +331,27 @@ impl<'o, 'a> LinePrinter<'o, 'a> {
     }
 }
 
-/// A forward walk over a file's lines: the line numbered `line` starts at `at`.
-#[derive(Clone, Copy)]
+/// A forward walk over a file's lines: the line numbered `line` starts at `at` and ends at
+/// `end` (its newline, or the end of the file). One `memchr` iterator finds every newline:
+/// a call per line cost more than the search for short lines.
 struct Cursor<'a> {
     data: &'a [u8],
+    newlines: memchr::Memchr<'a>,
     line: i64,
     at: usize,
+    end: Option<usize>,
 }
 
 impl<'a> Cursor<'a> {
     fn new(data: &'a [u8]) -> Self {
+        let mut newlines = memchr::memchr_iter(b'\n', data);
+        let end = newlines.next();
         Self {
             data,
+            newlines,
             line: 1,
             at: 0,
+            end,
         }
     }
 
@@ -352,16 +359,15 @@ impl<'a> Cursor<'a> {
     /// the last line; `n` is never below a number sought before.
     fn seek(&mut self, n: i64) -> Option<(usize, usize)> {
         while self.line < n {
-            let next = memchr::memchr(b'\n', &self.data[self.at..])?;
-            self.at += next + 1;
+            self.at = self.end? + 1;
+            self.end = self.newlines.next();
             self.line += 1;
         }
         // a final newline ends the last line (an empty file still has one, empty, line)
         if self.line != n || (self.at >= self.data.len() && !self.data.is_empty()) {
             return None;
         }
-        let rest = &self.data[self.at..];
-        Some((self.at, memchr::memchr(b'\n', rest).unwrap_or(rest.len())))
+        Some((self.at, self.end.unwrap_or(self.data.len()) - self.at))
     }
 }
 
