@@ -11,11 +11,14 @@ from typing import Any
 
 from maguyva.build.phases import Progress
 from maguyva.build.spill import Spill, spill_encoded, spill_file
+from maguyva.build.windows import window_blocks
 from maguyva.extract.cache import ExtractCache
 from maguyva.extract.chunks import line_window_chunks
 from maguyva.extract.types import FileExtraction
 from maguyva.model import Chunk, SourceFile
 from maguyva.repo.reader import read_text
+from maguyva.store.extraction import encode_extraction
+from maguyva.store.rows import canonical_json
 
 Extract = Callable[
     [Path, list[SourceFile], dict[str, Any], Progress],
@@ -44,6 +47,10 @@ def extract_changed(
         return {"files": 0}
     languages = {f.path: f.language for f in files}
     put = functools.partial(spill_file, spill, digests, languages)
+    if hook is line_windows and spill.root is not None:  # the text stage, on every core
+        for path, block in window_blocks(root, files, config.get("jobs"), progress):
+            spill.add(path, block, window_fragment(digests[path], path, languages.get(path)))
+        return {"files": len(files), **LINE_WINDOWS_REPORT}
     if hook is not None:
         extraction, chunks, report = hook(root, files, config, progress)
         by_path: dict[str, list[Chunk]] = {}
@@ -104,4 +111,12 @@ def line_windows(
             chunks.extend(line_window_chunks(source.path, text))
         if n % 256 == 0:
             progress("extract", n, len(files))
-    return {}, chunks, {"files": len(files), "structural": "pending; line windows"}
+    return {}, chunks, {"files": len(files), **LINE_WINDOWS_REPORT}
+
+
+LINE_WINDOWS_REPORT = {"structural": "pending; line windows"}
+
+
+def window_fragment(digest: str, path: str, language: str | None) -> bytes:
+    """The extraction fragment `spill_file` writes for a file of line windows (none)."""
+    return canonical_json([digest, encode_extraction(FileExtraction(path, language))])

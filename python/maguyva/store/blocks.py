@@ -79,6 +79,13 @@ def span_block(path: str, raw: bytes, count: int, content: bytes) -> bytes:
     if stripped is None:
         return block(path, raw, count, "chunks")
     rows, which = stripped
+    return span_block_of(path, rows, which, count, content)
+
+
+def span_block_of(path: str, rows: bytes, which: list[list[int]], count: int,
+                  content: bytes) -> bytes:  # fmt: skip
+    """The span block of rows already stripped of their spans' texts (`spans.strip`'s
+    result, or rows made without them: `build.windows`), `which` the spans."""
     payload = json.dumps(which, separators=(",", ":")).encode() + b"\n" + rows
     name = path.encode("utf-8", "surrogateescape")
     data = _core.zstd_compress(payload, LEVEL, "chunks")

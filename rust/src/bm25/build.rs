@@ -187,53 +187,117 @@ pub fn build_postings_with(
     out: &Path,
     scan_below: usize,
 ) -> CoreResult<PostingsReport> {
-    let docs: Vec<CoreResult<DocWords>> = (0..seg.n_docs())
-        .into_par_iter()
-        .map_init(
-            || (None, Vec::new()),
-            |(zstd, buf), d| {
-                let content = seg.read(d, zstd, buf)?;
-                Ok(doc_words(&seg.chunks(d), content))
-            },
-        )
-        .collect();
-    let mut units: Vec<u8> = Vec::new();
-    let mut n_units = 0u32;
-    let mut by_word: WordMap = FxHashMap::default();
-    for doc in docs {
-        let doc = doc?;
-        let first = n_units;
-        // format 2: a document's units are its chunks, or windows over its lines
-        let windows = doc.spans.first().is_some_and(|sp| sp.chunk.is_none());
-        put_varint(
-            &mut units,
-            if windows {
-                doc.spans.last().map_or(0, |sp| sp.end)
-            } else {
-                0
-            },
-        );
-        n_units = n_units
-            .checked_add(doc.spans.len() as u32)
-            .filter(|&n| n <= u32::MAX >> 1)
-            .ok_or_else(|| too_large(out))?;
-        for &(s, e, u, n, l0, l1) in &doc.entries {
-            let w = &doc.lowered[s..e];
-            if !by_word.contains_key(w) {
-                by_word.insert(w.to_vec(), WordPostings::default());
-            }
-            if let Some(p) = by_word.get_mut(w) {
-                p.push(
-                    first + u,
-                    n,
-                    doc.spans[u as usize].start,
-                    &doc.lines[l0..l1],
-                );
-            }
+    build_postings_batched(seg, out, scan_below, DOCS_PER_BATCH)
+}
+
+/// As [`build_postings_with`], splitting `batch` documents at a time (the same bytes for
+/// any batch size: a test holds that).
+pub(crate) fn build_postings_batched(
+    seg: &Segment,
+    out: &Path,
+    scan_below: usize,
+    batch: u32,
+) -> CoreResult<PostingsReport> {
+    let batch = batch.max(1);
+    let n_docs = seg.n_docs();
+    let split = |from: u32, to: u32| -> Vec<CoreResult<DocWords>> {
+        (from..to)
+            .into_par_iter()
+            .map_init(
+                || (None, Vec::new()),
+                |(zstd, buf), d| {
+                    let content = seg.read(d, zstd, buf)?;
+                    Ok(doc_words(&seg.chunks(d), content))
+                },
+            )
+            .collect()
+    };
+    let mut merged = Merged::default();
+    let mut from = n_docs.min(batch);
+    let mut ready = split(0, from);
+    loop {
+        // the next batch split on the pool while this one is merged on the calling thread
+        let to = n_docs.min(from.saturating_add(batch));
+        let (next, done) = rayon::join(|| split(from, to), || merged.merge(ready, out));
+        done?;
+        if from >= n_docs {
+            break;
         }
+        ready = next;
+        from = to;
     }
+    let Merged {
+        units,
+        n_units,
+        by_word,
+    } = merged;
     let enc = encode(seg, units, n_units, by_word, out, scan_below)?;
     write(out, &enc)
+}
+
+/// Documents split into words at once (in parallel) before the calling thread merges them,
+/// while the next batch is split: the build holds two batches' words, not the segment's.
+const DOCS_PER_BATCH: u32 = 512;
+
+/// The postings merged so far, document after document.
+#[derive(Default)]
+struct Merged {
+    units: Vec<u8>,
+    n_units: u32,
+    by_word: WordMap,
+}
+
+impl Merged {
+    fn merge(&mut self, docs: Vec<CoreResult<DocWords>>, out: &Path) -> CoreResult<()> {
+        for doc in docs {
+            let doc = doc?;
+            let first = self.n_units;
+            // format 2: a document's units are its chunks, or windows over its lines
+            let windows = doc.spans.first().is_some_and(|sp| sp.chunk.is_none());
+            put_varint(
+                &mut self.units,
+                if windows {
+                    doc.spans.last().map_or(0, |sp| sp.end)
+                } else {
+                    0
+                },
+            );
+            self.n_units = self
+                .n_units
+                .checked_add(doc.spans.len() as u32)
+                .filter(|&n| n <= u32::MAX >> 1)
+                .ok_or_else(|| too_large(out))?;
+            // a word's entries are consecutive (sorted by word, then unit): one lookup each
+            let entries = &doc.entries;
+            let mut i = 0;
+            while i < entries.len() {
+                let w = &doc.lowered[entries[i].0..entries[i].1];
+                let mut j = i + 1;
+                while j < entries.len() && doc.lowered[entries[j].0..entries[j].1] == *w {
+                    j += 1;
+                }
+                let push = |p: &mut WordPostings| {
+                    for &(_, _, u, n, l0, l1) in &entries[i..j] {
+                        p.push(
+                            first + u,
+                            n,
+                            doc.spans[u as usize].start,
+                            &doc.lines[l0..l1],
+                        );
+                    }
+                };
+                if let Some(p) = self.by_word.get_mut(w) {
+                    push(p);
+                } else {
+                    let mut p = WordPostings::default();
+                    push(&mut p);
+                    self.by_word.insert(w.to_vec(), p);
+                }
+                i = j;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn encode(

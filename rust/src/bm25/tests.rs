@@ -271,3 +271,54 @@ fn missing_damaged_and_unanswerable() {
     assert!(Bm25Index::open(&dir, &names, &index).expect("ok").is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The postings are the same bytes whatever the number of documents split at once (the
+/// merge of one batch overlaps the split of the next): one batch, one document, and sizes
+/// that leave a short last batch, over files of shared and own words, chunks and windows.
+#[test]
+fn postings_are_the_same_bytes_for_any_batch_size() {
+    use super::build::build_postings_batched;
+    use crate::trigram::index::Segment;
+
+    let d = scratch("batches");
+    let files: Vec<(String, FileSpec)> = (0..23u32)
+        .map(|f| {
+            let lines: Vec<String> = (0..(f * 7 % 90 + 1))
+                .map(|l| {
+                    format!(
+                        "shared_word Word{} w{}_{} x{} shared_word",
+                        l % 5,
+                        f,
+                        l,
+                        (f + l) % 11
+                    )
+                })
+                .collect();
+            let n = lines.len() as u32;
+            let chunks = if f % 3 == 0 {
+                vec![]
+            } else {
+                vec![(1, n.min(10)), (n / 2 + 1, n)]
+            };
+            (format!("f{f}.txt"), (lines, chunks))
+        })
+        .collect();
+    let inputs = write_files(&d.join("root"), &files);
+    let spec = build_segment(&d, &inputs, "trigram");
+    let seg = Segment::open(&d.join(&spec.index_file), &d.join(&spec.content_file)).expect("open");
+    let reference = std::fs::read(d.join(postings_name(&spec.index_file))).expect("postings");
+    // scan_below 0: the trigram lists of the vocabulary are written too
+    let one = d.join("one.postings");
+    build_postings_batched(&seg, &one, 0, 23).expect("postings");
+    let whole = std::fs::read(&one).expect("read");
+    assert!(!whole.is_empty());
+    for batch in [1u32, 2, 5, 22, 512] {
+        let out = d.join(format!("batch{batch}.postings"));
+        build_postings_batched(&seg, &out, 0, batch).expect("postings");
+        assert_eq!(std::fs::read(&out).expect("read"), whole, "batch {batch}");
+    }
+    let default = d.join("default.postings");
+    build_postings_batched(&seg, &default, super::format::SCAN_VOCAB_BELOW, 3).expect("postings");
+    assert_eq!(std::fs::read(&default).expect("read"), reference);
+    let _ = std::fs::remove_dir_all(&d);
+}
