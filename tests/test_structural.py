@@ -448,3 +448,20 @@ def _searcher_over(tmp_path: Path, repo: dict[str, str]) -> Any:
     gen = tmp_path / ".gen"
     MODALITY.build(BuildContext(tmp_path, gen, files, chunks, extraction, {}, gen / "cache"))
     return MODALITY.open(gen, {})
+
+
+@given(st.lists(st.lists(st.text(alphabet="ab\U0010ffff\ud7ff\ud800", max_size=4), max_size=6),
+                min_size=1, max_size=5),
+       st.text(alphabet="ab\U0010ffff\ud7ff", min_size=1, max_size=3))  # fmt: skip
+@settings(max_examples=400, deadline=None)
+def test_prefix_runs_are_the_segments_whose_keys_start_with_it(segments, low) -> None:
+    """`_prefix_runs` (two bisects per segment) finds what a look at each segment's first key
+    from `low` finds, also at the last code point (no successor) and around the surrogates."""
+    searcher = StructuralSearcher([])
+    searcher._sorted = [tuple(sorted(set(keys))) for keys in segments]
+    expected = []
+    for s, keys in enumerate(searcher._sorted):
+        at = next((n for n, key in enumerate(keys) if key >= low), len(keys))
+        if at < len(keys) and keys[at].startswith(low):
+            expected.append((s, at))
+    assert searcher._prefix_runs(low) == expected
