@@ -255,10 +255,11 @@ class StructuralSearcher:
         named = bool(target) and _looks_like_name(target)
         bare = named and query.text.strip() == target
         if named:
-            ranked = self._rank_name(target, kind)
+            definitive = query.intent == "find_definition" or bare
+            ranked = self._rank_name(target, kind, best_tier=definitive)
             # A query that is nothing but a name asks where it is defined, whatever the
             # classifier made of it (`bind`, `redirect` read as words).
-            if query.intent == "find_definition" or bare:
+            if definitive:
                 ranked = _definitive(ranked, query.intent == "find_definition")
         # A name asked for and not found is an honest empty answer (the engine then fuses);
         # questions in words also match symbol names and doc comments (for a bare name that
@@ -287,7 +288,11 @@ class StructuralSearcher:
         )
         return ((*key, *quality), path, s, i)
 
-    def _rank_name(self, target: str, kind_word: str | None) -> Ranked:
+    def _rank_name(self, target: str, kind_word: str | None, best_tier: bool = False) -> Ranked:
+        """Every definition `target` names, ranked; with `best_tier`, for `_definitive` (which
+        keeps the best tier alone): the prefix and sub-token tiers are not looked up once an
+        exact, case-insensitive or folded spelling is found (a row found there ranks at tier
+        <= 5 with a qualifier, a prefix or sub-token row at >= 6)."""
         target = target.strip().rstrip("()").strip()
         parts = [p for p in _QUALIFIER_SEP.split(target) if p]
         if not parts:
@@ -312,6 +317,10 @@ class StructuralSearcher:
             found = list(map(operator.methodcaller("get", key), tables))
             for s in itertools.compress(itertools.count(), found):
                 offer(s, found[s], tier)
+        if best_tier and any(
+            not qualifier or self._qualifier_match(s, i, qualifier) is not None for s, i in tiers
+        ):
+            return self._ranked(tiers, qualifier, kind)
         if len(low) >= 3:
             taken, last = 0, None
             runs = [_prefixed(self._sorted[s], low, s, at) for s, at in self._prefix_runs(low)]
@@ -332,6 +341,12 @@ class StructuralSearcher:
                     if all(lists):
                         lists.sort(key=len)
                         offer(s, set(lists[0]).intersection(*lists[1:]), 4)
+        return self._ranked(tiers, qualifier, kind)
+
+    def _ranked(
+        self, tiers: dict[Ref, int], qualifier: list[str], kind: frozenset[str] | None
+    ) -> Ranked:
+        """The rows of `tiers` that the qualifier admits, each with its sort key, sorted."""
         ranked: Ranked = []
         for (s, i), tier in tiers.items():
             if qualifier:
