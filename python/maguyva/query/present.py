@@ -60,13 +60,17 @@ def present(
     """The results of `fused` (fused from `lists[m] for m in order`), each from its chunk's
     record and the first hit of its key in the first list that ranked it."""
     hits_by_key: dict[tuple[str, str], Hit] = {}
-    lines_by_path: dict[str, set[int]] = {}
+    # The matching lines of the files shown only: a common literal's hits span ~5x more files
+    # than the answer shows, and each brings its file's every matching line.
+    lines_by_path: dict[str, set[int]] = {entry.path: set() for entry in fused}
     seen_file_lines: set[int] = set()  # text hits of one file share one `file_lines` list
     for m in order:
         # each hit once: a retriever may repeat one (`literal._ranked_hits`: a file's first)
         for h in {id(h): h for h in lists[m]}.values():
             hits_by_key.setdefault((m, h.key or ""), h)
-            lines = lines_by_path.setdefault(h.path, set())
+            lines = lines_by_path.get(h.path)
+            if lines is None:
+                continue
             lines.update(h.lines)
             file_lines = h.extra.get("file_lines")
             if file_lines is not None and id(file_lines) not in seen_file_lines:
@@ -82,7 +86,7 @@ def present(
             first_hit = first_hit or hit
             provenance.append(ModalityContribution(  # ranks are 1-based in every output
                 modality, rank + 1, round(contribution, 12), hit.score if hit else None))  # fmt: skip
-        matched = sorted(lines_by_path.get(entry.path, ()))
+        matched = sorted(lines_by_path[entry.path])
         results.append(result_of(entry, provenance, first_hit, matched, chunks, is_stale))
     return results
 
