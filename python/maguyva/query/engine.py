@@ -8,7 +8,6 @@ fused query's retrievers really overlap.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -91,7 +90,6 @@ class Engine:
 
     def __init__(self, root: Path, generation: Generation) -> None:
         self.root = root
-        self._root_text = os.fspath(root)  # joined for every result's staleness check
         self.generation = generation
         self.chunks = ChunkStore.lazy(generation.path)
         self._searchers: dict[str, Any] = {}
@@ -599,4 +597,4 @@ class Engine:
             from maguyva.store.chunks import read_file_states
 
             self._files_meta = read_file_states(self.generation.path)
-        return is_stale(self._root_text, path, self._files_meta.get(path))
+        return is_stale(str(self.root), path, self._files_meta.get(path))  # str: a str join
