@@ -448,3 +448,45 @@ def _searcher_over(tmp_path: Path, repo: dict[str, str]) -> Any:
     gen = tmp_path / ".gen"
     MODALITY.build(BuildContext(tmp_path, gen, files, chunks, extraction, {}, gen / "cache"))
     return MODALITY.open(gen, {})
+
+
+@given(st.lists(st.lists(st.text(alphabet="ab\U0010ffff\ud7ff\ud800", max_size=4), max_size=6),
+                min_size=1, max_size=5),
+       st.text(alphabet="ab\U0010ffff\ud7ff", min_size=1, max_size=3))  # fmt: skip
+@settings(max_examples=400, deadline=None)
+def test_prefix_runs_are_the_segments_whose_keys_start_with_it(segments, low) -> None:
+    """`_prefix_runs` (two bisects per segment) finds what a look at each segment's first key
+    from `low` finds, also at the last code point (no successor) and around the surrogates."""
+    searcher = StructuralSearcher([])
+    searcher._sorted = [tuple(sorted(set(keys))) for keys in segments]
+    expected = []
+    for s, keys in enumerate(searcher._sorted):
+        at = next((n for n, key in enumerate(keys) if key >= low), len(keys))
+        if at < len(keys) and keys[at].startswith(low):
+            expected.append((s, at))
+    assert searcher._prefix_runs(low) == expected
+
+
+def test_best_tier_alone_gives_the_definitive_answer(stdlib_slice, tmp_path) -> None:
+    """`_rank_name(best_tier=True)` skips the prefix and sub-token tiers once a spelling of
+    the name is found: what `_definitive` keeps of it is what it keeps of the full ranking
+    (names, other cases and spellings, qualifiers that admit some rows or none, prefixes)."""
+    extraction, chunks = stdlib_slice
+    symbol_build.build(tmp_path / "s", extraction, chunks)
+    searcher = symbol_search.load(tmp_path / "s")
+    names = sorted({d.name for ex in extraction.values() for d in ex.definitions})
+    rng = random.Random(21)
+    sample = [*rng.sample(names, 150), "get", "Get", "GET", "parse", "Message.get", "json.loads",
+              "decoder.JSONDecoder", "nowhere.JSONDecoder", "email.message.Message.get",
+              "header_encode", "HeaderEncode", "decod", "messag", "zz_absent", "Future.result",
+              "AddressHeader.address", "AddrlistClass.get"]  # fmt: skip
+    skipped = 0
+    for name in sample:
+        full = searcher._rank_name(name, None)
+        best = searcher._rank_name(name, None, best_tier=True)
+        skipped += len(best) < len(full)
+        for declarations in (True, False):
+            assert symbol_search._definitive(best, declarations) == symbol_search._definitive(
+                full, declarations
+            ), name
+    assert skipped > 20  # the shortcut is taken, not only equal because never taken

@@ -597,4 +597,4 @@ class Engine:
             from maguyva.store.chunks import read_file_states
 
             self._files_meta = read_file_states(self.generation.path)
-        return is_stale(self.root, path, self._files_meta.get(path))
+        return is_stale(str(self.root), path, self._files_meta.get(path))  # str: a str join

@@ -60,14 +60,16 @@ def present(
     """The results of `fused` (fused from `lists[m] for m in order`), each from its chunk's
     record and the first hit of its key in the first list that ranked it."""
     hits_by_key: dict[tuple[str, str], Hit] = {}
-    lines_by_path: dict[str, _FileLines] = {}
+    # The matching lines of the files shown only: a common literal's hits span ~5x more files
+    # than the answer shows, and each brings its file's every matching line.
+    lines_by_path: dict[str, _FileLines] = {entry.path: _FileLines() for entry in fused}
     for m in order:
         # each hit once: a retriever may repeat one (`literal._ranked_hits`: a file's first)
         for h in {id(h): h for h in lists[m]}.values():
             hits_by_key.setdefault((m, h.key or ""), h)
             gathered = lines_by_path.get(h.path)
             if gathered is None:
-                gathered = lines_by_path[h.path] = _FileLines()
+                continue
             gathered.add(h.lines, h.extra.get("file_lines"))
     results = []
     for entry in fused:
@@ -81,8 +83,7 @@ def present(
             provenance.append(ModalityContribution(  # ranks are 1-based in every output
                 modality, rank + 1, round(contribution, 12), hit.score if hit else None,
                 tier))  # fmt: skip
-        gathered = lines_by_path.get(entry.path)
-        matched = gathered.sorted() if gathered is not None else []
+        matched = lines_by_path[entry.path].sorted()
         result = result_of(entry, provenance, first_hit, matched, chunks, is_stale)
         results.append(with_tier(result))
     return results

@@ -464,9 +464,10 @@ def _diff(old: dict[str, list[Any]], new: dict[str, list[Any]], changes: ChangeS
     changes.deleted = sorted(p for p in deleted if p not in renamed_from)
 
 
-def is_stale(root: Path, path: str, record: list[Any] | None) -> bool:
+def is_stale(root: Path | str, path: str, record: list[Any] | None) -> bool:
     """Has `path` changed since it was indexed? Stat first; on a stat change, compare content
-    digests so that a `touch` does not mark a result stale."""
+    digests so that a `touch` does not mark a result stale. `root` as a `str` (the engine
+    keeps one) saves a `pathlib` conversion per result shown."""
     if record is None:
         return False
     st = _stat(os.path.join(root, path))  # a str join: this runs for every result shown

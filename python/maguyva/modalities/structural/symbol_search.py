@@ -207,6 +207,8 @@ def load(directory: Path) -> StructuralSearcher:
 # ---- searching --------------------------------------------------------------------------------
 
 Ref = tuple[int, int]  # (segment position, row)
+_QUALIFIER_SEP = re.compile(r"::|\.|#|->|\\")
+_MAX_CHAR = chr(0x10FFFF)
 Ranked = list[tuple[tuple[Any, ...], str, int, int]]  # (key, path, segment position, row)
 
 
@@ -222,6 +224,7 @@ class StructuralSearcher:
         self._lower = [s.lower for s in self._segs]
         self._folded = [s.folded for s in self._segs]
         self._sorted = [s.sorted_lower for s in self._segs]
+        self._name_terms: list[dict[str, Ids]] | None = None  # `_name_tables`, on first use
 
     def warm(self) -> None:
         """Build every segment's sub-token and doc-word tables now (otherwise the first
@@ -252,10 +255,11 @@ class StructuralSearcher:
         named = bool(target) and _looks_like_name(target)
         bare = named and query.text.strip() == target
         if named:
-            ranked = self._rank_name(target, kind)
+            definitive = query.intent == "find_definition" or bare
+            ranked = self._rank_name(target, kind, best_tier=definitive)
             # A query that is nothing but a name asks where it is defined, whatever the
             # classifier made of it (`bind`, `redirect` read as words).
-            if query.intent == "find_definition" or bare:
+            if definitive:
                 ranked = _definitive(ranked, query.intent == "find_definition")
         # A name asked for and not found is an honest empty answer (the engine then fuses);
         # questions in words also match symbol names and doc comments (for a bare name that
@@ -284,9 +288,13 @@ class StructuralSearcher:
         )
         return ((*key, *quality), path, s, i)
 
-    def _rank_name(self, target: str, kind_word: str | None) -> Ranked:
+    def _rank_name(self, target: str, kind_word: str | None, best_tier: bool = False) -> Ranked:
+        """Every definition `target` names, ranked; with `best_tier`, for `_definitive` (which
+        keeps the best tier alone): the prefix and sub-token tiers are not looked up once an
+        exact, case-insensitive or folded spelling is found (a row found there ranks at tier
+        <= 5 with a qualifier, a prefix or sub-token row at >= 6)."""
         target = target.strip().rstrip("()").strip()
-        parts = [p for p in re.split(r"::|\.|#|->|\\", target) if p]
+        parts = [p for p in _QUALIFIER_SEP.split(target) if p]
         if not parts:
             return []
         name, qualifier = parts[-1], parts[:-1]
@@ -300,19 +308,22 @@ class StructuralSearcher:
 
         low = name.lower()
         folded = fold(name)
-        # one C-level pass over the segments per table (`map`), Python only for the hits
+        # One C-level pass over the segments per table (`map`, `compress`): Python runs only
+        # for the segments that hold the name (a loop over the 256 segments was most of a
+        # definition question's cost).
         for tier, (tables, key) in enumerate(
             ((self._exact, name), (self._lower, low), (self._folded, folded))
         ):
-            for s, ids in enumerate(map(operator.methodcaller("get", key), tables)):
-                if ids:
-                    offer(s, ids, tier)
+            found = list(map(operator.methodcaller("get", key), tables))
+            for s in itertools.compress(itertools.count(), found):
+                offer(s, found[s], tier)
+        if best_tier and any(
+            not qualifier or self._qualifier_match(s, i, qualifier) is not None for s, i in tiers
+        ):
+            return self._ranked(tiers, qualifier, kind)
         if len(low) >= 3:
             taken, last = 0, None
-            starts = map(bisect.bisect_left, self._sorted, itertools.repeat(low))
-            runs = [_prefixed(keys, low, s, at)
-                    for s, (keys, at) in enumerate(zip(self._sorted, starts, strict=True))
-                    if at < len(keys) and keys[at].startswith(low)]  # fmt: skip
+            runs = [_prefixed(self._sorted[s], low, s, at) for s, at in self._prefix_runs(low)]
             for key, s in heapq.merge(*runs):
                 if key != last:
                     taken += 1
@@ -323,13 +334,19 @@ class StructuralSearcher:
         if len(tiers) < 50:
             toks = subtokens(name)
             if len(toks) >= 2:
-                tables = [seg.name_terms() for seg in self._segs]
-                for s, first in enumerate(map(operator.methodcaller("get", toks[0]), tables)):
-                    if first:
-                        lists = [first, *(tables[s].get(t) for t in toks[1:])]
-                        if all(lists):
-                            lists.sort(key=len)
-                            offer(s, set(lists[0]).intersection(*lists[1:]), 4)
+                tables = self._name_tables()
+                firsts = list(map(operator.methodcaller("get", toks[0]), tables))
+                for s in itertools.compress(itertools.count(), firsts):
+                    lists = [firsts[s], *(tables[s].get(t) for t in toks[1:])]
+                    if all(lists):
+                        lists.sort(key=len)
+                        offer(s, set(lists[0]).intersection(*lists[1:]), 4)
+        return self._ranked(tiers, qualifier, kind)
+
+    def _ranked(
+        self, tiers: dict[Ref, int], qualifier: list[str], kind: frozenset[str] | None
+    ) -> Ranked:
+        """The rows of `tiers` that the qualifier admits, each with its sort key, sorted."""
         ranked: Ranked = []
         for (s, i), tier in tiers.items():
             if qualifier:
@@ -340,6 +357,27 @@ class StructuralSearcher:
             ranked.append(self._entry((tier,), s, i, kind))
         ranked.sort()
         return ranked
+
+    def _prefix_runs(self, low: str) -> list[tuple[int, int]]:
+        """(segment, position of its first key starting with `low`) for every segment holding
+        such a key: the keys from `low` up to its successor (the last character one higher)
+        are exactly those that start with it, so two C-level bisects per segment find them."""
+        starts = list(map(bisect.bisect_left, self._sorted, itertools.repeat(low)))
+        if low[-1] == _MAX_CHAR:  # no successor: look at the key found
+            return [(s, at) for s, (keys, at) in enumerate(zip(self._sorted, starts, strict=True))
+                    if at < len(keys) and keys[at].startswith(low)]  # fmt: skip
+        above = low[:-1] + chr(ord(low[-1]) + 1)
+        ends = map(bisect.bisect_left, self._sorted, itertools.repeat(above))
+        held = map(operator.sub, ends, starts)
+        return [(s, starts[s]) for s in itertools.compress(itertools.count(), held)]
+
+    def _name_tables(self) -> list[dict[str, Ids]]:
+        """Every segment's sub-token table (`_Segment.name_terms`), listed once per searcher:
+        asking 256 segments for it on every question cost more than the look-ups."""
+        tables = self._name_terms
+        if tables is None:
+            tables = self._name_terms = [seg.name_terms() for seg in self._segs]
+        return tables
 
     def _qualifier_match(self, s: int, i: int, qualifier: list[str]) -> int | None:
         """0 when the definition's qualified name ends with the qualifier, 1 when its path does
