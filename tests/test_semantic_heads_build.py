@@ -140,7 +140,9 @@ def test_pending_texts_stay_within_their_limit() -> None:
     made = [SimpleNamespace(hash=f"t{i}", text="x" * 4, head_hash=f"h{i}", head="y" * 2)
             for i in range(3)]  # fmt: skip
     kept.add(made, heads=True)  # type: ignore[arg-type]
-    assert kept.size <= 10 and kept.take("h0") is None  # the oldest left first
+    # the oldest left first, and the full texts are older than the heads (embedded first)
+    assert kept.size <= 10 and kept.take("t0") is None and kept.take("t1") is None
+    assert [kept.take(f"h{i}") for i in range(3)] == ["yy"] * 3
     assert kept.take("t2") == "xxxx" and kept.take("t2") is None
 
 
