@@ -53,7 +53,10 @@ def main() -> None:
     values = effective_config(args.root, {}).values
     files = walk_repository(args.root, values).files
     _, chunks, _ = extract_repository(args.root, files, values, lambda *a: None)
-    picked = random.Random(0).sample(chunks, min(args.sample, len(chunks)))
+    ordered = sorted(
+        chunks, key=lambda c: (c.path, c.start_line, c.end_line, c.id)
+    )  # not extraction order
+    picked = random.Random(0).sample(ordered, min(args.sample, len(ordered)))
     provider = MiniLMProvider(threads=2)
     rules: dict[str, tuple[list[str], list[str]]] = {}
     for name, slack in (("before (slack 0)", 0), (f"after (slack {args.slack})", args.slack)):
