@@ -16,6 +16,7 @@ wall seconds. Run:
     .venv/bin/python benches/eval_embed.py --corpus /tmp/django-5.2.8 [--sample 400 --threads 2]
         [--rows 4 8 16 32]
     .venv/bin/python benches/eval_embed.py --n 1000 --head-windows 128 96 80 64   # heads only
+    .venv/bin/python benches/eval_embed.py --n 1000 --head-slacks 0 80   # heads as planned
 """
 
 from __future__ import annotations
@@ -149,6 +150,10 @@ def main() -> None:
         "--head-windows", type=int, nargs="*", default=[],
         help="instead: the heads (as a build makes them) at each of these token windows",
     )  # fmt: skip
+    ap.add_argument(
+        "--head-slacks", type=int, nargs="*", default=[],
+        help="instead: the heads phase's texts at each `texts.HEAD_SLACK` (0: the rule before)",
+    )  # fmt: skip
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.corpus:
@@ -164,7 +169,13 @@ def main() -> None:
     configs: list[tuple[str, list[str], dict[str, Any]]] = [
         (f"head only, window {w}", heads, {"max_length": w}) for w in args.head_windows
     ]
-    if not args.head_windows:
+    # a document at most `s` characters longer than its head is its own head (`texts.own_head`)
+    configs += [
+        (f"head as planned, slack {s}", [d if len(d) - len(h) <= s else h
+                                         for d, h in zip(full, heads, strict=True)], {})
+        for s in args.head_slacks
+    ] + ([("chunk, 128 (full coverage)", full, {})] if args.head_slacks else [])  # fmt: skip
+    if not args.head_windows and not args.head_slacks:
         configs += [
             ("plain source, 256", plain, {"max_length": 256}),
             ("chunk, 256", full, {"max_length": 256}),

@@ -15,15 +15,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+from maguyva.build.indexer import Indexer
 from maguyva.config import effective_config
 from maguyva.errors import CorruptIndexError
 from maguyva.modalities.semantic import dedup, planning
 from maguyva.modalities.semantic.embed import MiniLMProvider, content_hash
 from maguyva.modalities.semantic.planning import text_of
 from maguyva.modalities.semantic.queue import entry_of
-from maguyva.modalities.semantic.texts import plan_chunks
+from maguyva.modalities.semantic.reader import read_rows
+from maguyva.modalities.semantic.texts import HEAD_SLACK, head_text, own_head, plan_chunks
 from maguyva.modalities.structural.modality import extract_repository
 from maguyva.repo.walk import walk_repository
+from maguyva.store.generations import IndexDir
 
 STDLIB_JSON = Path(json.__file__).parent
 
@@ -137,5 +140,46 @@ def test_pending_texts_stay_within_their_limit() -> None:
     made = [SimpleNamespace(hash=f"t{i}", text="x" * 4, head_hash=f"h{i}", head="y" * 2)
             for i in range(3)]  # fmt: skip
     kept.add(made, heads=True)  # type: ignore[arg-type]
-    assert kept.size <= 10 and kept.take("h0") is None  # the oldest left first
+    # the oldest left first, and the full texts are older than the heads (embedded first)
+    assert kept.size <= 10 and kept.take("t0") is None and kept.take("t1") is None
+    assert [kept.take(f"h{i}") for i in range(3)] == ["yy"] * 3
     assert kept.take("t2") == "xxxx" and kept.take("t2") is None
+
+
+def test_a_chunk_a_little_longer_than_its_head_is_embedded_once(tmp_path: Path) -> None:
+    """A chunk whose full text is at most `HEAD_SLACK` characters longer than its head is its
+    own head (`texts.own_head`): a heads build embeds its full text (the row holds that text's
+    vector, bit for bit, as a short chunk's does), and the build that completes coverage
+    embeds only the bodies of the chunks whose head was embedded apart (the rest come from
+    the embedding cache)."""
+    shutil.copytree(STDLIB_JSON, tmp_path / "json", ignore=shutil.ignore_patterns("__pycache__"))
+    values = effective_config(tmp_path, {}).values
+    files = walk_repository(tmp_path, values).files
+    chunks = extract_repository(tmp_path, files, values, lambda *a: None)[1]
+    provider = MiniLMProvider()
+    planned = plan_chunks(chunks, provider.identity)
+    by_id = {c.id: c for c in chunks}
+    longer = {p.id: len(p.text) - len(head_text(by_id[p.id])) for p in planned}
+    slack = [p for p in planned if 0 < longer[p.id] <= HEAD_SLACK]
+    apart = [p for p in planned if longer[p.id] > HEAD_SLACK]
+    assert slack and apart
+    assert all(p.head is p.text and p.head_hash == p.hash for p in slack)
+    assert all(p.head == head_text(by_id[p.id]) for p in apart)
+    assert own_head("abc", "abc"[:1]) == "abc" and own_head("x" * 200, "x") == "x"
+
+    heads = {"modalities": ["text", "semantic"], "semantic_phases": "heads",
+             "semantic_follows": False}  # fmt: skip
+    report = Indexer(tmp_path, config=heads).update().modalities["semantic"]["report"]
+    assert report["new"] == len({p.head_hash for p in planned})
+    rows = read_rows(IndexDir(tmp_path / ".maguyva").current().path / "semantic")
+    at = {(path, info[0]): i for i, (path, info) in enumerate(zip(rows["paths"], rows["info"], strict=True))}  # fmt: skip
+    want = provider.embed([p.text for p in slack], "document").codes
+    for p, code in zip(slack, want, strict=True):
+        c = by_id[p.id]
+        i = at[(c.path, c.start_line)]
+        assert bytes(rows["codes"][i * 48 : (i + 1) * 48]) == code.tobytes(), c.name
+
+    full = dict(heads, semantic_phases="full")  # every vector from the cache but the bodies
+    report = Indexer(tmp_path, config=full).update(rebuild=True).modalities["semantic"]["report"]
+    bodies = {p.hash for p in planned} - {p.head_hash for p in planned}
+    assert report["new"] == len(bodies) and not any(p.hash in bodies for p in slack)

@@ -17,6 +17,14 @@ HEAD_CHARS = 200
 characters (signature, start of the docstring), about 50 tokens: cheaper than a full
 window (measured in docs/semantic.md)."""
 
+HEAD_SLACK = 80
+"""A chunk whose full text is at most this many characters longer than its head (~20 tokens)
+is its own head: its full text is embedded in the heads phase, once, instead of a head now and
+the body later. On Django 5.2.8 that is 3,524 of 37,264 separate heads: 1.2 % more tokens in
+the heads phase, 3.9 % fewer texts for full coverage, and those chunks have their final vector
+at heads-only coverage (docs/semantic-heads.md). 0 is the rule before (a head apart unless the
+text is no longer)."""
+
 
 def head_text(chunk: Chunk) -> str:
     """The head of a chunk (phase one): header, then whole lines of the text while they fit in
@@ -43,9 +51,10 @@ def embed_text(chunk: Chunk, identity: ProviderIdentity) -> str:
 @dataclass(frozen=True, slots=True)
 class Planned:
     """A chunk to embed: the full text and its head (phase one), each with its content hash.
-    `head is text` when the whole chunk is short enough to be its own head; `head_hash ==
-    hash` also when the model sees the head as the text (it fills the window: `dedup`). Only the chunk's id and whether
-    it is a line window are kept, not the chunk (with its text)."""
+    `head is text` when the whole chunk is short enough to be its own head (`own_head`);
+    `head_hash == hash` also when the model sees the head as the text (it fills the window:
+    `dedup`). Only the chunk's id and whether it is a line window are kept, not the chunk
+    (with its text)."""
 
     id: str
     lines: bool  # a line window (no definition), embedded after definitions
@@ -53,6 +62,12 @@ class Planned:
     hash: str
     head: str
     head_hash: str
+
+
+def own_head(text: str, head: str) -> str:
+    """What a chunk embeds as its head: `text` itself (the same object: one key, one vector)
+    when the head is not shorter by more than `HEAD_SLACK` characters, else `head`."""
+    return text if len(text) - len(head) <= HEAD_SLACK else head
 
 
 def plan_chunks(
@@ -66,7 +81,7 @@ def plan_chunks(
     for chunk in chunks:
         text = embed_text(chunk, identity)
         head = head_text(chunk)
-        rows.append((chunk, text, text if len(head) >= len(text) else head))
+        rows.append((chunk, text, own_head(text, head)))
     shorter = [i for i, (_, text, head) in enumerate(rows) if head is not text]
     pairs = [(rows[i][1], rows[i][2]) for i in shorter] if heads else []
     seen = heads_seen_as_bodies(pairs, identity, memo)
