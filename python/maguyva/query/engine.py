@@ -379,7 +379,9 @@ class Engine:
         if place is not None or demote:
             # reordered before the results are made: only `limit` of them are built
             entries = prefer_place(self._fused(used, lists, wider), place, demote)[:limit]
-            if place is not None:
+            # a question's subject ("how does the server ...") is a place only where it is
+            # a directory: no note when no result is there
+            if place is not None and any(place.matches(e.path) for e in entries):
                 found.notes.append(f"preferred files matching {', '.join(place.words)!r}")
             return self._results(entries, used, lists)
         if verdict.intent == FIND_SIMILAR and verdict.snippet:
