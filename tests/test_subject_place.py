@@ -43,6 +43,12 @@ def test_no_subject_no_place(question: str):
     assert place_of(question) is None
 
 
+def test_the_subject_is_read_only_when_asked():  # the engine: understand_code only
+    assert place_of("how does the server pick a cipher suite", subject=False) is None
+    place = place_of("how does the server pick a cipher suite on Linux", subject=False)
+    assert place is not None and place.fragments == ("linux",)
+
+
 def test_a_subject_fragment_is_a_whole_directory_name():
     place = place_of("how does the server pick a cipher suite")
     assert place is not None

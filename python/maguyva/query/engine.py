@@ -370,11 +370,12 @@ class Engine:
         after the implementation, renamed copies of a snippet first; the fused order (and its
         centrality boost) decides only within each group."""
         used, lists = found.used, found.lists
-        place = place_of(query) if is_natural(verdict) else None
+        understand = verdict.intent == "understand_code"
+        place = place_of(query, subject=understand) if is_natural(verdict) else None
         if pasted is not None and pasted.path:  # a traceback frame: its own file first
             tail = "/".join(pasted.path.replace("\\", "/").lower().split("/")[-2:])
             place = Place((tail,), (), (pasted.path,))
-        demote = verdict.intent == "understand_code" and demotes_tests(query)
+        demote = understand and demotes_tests(query)
         wider = min(MAX_LIMIT, max(limit * 3, 30))
         if place is not None or demote:
             # reordered before the results are made: only `limit` of them are built

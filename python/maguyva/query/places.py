@@ -91,8 +91,9 @@ class Place:
         return bool(self.languages) and detect_language(path) in self.languages
 
 
-def place_of(question: str) -> Place | None:
-    """The place a question names, or None."""
+def place_of(question: str, subject: bool = True) -> Place | None:
+    """The place a question names, or None; with `subject`, its definite subject too (the
+    engine asks for it on understand_code questions only)."""
     fragments: list[str] = []
     languages: list[str] = []
     words: list[str] = []
@@ -109,7 +110,7 @@ def place_of(question: str) -> Place | None:
     for match in _DIRECTORY_WORDS.finditer(question):
         fragments.append(match.group("d").lower().strip("/") + "/")
         words.append(match.group(0))
-    for match in _SUBJECT_WORDS.finditer(question):  # "how does the server ..." -> `server/`
+    for match in _SUBJECT_WORDS.finditer(question) if subject else ():  # "how does the server"
         fragments.append(f"/{match.group('s').lower()}/")
         words.append(match.group(0).strip())
     for match in _KIND_WORDS.finditer(question):
