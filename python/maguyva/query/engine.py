@@ -370,18 +370,15 @@ class Engine:
         after the implementation, renamed copies of a snippet first; the fused order (and its
         centrality boost) decides only within each group."""
         used, lists = found.used, found.lists
-        understand = verdict.intent == "understand_code"
-        place = place_of(query, subject=understand) if is_natural(verdict) else None
+        place = place_of(query, verdict.intent == "understand_code") if is_natural(verdict) else None  # fmt: skip
         if pasted is not None and pasted.path:  # a traceback frame: its own file first
             tail = "/".join(pasted.path.replace("\\", "/").lower().split("/")[-2:])
             place = Place((tail,), (), (pasted.path,))
-        demote = understand and demotes_tests(query)
+        demote = verdict.intent == "understand_code" and demotes_tests(query)
         wider = min(MAX_LIMIT, max(limit * 3, 30))
         if place is not None or demote:
             # reordered before the results are made: only `limit` of them are built
             entries = prefer_place(self._fused(used, lists, wider), place, demote)[:limit]
-            # a question's subject ("how does the server ...") is a place only where it is
-            # a directory: no note when no result is there
             if place is not None and any(place.matches(e.path) for e in entries):
                 found.notes.append(f"preferred files matching {', '.join(place.words)!r}")
             return self._results(entries, used, lists)
