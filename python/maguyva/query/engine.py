@@ -370,7 +370,7 @@ class Engine:
         after the implementation, renamed copies of a snippet first; the fused order (and its
         centrality boost) decides only within each group."""
         used, lists = found.used, found.lists
-        place = place_of(query) if is_natural(verdict) else None
+        place = place_of(query, verdict.intent == "understand_code") if is_natural(verdict) else None  # fmt: skip
         if pasted is not None and pasted.path:  # a traceback frame: its own file first
             tail = "/".join(pasted.path.replace("\\", "/").lower().split("/")[-2:])
             place = Place((tail,), (), (pasted.path,))
@@ -379,7 +379,7 @@ class Engine:
         if place is not None or demote:
             # reordered before the results are made: only `limit` of them are built
             entries = prefer_place(self._fused(used, lists, wider), place, demote)[:limit]
-            if place is not None:
+            if place is not None and any(place.matches(e.path) for e in entries):
                 found.notes.append(f"preferred files matching {', '.join(place.words)!r}")
             return self._results(entries, used, lists)
         if verdict.intent == FIND_SIMILAR and verdict.snippet:

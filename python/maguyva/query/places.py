@@ -3,6 +3,10 @@
 A question that names a platform, a directory, a language or a kind of file asks about the
 files there: "how does psutil read per-process memory on Linux" is answered by `_pslinux.py`,
 not by the public wrapper in `__init__.py` that the centrality boost would otherwise put first.
+So does a question whose subject is a component laid out as a directory: "how does the server
+pick a cipher suite" in a crate with `src/client/` and `src/server/` is about `server/`, while
+its embedding is as close to the client's code of the same protocol step (a fragment that is
+no directory of the repository matches no path, and changes nothing).
 `place_of` reads those words; `Place.matches` says whether a result's path is in that place.
 Test files are kept after the implementation for "how does X work" questions unless the
 question asks about tests. Pure string work, a few regular expressions per question.
@@ -46,6 +50,11 @@ _DIRECTORY_WORDS = lazy_compile(
     r"\bin\s+(?:the\s+)?(?P<d>[\w.\-/]+)\s+(?:directory|folder|dir|package|subpackage)\b",
     re.IGNORECASE,
 )
+_SUBJECT_WORDS = lazy_compile(
+    r"^\s*(?:how|what|where|when|why)\s+(?:does|do|is|are|can|should|will)\s+the\s+"
+    r"(?P<s>[a-z][a-z0-9_\-]*)\b",
+    re.IGNORECASE,
+)
 _KIND_WORDS = lazy_compile(
     r"\bin\s+(?:the\s+)?(?P<k>tests?|test\s+suite|unit\s+tests|docs|documentation|examples?|"
     r"benchmarks?|scripts)\b",
@@ -76,14 +85,15 @@ class Place:
     words: tuple[str, ...] = ()
 
     def matches(self, path: str) -> bool:
-        low = path.lower()
+        low = "/" + path.lower()  # a fragment "/server/" is a whole directory name
         if any(fragment in low for fragment in self.fragments):
             return True
         return bool(self.languages) and detect_language(path) in self.languages
 
 
-def place_of(question: str) -> Place | None:
-    """The place a question names, or None."""
+def place_of(question: str, subject: bool = True) -> Place | None:
+    """The place a question names, or None; with `subject`, its definite subject too (the
+    engine asks for it on understand_code questions only)."""
     fragments: list[str] = []
     languages: list[str] = []
     words: list[str] = []
@@ -100,6 +110,9 @@ def place_of(question: str) -> Place | None:
     for match in _DIRECTORY_WORDS.finditer(question):
         fragments.append(match.group("d").lower().strip("/") + "/")
         words.append(match.group(0))
+    for match in _SUBJECT_WORDS.finditer(question) if subject else ():  # "how does the server"
+        fragments.append(f"/{match.group('s').lower()}/")
+        words.append(match.group(0).strip())
     for match in _KIND_WORDS.finditer(question):
         kind = match.group("k").lower()
         key = next((k for k in _KIND_FRAGMENTS if k in kind), None)

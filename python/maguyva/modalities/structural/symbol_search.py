@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from maguyva.errors import CorruptIndexError, ModalityUnavailable
 from maguyva.modalities.protocol import RetrieverQuery
+from maguyva.modalities.structural.stems import forms
 from maguyva.modalities.structural.symbols import (
     _KIND_RANK,
     _WORD,
@@ -47,6 +48,11 @@ from maguyva.modalities.structural.symbols import (
     subtokens,
 )
 from maguyva.model import Hit
+
+FORM_WEIGHT = 0.75
+"""What a question word's other form (`stems.forms`: "floats" as `float`) scores, as a share
+of the word as written: an inflected match is weaker evidence (chosen on the understand_code
+tune halves of docs/eval-rust-ts-2.md among 0, 0.25, 0.5, 0.75 and 1)."""
 
 # ---- loading ----------------------------------------------------------------------------------
 
@@ -267,7 +273,10 @@ class StructuralSearcher:
         if not named or (query.intent != "find_definition" and not (bare and ranked)):
             seen = {(s, i) for _k, _p, s, i in ranked}
             terms = list(query.terms) or ([] if ranked else _WORD.findall(query.text))
-            extra = [e for e in self._rank_terms(terms, kind) if (e[2], e[3]) not in seen]
+            inflected = query.intent == "understand_code"  # "floats" finds `FloatSerializer`
+            extra = [
+                e for e in self._rank_terms(terms, kind, inflected) if (e[2], e[3]) not in seen
+            ]
             ranked = ranked + extra
         return self._hits(ranked, k)
 
@@ -398,7 +407,11 @@ class StructuralSearcher:
             return 1
         return None
 
-    def _rank_terms(self, terms: list[str], kind_word: str | None) -> Ranked:
+    def _rank_terms(self, terms: list[str], kind_word: str | None,
+                    inflected: bool = False) -> Ranked:  # fmt: skip
+        """Symbols by the summed IDF of the words of `terms` in their names (x2) and doc
+        comments; with `inflected`, a word also by its other forms (`stems.forms`), counted
+        once per symbol and table, by its best form."""
         kind = KIND_FAMILIES.get(kind_word) if kind_word else None
         scores: dict[Ref, float] = defaultdict(float)
         n = max(self._n, 1)
@@ -409,14 +422,18 @@ class StructuralSearcher:
             if len(word) < 3:
                 continue
             for weight, table in ((2.0, 0), (1.0, 1)):
-                found = [(s, ids) for s, seg in enumerate(self._segs)
-                         if (ids := seg.terms()[table].get(word))]  # fmt: skip
-                df = sum(len(ids) for _s, ids in found)
-                if df and df < n:
-                    idf = math.log(n / df)
-                    for s, ids in found:
-                        for i in ids:
-                            scores[(s, i)] += weight * idf
+                best: dict[Ref, float] = {}  # per symbol, the word's best form in this table
+                for form in forms(word) if inflected else (word,):
+                    found = [(s, ids) for s, seg in enumerate(self._segs)
+                             if (ids := seg.terms()[table].get(form))]  # fmt: skip
+                    df = sum(len(ids) for _s, ids in found)
+                    if df and df < n:
+                        idf = math.log(n / df) * (1.0 if form == word else FORM_WEIGHT)
+                        for s, ids in found:
+                            for i in ids:
+                                best[(s, i)] = max(best.get((s, i), 0.0), weight * idf)
+                for ref, score in best.items():
+                    scores[ref] += score
         ranked = [self._entry((10, -score), s, i, kind) for (s, i), score in scores.items()]
         ranked.sort()
         return ranked
