@@ -281,7 +281,8 @@ pub fn walk(root: &Path, cfg: &WalkConfig) -> CoreResult<WalkOutput> {
         .ignore(false)
         .follow_links(cfg.follow_symlinks)
         .threads(cfg.threads.max(1))
-        .add_custom_ignore_filename(".maguyvaignore");
+        .add_custom_ignore_filename(".maguyvaignore")
+        .filter_entry(|entry| !is_never_walked(entry));
     let out = Mutex::new(WalkOutput::default());
     builder.build_parallel().run(|| {
         let out = &out;
@@ -309,6 +310,15 @@ pub fn walk(root: &Path, cfg: &WalkConfig) -> CoreResult<WalkOutput> {
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
     out.skipped.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+/// Directories no rule brings in: git's own store and Maguyva's index. Both are hidden, but
+/// a whitelist (`!/*/` in `.maguyvaignore`) outranks the hidden filter, and an index that
+/// walked into itself would index its own files, more of them at every run.
+fn is_never_walked(entry: &ignore::DirEntry) -> bool {
+    entry.depth() > 0
+        && entry.file_type().is_some_and(|t| t.is_dir())
+        && matches!(entry.file_name().to_str(), Some(".git" | ".maguyva"))
 }
 
 /// A walk error becomes a skipped entry (a loop when links are followed, else unreadable).
@@ -373,6 +383,24 @@ mod tests {
         let files: Vec<_> = out.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(files, ["a.py"]);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_whitelist_never_brings_in_the_index_or_git() {
+        let root = scratch_dir("whitelist");
+        for dir in [".maguyva", ".git", "src", "debian"] {
+            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+            std::fs::write(root.join(dir).join("m.py"), b"m = 1\n").expect("write");
+        }
+        std::fs::write(root.join(".gitignore"), b"/*\n!/debian/\n").expect("write");
+        let walked = |root: &Path| -> Vec<String> {
+            let out = walk(root, &WalkConfig::default()).expect("walk");
+            out.files.into_iter().map(|f| f.path).collect()
+        };
+        assert_eq!(walked(&root), ["debian/m.py"]);
+        std::fs::write(root.join(".maguyvaignore"), b"!/*/\n").expect("write");
+        assert_eq!(walked(&root), ["debian/m.py", "src/m.py"]);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

@@ -231,6 +231,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"{reason} {count}" for reason, count in sorted(summary.skipped.items())
         )
         print(f"  skipped: {skipped}")
+    from maguyva.repo.ignored_root import ignored_root_note
+
+    note = ignored_root_note(Path(index.root))
+    if note is not None:
+        print(f"  {note}")
     return EXIT_FOUND
 
 
