@@ -95,10 +95,17 @@ def main(argv: list[str] | None = None) -> int:
 
         prof = cProfile.Profile(time.process_time)  # CPU, the pools included
         prof.enable()
-    from maguyva.build.memory import RssSampler
+    from maguyva.build.memory import RssSampler, parse_size, run_within_budget
 
-    with RssSampler(interval_s=0.1) as sampler, contextlib.suppress(Stop):
-        build_index(args.root.resolve(), config=config, progress=clock)
+    def build() -> None:
+        with contextlib.suppress(Stop):
+            build_index(args.root.resolve(), config=config, progress=clock)
+
+    with RssSampler(interval_s=0.1) as sampler:
+        if args.memory:  # as `maguyva index --memory` runs it: stopped when over the budget
+            run_within_budget(build, parse_size(args.memory))
+        else:
+            build()
     if prof is not None:
         prof.disable()
         prof.dump_stats(str(args.profile))

@@ -110,7 +110,7 @@ def test_rust_cuts_the_windows_as_python_builds_them(windows: tuple[Path, Path])
     identity = identity_of(gen)
     chunks = [c for c in view(gen) if c.path.startswith(("json/", "http/", "textwrap"))]
     paths = sorted({c.path for c in chunks})
-    contents = [(root / p).read_bytes() for p in paths]
+    contents = [(root / p).read_bytes() for p in paths]  # the CRC-32s of the bytes cut from
     file_of = {p: i for i, p in enumerate(paths)}
     spans = [(file_of[c.path], c.start_line, c.end_line) for c in chunks]
     heads = [c.header or "" for c in chunks]
@@ -118,8 +118,8 @@ def test_rust_cuts_the_windows_as_python_builds_them(windows: tuple[Path, Path])
     table, _ = provider._load()
     texts = [embed_text(c, identity) for c in chunks]
     pooled, tokens, left = provider._native.pool_spans(
-        table.table, table.scales, table.weights, contents, [zlib.crc32(c) for c in contents],
-        spans, heads, provider.max_length, 1024)  # fmt: skip
+        table.table, table.scales, table.weights, str(root), paths,
+        [zlib.crc32(c) for c in contents], spans, heads, provider.max_length, 1024)  # fmt: skip
     crlf = {i for i, c in enumerate(chunks) if c.path == "textwrap_crlf.py"}
     assert crlf and crlf <= set(left)  # a file with \r: cut the general way
     assert set(left) == crlf | {i for i, t in enumerate(texts) if not t.isascii()}
@@ -129,8 +129,15 @@ def test_rust_cuts_the_windows_as_python_builds_them(windows: tuple[Path, Path])
     assert not pooled[sorted(left)].any()  # left out: zero rows
     # bytes that are not the ones the spans were cut from are never pooled
     _, _, left = provider._native.pool_spans(
-        table.table, table.scales, table.weights, contents, [0] * len(contents), spans, heads,
-        provider.max_length, 1024)  # fmt: skip
+        table.table, table.scales, table.weights, str(root), paths, [0] * len(contents), spans,
+        heads, provider.max_length, 1024)  # fmt: skip
+    assert left == list(range(len(chunks)))
+    # nor a file outside the root (a path that escapes it reads as nothing)
+    outside = ["../" + p for p in paths]  # from email/, none of whose files are here
+    crcs = [zlib.crc32(c) for c in contents]
+    _, _, left = provider._native.pool_spans(
+        table.table, table.scales, table.weights, str(root / "email"), outside, crcs, spans,
+        heads, provider.max_length, 1024)  # fmt: skip
     assert left == list(range(len(chunks)))
 
 

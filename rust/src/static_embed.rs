@@ -370,7 +370,7 @@ mod tests {
             head: head.as_bytes(),
         };
         let spans = [
-            span(0, 1, 2, "h"),  // "h\nab\nb (a", cut at 9 bytes
+            span(0, 1, 2, "h"),  // "h\nab\nb (a": 9 bytes, whole
             span(0, 3, 4, ""),   // "\nbb"
             span(0, 4, 5, "a"),  // past the last line
             span(1, 1, 1, "a"),  // a file with \r
@@ -381,7 +381,7 @@ mod tests {
         let (fast, tokens, left) =
             pool_spans(&table, &wp, &contents, &crcs, &spans, 16, 9).unwrap();
         assert_eq!(left, vec![2, 3, 5]);
-        let texts = ["h\nab\nb (", "\nbb", "", "", "b\nb", "", "bb\nab\nb ("];
+        let texts = ["h\nab\nb (a", "\nbb", "", "", "b\nb", "", "bb\nab\nb ("];
         let (slow, want) = pool_texts(&table, &wp, &texts, 16).unwrap();
         assert_eq!(fast, slow);
         assert_eq!(tokens, want);

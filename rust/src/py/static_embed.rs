@@ -6,7 +6,9 @@ use numpy::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::pybacked::PyBackedStr;
+use rayon::prelude::*;
+use std::path::PathBuf;
 
 use super::errors::to_py;
 use crate::static_embed::{self, Table};
@@ -109,17 +111,19 @@ impl StaticTokenizer {
         ))
     }
 
-    /// Tokenize and pool texts cut from file contents (`static_embed::pool_spans`): float32
-    /// (spans, dim), the tokens pooled, and the spans left out (zero rows).
+    /// Tokenize and pool texts cut from the files `paths` under `root`, read here on every
+    /// core (confined to the root) (`static_embed::pool_spans`): float32 (spans, dim), the tokens pooled, and the
+    /// spans left out (zero rows).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (table, scales, weights, contents, crcs, spans, heads, max_tokens, max_bytes))]
+    #[pyo3(signature = (table, scales, weights, root, paths, crcs, spans, heads, max_tokens, max_bytes))]
     fn pool_spans<'py>(
         &self,
         py: Python<'py>,
         table: PyReadonlyArray2<'py, i8>,
         scales: PyReadonlyArray1<'py, f32>,
         weights: PyReadonlyArray1<'py, f32>,
-        contents: Vec<PyBackedBytes>,
+        root: PathBuf,
+        paths: Vec<PyBackedStr>,
         crcs: Vec<u32>,
         spans: Vec<(usize, u32, u32)>,
         heads: Vec<PyBackedStr>,
@@ -137,7 +141,7 @@ impl StaticTokenizer {
         let rows = contiguous(&table, "table")?;
         let scales = contiguous(&scales, "scales")?;
         let weights = contiguous(&weights, "weights")?;
-        let bytes: Vec<&[u8]> = contents.iter().map(|c| c.as_ref()).collect();
+        let names: Vec<&str> = paths.iter().map(|p| &**p).collect();
         let cut: Vec<static_embed::SpanText<'_>> = spans
             .iter()
             .zip(&heads)
@@ -150,6 +154,14 @@ impl StaticTokenizer {
             .collect();
         let (out, tokens, left) = py
             .detach(|| {
+                // read as `repo.reader.read_bytes` reads (`confined`); a file refused or gone
+                // is empty here: its CRC-32 differs and its spans are left out
+                let real = root.canonicalize().unwrap_or(root);
+                let contents: Vec<Vec<u8>> = names
+                    .par_iter()
+                    .map(|name| crate::confined::read_confined(&real, name).unwrap_or_default())
+                    .collect();
+                let bytes: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
                 let table = Table::new(rows, dim, scales, weights)?;
                 static_embed::pool_spans(
                     &table,

@@ -9,7 +9,8 @@ bytes a row, float16) with `pwrite` into the `.npy` file, the same bytes `np.sav
 
 A line window's text is never built in Python: its span block (`store.blocks`) says which
 lines it is, and the file's bytes, read once, go to Rust with the windows' headers
-(`embed.static.static_embed_spans`). A window Rust leaves out (not ASCII, a `\\r`, bytes
+(`embed.static.static_embed_spans`, the files read there on every core, confined to the
+root as `repo.reader` reads them). A window Rust leaves out (not ASCII, a `\\r`, bytes
 changed since they were cut) and a row stored with its text take the general path
 (`blocks.raw`, `texts.embed_text`), as does a generation whose segments are not all blocks.
 """
@@ -25,13 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from maguyva.errors import CorruptIndexError, MaguyvaError
+from maguyva.errors import CorruptIndexError
 from maguyva.modalities.semantic.embed import ProviderIdentity
 from maguyva.modalities.semantic.embed.base import Embeddings
 from maguyva.modalities.semantic.embed.static import static_embed, static_embed_spans
 from maguyva.modalities.semantic.texts import embed_text
 from maguyva.model import Chunk
-from maguyva.repo.reader import read_bytes
 from maguyva.store import blocks
 from maguyva.store.chunks import decode_chunk_lines
 from maguyva.store.views import SegmentChunks, parse_rows
@@ -82,7 +82,7 @@ class RowSink:
 class _Batch:
     """Chunks waiting for one static call: spans of file contents, and texts."""
 
-    contents: list[bytes] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
     crcs: list[int] = field(default_factory=list)
     spans: list[tuple[int, int, int]] = field(default_factory=list)
     heads: list[str] = field(default_factory=list)
@@ -129,13 +129,13 @@ def build(chunks: Any, identity: ProviderIdentity, root: Path, sink_for: Callabl
             where, payload = stored
             for path, count, start, size in blocks.blocks(payload, where):
                 data = payload[start : start + size]
-                keys = _add_file(batch, path, count, data, where, offsets[path], root, identity)
+                keys = _add_file(batch, path, count, data, where, offsets[path], identity)
                 by_path[path] = keys
                 if len(batch) >= BATCH:
-                    _flush(batch, sink, limit, identity)
+                    _flush(batch, sink, limit, identity, root)
                     batch = _Batch()
                     progress("static", sink.filled, at)
-        _flush(batch, sink, limit, identity)
+        _flush(batch, sink, limit, identity, root)
         progress("static", sink.filled, at)
     finally:
         sink.close()
@@ -162,7 +162,7 @@ def _block_counts(chunks: Any) -> dict[str, int] | None:
 
 
 def _add_file(batch: _Batch, path: str, count: int, data: bytes, where: Path, first: int,
-              root: Path, identity: ProviderIdentity) -> list[str]:  # fmt: skip
+              identity: ProviderIdentity) -> list[str]:  # fmt: skip
     """One file's rows into `batch` (rows `first`.. in the static part); returns their ids in
     row order."""
     body, which, crc = blocks.parts(data, where)
@@ -179,8 +179,8 @@ def _add_file(batch: _Batch, path: str, count: int, data: bytes, where: Path, fi
             batch.text_at.append(rank[r])
             continue
         if file < 0:
-            file = len(batch.contents)
-            batch.contents.append(_content(root, path))
+            file = len(batch.paths)
+            batch.paths.append(path if _plain(path) else "")  # "": cut the general way
             batch.crcs.append(crc)
             batch.files.append((data, where))
         batch.spans.append((file, row["start_line"], row["end_line"]))
@@ -194,16 +194,17 @@ def _row(chunk: Chunk) -> dict[str, Any]:
     return {f: getattr(chunk, f) for f in Chunk.__dataclass_fields__}
 
 
-def _content(root: Path, path: str) -> bytes:
-    """The file's bytes from the work tree (Rust checks them against the block's CRC-32; a
-    file that cannot be read has its windows cut the general way)."""
+def _plain(path: str) -> bool:
+    """Can the path go to Rust as a string (not one with an undecodable byte escaped)?"""
     try:
-        return read_bytes(root, path)
-    except (OSError, MaguyvaError):
-        return b""
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
-def _flush(batch: _Batch, sink: RowSink, limit: int, identity: ProviderIdentity) -> None:
+def _flush(batch: _Batch, sink: RowSink, limit: int, identity: ProviderIdentity,
+           root: Path) -> None:  # fmt: skip
     if batch.spans:
 
         def texts_of(left: list[int]) -> list[str]:
@@ -219,8 +220,8 @@ def _flush(batch: _Batch, sink: RowSink, limit: int, identity: ProviderIdentity)
                 out.append(embed_text(Chunk(**filled[file][r]), identity))
             return out
 
-        got = static_embed_spans(batch.contents, batch.crcs, batch.spans, batch.heads, limit,
-                                 texts_of)  # fmt: skip
+        got = static_embed_spans(str(root), batch.paths, batch.crcs, batch.spans, batch.heads,
+                                 limit, texts_of)  # fmt: skip
         sink.put(batch.span_at, got)
     if batch.texts:
         sink.put(batch.text_at, static_embed(batch.texts))

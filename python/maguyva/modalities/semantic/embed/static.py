@@ -178,13 +178,14 @@ class StaticProvider(EmbeddingProvider):
             return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
         return self._finish(*self._pool(texts))
 
-    def embed_spans(self, contents: list[bytes], crcs: list[int],
+    def embed_spans(self, root: str, paths: list[str], crcs: list[int],
                     spans: list[tuple[int, int, int]], heads: list[str], max_chars: int,
                     texts_of: Callable[[list[int]], list[str]]) -> Embeddings:  # fmt: skip
-        """`embed` of texts cut from file contents (`_core.StaticTokenizer.pool_spans`: span
-        `i` is `heads[i]`, a newline, lines `start..end` of `contents[file]`, cut at
-        `max_chars`), never built as Python strings; the spans Rust leaves out (not ASCII,
-        a `\r`, bytes that are not the ones cut from) are embedded from `texts_of(indices)`."""
+        """`embed` of texts cut from the files `paths` under `root`, read and cut in Rust
+        (`_core.StaticTokenizer.pool_spans`: span `i` is `heads[i]`, a newline, lines
+        `start..end` of `paths[file]`, cut at `max_chars`), never built as Python strings;
+        the spans Rust leaves out (not ASCII, a `\r`, bytes that are not the ones cut from:
+        their CRC-32 is not `crcs[file]`) are embedded from `texts_of(indices)`."""
         table, _ = self._load()
         if not spans:
             return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
@@ -193,8 +194,8 @@ class StaticProvider(EmbeddingProvider):
             return self.embed(texts_of(list(range(len(spans)))), "document")
         limit = min(max_chars, self.max_length * CHARS_PER_TOKEN)
         pooled, tokens, left = native.pool_spans(table.table, table.scales, table.weights,
-                                                 contents, crcs, spans, heads, self.max_length,
-                                                 limit)  # fmt: skip
+                                                 root, paths, crcs, spans, heads,
+                                                 self.max_length, limit)  # fmt: skip
         if left:
             more, extra = self._pool(texts_of(left))
             pooled[left] = more
@@ -285,12 +286,12 @@ def shared_provider() -> StaticProvider:
         return _SHARED
 
 
-def static_embed_spans(contents: list[bytes], crcs: list[int], spans: list[tuple[int, int, int]],
-                       heads: list[str], max_chars: int,
+def static_embed_spans(root: str, paths: list[str], crcs: list[int],
+                       spans: list[tuple[int, int, int]], heads: list[str], max_chars: int,
                        texts_of: Callable[[list[int]], list[str]]) -> Embeddings:  # fmt: skip
-    """`static_embed` of texts cut from file contents (`StaticProvider.embed_spans`)."""
+    """`static_embed` of texts cut from files (`StaticProvider.embed_spans`)."""
     provider = shared_provider()
-    got = provider.embed_spans(contents, crcs, spans, heads, max_chars, texts_of)
+    got = provider.embed_spans(root, paths, crcs, spans, heads, max_chars, texts_of)
     return provider.check_result(got, len(spans))
 
 
