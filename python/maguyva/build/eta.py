@@ -22,6 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 SETTLE_S = 5.0
 """Seconds of a phase's measured rate that weigh as much as its prior (the blend's midpoint)."""
@@ -120,6 +121,20 @@ def first_build_steps(files: int, size: int, staged: bool, modalities: list[str]
             out.append(commit())
         out.append(Step("semantic", chunks * TEXTS_PER_CHUNK, PER_CHUNK["embed"], inner="embed"))
     return out
+
+
+def declare(phases: Any, files: dict[str, list[Any]], modalities: list[str],
+            config: dict[str, Any], staged: bool, first: bool) -> bool:  # fmt: skip
+    """Declare a first build's phases (`first_build_steps`) to `phases` (`build.phases`), for
+    the progress file's ETA; an update declares none. Returns `staged`, for the caller's
+    branch."""
+    if first:
+        from maguyva.build.staged import static_config
+
+        size = sum(int(r[0]) for r in files.values())
+        static = static_config(config) is not None
+        phases.expect(first_build_steps(len(files), size, staged, modalities, static))
+    return staged
 
 
 class BuildEta:

@@ -198,12 +198,8 @@ class Indexer:
         # only a build with nothing to do is a warm one: a modality built for the first
         # time (another configuration, a new model) still embeds everything
         warm = prepare and noop
-        stages = self._stages(current, rebuild, state, wanted)
-        if current is None or rebuild:  # the whole build's ETA sums the phases it runs
-            phases.expect(eta.first_build_steps(
-                len(state.files), sum(int(r[0]) for r in state.files.values()), stages, wanted,
-                staged.static_config(self.config) is not None))  # fmt: skip
-        if stages:
+        first, stages = current is None or rebuild, self._stages(current, rebuild, state, wanted)
+        if eta.declare(phases, state.files, wanted, self.config, stages, first):  # for its ETA
             summary = self._staged(state, changes, timings, wanted, phases)
         else:
             summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)
