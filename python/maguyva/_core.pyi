@@ -487,6 +487,27 @@ class StaticTokenizer:
     ) -> tuple[_np.ndarray, int]:
         """Tokenize each ASCII text and pool it as `static_pool` pools its ids, on every
         core: float32 (texts, dim) and the number of tokens pooled."""
+    def pool_spans(
+        self,
+        table: _np.ndarray,
+        scales: _np.ndarray,
+        weights: _np.ndarray,
+        root: str,
+        paths: list[str],
+        crcs: list[int],
+        spans: list[tuple[int, int, int]],
+        heads: list[str],
+        max_tokens: int,
+        max_bytes: int,
+    ) -> tuple[_np.ndarray, int, list[int]]:
+        """`pool` of texts cut from files, never built as Python strings: span `i`
+        `(file, start_line, end_line)` is `heads[i]` (none when empty), a newline, then
+        lines `start..=end` (split on `\n`) of `paths[file]` under `root`, read here on
+        every core as `repo.reader.read_bytes` reads (a regular file inside the root), cut
+        at `max_bytes`. A span whose file cannot be read, whose bytes do not have the CRC-32
+        `crcs[file]` or hold a `\r`, that lacks its lines, or whose cut is not ASCII gets a
+        zero row and is listed in the third result (the caller embeds it the general way).
+        Float32 (spans, dim), tokens pooled, spans left out."""
 
 def hamming_topk(
     queries: _np.ndarray,

@@ -143,6 +143,129 @@ pub fn pool_texts<S: AsRef<[u8]> + Sync>(
     Ok((out, tokens.into_inner()))
 }
 
+/// One text cut from a file's bytes (`pool_spans`): `head` (none when empty), a `\n`, then
+/// lines `start..=end` (numbered from 1, split on `\n` as `spans.file_lines` does) of
+/// `contents[file]`.
+pub struct SpanText<'a> {
+    pub file: usize,
+    pub start: u32,
+    pub end: u32,
+    pub head: &'a [u8],
+}
+
+/// Where each line of `content` starts, or None when the lines are not plain `\n` ones (a
+/// `\r` anywhere: the chunker then drops a trailing `\r` per line, not a byte range).
+fn line_starts(content: &[u8]) -> Option<Vec<usize>> {
+    if memchr::memchr(b'\r', content).is_some() {
+        return None;
+    }
+    let mut starts = Vec::with_capacity(content.len() / 32 + 1);
+    starts.push(0);
+    starts.extend(memchr::memchr_iter(b'\n', content).map(|at| at + 1));
+    if starts.last() == Some(&content.len()) {
+        starts.pop(); // `split("\n")`'s empty last piece, dropped
+    }
+    Some(starts)
+}
+
+/// Bytes of lines `start..=end` (from 1) joined by `\n`, or None when out of range.
+fn lines_of<'a>(content: &'a [u8], starts: &[usize], start: u32, end: u32) -> Option<&'a [u8]> {
+    let (s, e) = (start as usize, end as usize);
+    if s == 0 || e < s || e > starts.len() {
+        return None;
+    }
+    let stop = if e < starts.len() {
+        starts[e] - 1
+    } else {
+        content.len() - usize::from(content.last() == Some(&b'\n'))
+    };
+    Some(&content[starts[s - 1]..stop])
+}
+
+/// Tokenize and pool texts cut from file contents without building them in Python: each
+/// `spans[i]` is `head + "\n" + lines` cut to `max_bytes`, as the semantic build's
+/// `embed_text` and the static tier's cut make it. A text is left out (a zero row, its index
+/// in the third result, for the caller's general path) when its file's bytes do not have
+/// the CRC-32 `crcs[file]` the spans were cut from, hold a `\r`, its lines are out of
+/// range, or its cut is not ASCII. Returns `spans x dim` f32, the tokens pooled, the indices
+/// left out.
+pub fn pool_spans(
+    table: &Table<'_>,
+    wordpiece: &WordPiece,
+    contents: &[&[u8]],
+    crcs: &[u32],
+    spans: &[SpanText<'_>],
+    max_tokens: usize,
+    max_bytes: usize,
+) -> Result<(Vec<f32>, usize, Vec<usize>), CoreError> {
+    if wordpiece.max_id() >= table.vocab() {
+        return Err(CoreError::InvalidArgument(format!(
+            "static table: {} rows, the tokenizer has ids up to {}",
+            table.vocab(),
+            wordpiece.max_id()
+        )));
+    }
+    if crcs.len() != contents.len() {
+        return Err(CoreError::InvalidArgument(format!(
+            "{} contents and {} CRC-32s",
+            contents.len(),
+            crcs.len()
+        )));
+    }
+    if let Some(bad) = spans.iter().find(|s| s.file >= contents.len()) {
+        return Err(CoreError::InvalidArgument(format!(
+            "span of file {} outside the {} contents",
+            bad.file,
+            contents.len()
+        )));
+    }
+    let lines: Vec<Option<Vec<usize>>> = contents
+        .par_iter()
+        .zip(crcs.par_iter())
+        .map(|(c, &crc)| {
+            if crc32fast::hash(c) == crc {
+                line_starts(c)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let dim = table.dim;
+    let mut out = vec![0f32; spans.len() * dim];
+    let mut pooled = vec![false; spans.len()];
+    let tokens = AtomicUsize::new(0);
+    out.par_chunks_mut(dim)
+        .zip(pooled.par_iter_mut())
+        .zip(spans.par_iter())
+        .for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(ids, text), ((acc, ok), span)| {
+                let content = contents[span.file];
+                let Some(body) = lines[span.file]
+                    .as_deref()
+                    .and_then(|starts| lines_of(content, starts, span.start, span.end))
+                else {
+                    return;
+                };
+                text.clear();
+                if !span.head.is_empty() {
+                    text.extend_from_slice(span.head);
+                    text.push(b'\n');
+                }
+                text.extend_from_slice(body);
+                text.truncate(max_bytes);
+                if !text.is_ascii() || wordpiece.encode(text, max_tokens, ids).is_err() {
+                    return;
+                }
+                tokens.fetch_add(ids.len(), Ordering::Relaxed);
+                mean_into(table, ids, acc);
+                *ok = true;
+            },
+        );
+    let left = (0..spans.len()).filter(|&i| !pooled[i]).collect();
+    Ok((out, tokens.into_inner(), left))
+}
+
 /// The reference: the same mean, one element at a time in f64.
 pub fn pool_scalar(table: &Table<'_>, ids: &[u32], offsets: &[i64]) -> Result<Vec<f32>, CoreError> {
     let n = check(table, ids, offsets)?;
@@ -227,6 +350,50 @@ mod tests {
             "ids past the table"
         );
         assert!(pool_texts(&table, &wp, &["é"], 4).is_err(), "not ASCII");
+    }
+
+    #[test]
+    fn spans_pool_as_their_texts_do() {
+        let (rows, scales, weights) = table_data(6, 8);
+        let table = Table::new(&rows, 8, &scales, &weights).unwrap();
+        let vocab = ["[PAD]", "[UNK]", "a", "b", "##b", "("];
+        let wp = WordPiece::new(&vocab, 1, &[0], 100).unwrap();
+        let file: &[u8] = b"ab\nb (a\n\nbb\n";
+        let other: &[u8] = b"a\r\nb\n";
+        let odd: &[u8] = "a\n\u{e9}\nb".as_bytes(); // no trailing newline
+        let contents = [file, other, odd];
+        let crcs: Vec<u32> = contents.iter().map(|c| crc32fast::hash(c)).collect();
+        let span = |file, start, end, head: &'static str| SpanText {
+            file,
+            start,
+            end,
+            head: head.as_bytes(),
+        };
+        let spans = [
+            span(0, 1, 2, "h"),  // "h\nab\nb (a": 9 bytes, whole
+            span(0, 3, 4, ""),   // "\nbb"
+            span(0, 4, 5, "a"),  // past the last line
+            span(1, 1, 1, "a"),  // a file with \r
+            span(2, 3, 3, "b"),  // "b\nb", the last line without its newline
+            span(2, 1, 2, "a"),  // not ASCII
+            span(0, 1, 4, "bb"), // cut: "bb\nab\nb ("
+        ];
+        let (fast, tokens, left) =
+            pool_spans(&table, &wp, &contents, &crcs, &spans, 16, 9).unwrap();
+        assert_eq!(left, vec![2, 3, 5]);
+        let texts = ["h\nab\nb (a", "\nbb", "", "", "b\nb", "", "bb\nab\nb ("];
+        let (slow, want) = pool_texts(&table, &wp, &texts, 16).unwrap();
+        assert_eq!(fast, slow);
+        assert_eq!(tokens, want);
+        let mut bad = crcs.clone();
+        bad[0] ^= 1;
+        let (_, _, left) = pool_spans(&table, &wp, &contents, &bad, &spans, 16, 9).unwrap();
+        assert_eq!(
+            left,
+            vec![0, 1, 2, 3, 5, 6],
+            "the bytes are not the ones cut from"
+        );
+        assert!(pool_spans(&table, &wp, &contents, &crcs[..2], &spans, 16, 9).is_err());
     }
 
     #[test]

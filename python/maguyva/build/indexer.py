@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from maguyva.build import follow, staged
+from maguyva.build import eta, follow, staged
 from maguyva.build.extract_step import Extract, extract_changed, line_windows
 from maguyva.build.followups import embed_slices, follow_up, graph_follows, semantic_follows
 from maguyva.build.layout import (
@@ -198,7 +198,8 @@ class Indexer:
         # only a build with nothing to do is a warm one: a modality built for the first
         # time (another configuration, a new model) still embeds everything
         warm = prepare and noop
-        if self._stages(current, rebuild, state, wanted):
+        first, stages = current is None or rebuild, self._stages(current, rebuild, state, wanted)
+        if eta.declare(phases, state.files, wanted, self.config, stages, first):  # for its ETA
             summary = self._staged(state, changes, timings, wanted, phases)
         else:
             summary = self._build(current, state, changes, timings, wanted, phases, warm=warm)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 Progress = Callable[[str, int, int], None]
 
@@ -26,6 +27,15 @@ class Phases:
             self.progress(phase, done, total)
             if self.also is not None:
                 self.also(phase, done, total)
+
+    def expect(self, steps: list[Any]) -> None:
+        """The phases the build runs from here (`eta.first_build_steps`), for the progress
+        file's whole-build ETA."""
+        expect = getattr(self.also, "expect", None)
+        if expect is not None:
+            expect(steps)
+        elif isinstance(self.progress, Phases):
+            self.progress.expect(steps)
 
     def start(self, phase: str, total: int) -> None:
         self(phase, 0, total)

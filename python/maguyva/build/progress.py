@@ -185,10 +185,14 @@ class ProgressFile:
     (write aside, rename) at most every `interval_s` and at each commit. A reader tells a
     running build from a dead one by its `pid`; a kill -9 leaves the file saying "running"."""
 
-    def __init__(self, index_dir: Path, interval_s: float = 0.5) -> None:
+    def __init__(self, index_dir: Path, interval_s: float = 0.5,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        from maguyva.build.eta import BuildEta
+
         self.path = Path(index_dir) / PROGRESS_FILE
         self.interval_s = interval_s
-        self.clock = PhaseClock()
+        self.clock = PhaseClock(clock)
+        self.eta = BuildEta(clock=clock)  # the whole build's, for `maguyva status`
         self._last = 0.0
         self.state: dict[str, Any] = {"pid": os.getpid(), "started_at": time.time(),
                                       "state": "running", "phase": None, "generation": None}  # fmt: skip
@@ -197,12 +201,19 @@ class ProgressFile:
         self.clock.update(phase, done)
         rate = self.clock.rate(phase, done)
         eta = self.clock.eta(phase, done, total)
+        self.eta.update(phase, done, total)
+        left = self.eta.remaining()
         self.state.update(phase=phase, done=done, total=total,
                           rate=None if rate is None else round(rate, 2),
-                          eta_s=None if eta is None else round(eta, 1))  # fmt: skip
+                          eta_s=None if eta is None else round(eta, 1),
+                          build_eta_s=None if left is None else round(left, 1))  # fmt: skip
         now = time.monotonic()
         if now - self._last >= self.interval_s:
             self._write()
+
+    def expect(self, steps: list[Any]) -> None:
+        """The phases the build runs from here (`eta.first_build_steps`): its ETA sums them."""
+        self.eta.expect(steps)
 
     def committed(self, generation: int, semantic: dict[str, Any] | None) -> None:
         """A generation was committed: searchable now, with this semantic coverage."""
@@ -212,6 +223,8 @@ class ProgressFile:
     def finish(self, state: str) -> None:
         """The update ended: "done", or "stopped" (an error or Ctrl-C)."""
         self.state.update(state=state, finished_at=time.time())
+        if state == "done":
+            self.state["build_eta_s"] = 0.0
         self._write()
 
     def _write(self) -> None:
@@ -260,10 +273,13 @@ def _not_zombie(pid: int) -> bool:
 
 
 def describe_running(state: dict[str, Any]) -> str:
-    """`semantic: embed heads+bodies 1,234/5,000 (31/s, ETA 2m05s), pid 4242`."""
+    """`embed heads+bodies 1,234/5,000 (31.0/s, build ETA 2m05s), pid 4242`: the ETA is the
+    whole build's (`eta.BuildEta`) when the build wrote one, else the phase's."""
     done, total = int(state.get("done") or 0), int(state.get("total") or 0)
-    parts = [p for p in (f"{state['rate']:,.1f}/s" if state.get("rate") else None,
-                         f"ETA {_duration(state['eta_s'])}" if state.get("eta_s") else None) if p]  # fmt: skip
+    build = state.get("build_eta_s")
+    eta = (f"build ETA {_duration(build)}" if isinstance(build, (int, float)) else
+           f"ETA {_duration(state['eta_s'])}" if state.get("eta_s") else None)  # fmt: skip
+    parts = [p for p in (f"{state['rate']:,.1f}/s" if state.get("rate") else None, eta) if p]
     count = f"{done:,}/{total:,}" if total else f"{done:,}"
     return (f"{state.get('phase')} {count}" + (f" ({', '.join(parts)})" if parts else "")
             + f", pid {state.get('pid')}")  # fmt: skip

@@ -116,6 +116,11 @@ def _rows(payload: bytes) -> list[dict[str, Any]] | None:
     return rows if all(isinstance(r, dict) for r in rows) else None
 
 
+def parse_rows(payload: bytes) -> list[dict[str, Any]] | None:
+    """`_rows` for readers outside this module: every row of chunk lines in one parse."""
+    return _rows(payload)
+
+
 class SegmentChunks(Sequence[Chunk]):
     """Every chunk of a generation, read from its segment files one segment at a time.
 
@@ -158,6 +163,15 @@ class SegmentChunks(Sequence[Chunk]):
         paths = sorted(p for p in self._index if segment_of(p) == n)
         return b"".join(blocks.raw(self._files.sliced(p, self._index[p], "chunks"), where, texts)
                         for p in paths)  # fmt: skip
+
+    def stored(self, n: int) -> tuple[Path, bytes] | None:
+        """Segment `n`'s file and its verified payload as stored (blocks: a span's text left
+        out), or None when the segment is assembled from a delta's rows (an update's): for a
+        reader that cuts the spans' texts itself (`semantic.static_rows`)."""
+        if n in self._dirty and self._index is not None:
+            return None
+        where = self.gen_dir / segment_name(n, "chunks")
+        return where, sealed.read_sealed(where, "chunks", blocks.ROWS_VERSION)
 
     def segment(self, n: int) -> list[Chunk]:
         """The chunks of segment `n`, decoded (verified against the file's checksum)."""

@@ -7,6 +7,8 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+use rayon::prelude::*;
+use std::path::PathBuf;
 
 use super::errors::to_py;
 use crate::static_embed::{self, Table};
@@ -106,6 +108,76 @@ impl StaticTokenizer {
         Ok((
             PyArray1::from_vec(py, out).reshape([texts.len(), dim])?,
             tokens,
+        ))
+    }
+
+    /// Tokenize and pool texts cut from the files `paths` under `root`, read here on every
+    /// core (confined to the root) (`static_embed::pool_spans`): float32 (spans, dim), the tokens pooled, and the
+    /// spans left out (zero rows).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (table, scales, weights, root, paths, crcs, spans, heads, max_tokens, max_bytes))]
+    fn pool_spans<'py>(
+        &self,
+        py: Python<'py>,
+        table: PyReadonlyArray2<'py, i8>,
+        scales: PyReadonlyArray1<'py, f32>,
+        weights: PyReadonlyArray1<'py, f32>,
+        root: PathBuf,
+        paths: Vec<PyBackedStr>,
+        crcs: Vec<u32>,
+        spans: Vec<(usize, u32, u32)>,
+        heads: Vec<PyBackedStr>,
+        max_tokens: usize,
+        max_bytes: usize,
+    ) -> PyResult<(Bound<'py, PyArray2<f32>>, usize, Vec<usize>)> {
+        if heads.len() != spans.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} spans and {} heads",
+                spans.len(),
+                heads.len()
+            )));
+        }
+        let dim = table.shape()[1];
+        let rows = contiguous(&table, "table")?;
+        let scales = contiguous(&scales, "scales")?;
+        let weights = contiguous(&weights, "weights")?;
+        let names: Vec<&str> = paths.iter().map(|p| &**p).collect();
+        let cut: Vec<static_embed::SpanText<'_>> = spans
+            .iter()
+            .zip(&heads)
+            .map(|(&(file, start, end), head)| static_embed::SpanText {
+                file,
+                start,
+                end,
+                head: head.as_bytes(),
+            })
+            .collect();
+        let (out, tokens, left) = py
+            .detach(|| {
+                // read as `repo.reader.read_bytes` reads (`confined`); a file refused or gone
+                // is empty here: its CRC-32 differs and its spans are left out
+                let real = root.canonicalize().unwrap_or(root);
+                let contents: Vec<Vec<u8>> = names
+                    .par_iter()
+                    .map(|name| crate::confined::read_confined(&real, name).unwrap_or_default())
+                    .collect();
+                let bytes: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
+                let table = Table::new(rows, dim, scales, weights)?;
+                static_embed::pool_spans(
+                    &table,
+                    &self.inner,
+                    &bytes,
+                    &crcs,
+                    &cut,
+                    max_tokens,
+                    max_bytes,
+                )
+            })
+            .map_err(to_py)?;
+        Ok((
+            PyArray1::from_vec(py, out).reshape([spans.len(), dim])?,
+            tokens,
+            left,
         ))
     }
 }

@@ -34,12 +34,13 @@ from typing import Any
 import numpy as np
 
 from maguyva import _core
+from maguyva.modalities.semantic import static_rows
 from maguyva.modalities.semantic.embed import ProviderIdentity
+from maguyva.modalities.semantic.embed.base import Embeddings
 from maguyva.modalities.semantic.embed.local import DIM, MODEL_ID
 from maguyva.modalities.semantic.embed.static import static_embed, static_first
 from maguyva.modalities.semantic.rows import PathRows, link, write_segment
 from maguyva.modalities.semantic.segments import BASE, FORMAT_VERSION
-from maguyva.modalities.semantic.texts import embed_text
 
 log = logging.getLogger("maguyva.modalities.semantic.static_part")
 
@@ -87,19 +88,25 @@ def write(out: Path, previous: Path | None, pending: list[tuple[str, str]],
 def _save(out: Path, rows: list[tuple[str, str]], texts: list[str], progress: Any = None,
           kept: tuple[np.ndarray, np.ndarray] | None = None) -> int:  # fmt: skip
     """Write the static part of `rows` ([chunk id, path]): the first rows' codes and floats
-    from `kept`, the others' embedded from `texts` (one per row left)."""
-    results = []
-    for start in range(0, len(texts), BATCH):
-        results.append(static_embed(texts[start : start + BATCH]))
-        if progress is not None:
-            progress("static", min(len(texts), start + BATCH), len(texts))
-    codes = [kept[0]] if kept is not None else []
-    floats = [kept[1].astype(np.float32)] if kept is not None else []
-    codes = np.concatenate([*codes, *(r.codes for r in results)])
-    floats = np.concatenate([*floats, *(r.floats for r in results if r.floats is not None)])
-    assert len(floats) == len(codes) == len(rows)
-    np.save(out / FILES[0], np.ascontiguousarray(codes, dtype=np.uint8))
-    np.save(out / FILES[1], floats.astype(np.float16))
+    from `kept`, the others' embedded from `texts` (one per row left), a batch at a time
+    into their places (`static_rows.RowSink`: no float32 copy of every row)."""
+    sink = static_rows.RowSink(out / FILES[0], out / FILES[1], len(rows), DIM // 8, DIM)
+    try:
+        first = 0
+        if kept is not None:
+            first = len(kept[0])
+            for start in range(0, first, BATCH):
+                end = min(first, start + BATCH)
+                sink.put(list(range(start, end)), Embeddings(np.asarray(kept[0][start:end]),
+                                                             np.asarray(kept[1][start:end])))  # fmt: skip
+        for start in range(0, len(texts), BATCH):
+            got = static_embed(texts[start : start + BATCH])
+            sink.put(list(range(first + start, first + start + len(got.codes))), got)
+            if progress is not None:
+                progress("static", min(len(texts), start + BATCH), len(texts))
+    finally:
+        sink.close()
+    assert sink.filled == len(rows)
     (out / FILES[2]).write_text(json.dumps([list(r) for r in rows]), encoding="utf-8")
     return len(rows)
 
@@ -163,29 +170,31 @@ def pending_ids(meta: dict[str, Any], sem_dir: Path) -> set[str]:
 def build_only(ctx: Any, identity: ProviderIdentity) -> dict[str, Any]:
     """The semantic part of static rows alone (a staged first build, before its plan): an
     empty base segment listing every chunk pending (fsck and a later plan read it as any
-    other), a static row for each; returns the build report (`static_only`)."""
+    other), a static row for each, a batch at a time (`static_rows`: no text outlives its
+    batch); returns the build report (`static_only`)."""
     started = time.perf_counter()
     out = ctx.out_dir / "semantic"
     out.mkdir(parents=True, exist_ok=True)
-    by_path: dict[str, list[tuple[int, int, str]]] = {}
-    texts: dict[str, str] = {}
-    for chunk in ctx.chunks:
-        by_path.setdefault(chunk.path, []).append((chunk.start_line, chunk.end_line, chunk.id))
-        texts[chunk.id] = embed_text(chunk, identity)
-    placed = [(path, PathRows(BASE, 0, [], [], [], [key for *_, key in sorted(keys)], []))
-              for path, keys in sorted(by_path.items())]  # fmt: skip
-    rows = [(key, path) for path, pr in placed for key in pr.pending]
+    static = 0
+    by_path: list[tuple[str, list[str]]] = []
     planned = time.perf_counter()
-    static = _save(out, rows, [texts.pop(key) for key, _ in rows], ctx.progress) if rows else 0
+    if len(ctx.chunks):
+        made = static_rows.build(ctx.chunks, identity, Path(ctx.root), lambda n: static_rows.RowSink(
+            out / FILES[0], out / FILES[1], n, identity.width, identity.dim), ctx.progress)  # fmt: skip
+        by_path, static = made.by_path, made.static
+        rows = [[key, path] for path, keys in by_path for key in keys]
+        (out / FILES[2]).write_text(json.dumps(rows), encoding="utf-8")
+        del rows
+    placed = [(path, PathRows(BASE, 0, [], [], [], keys, [])) for path, keys in by_path]
     embedded = time.perf_counter()
     entries = write_segment(out, BASE, np.zeros((0, identity.width), np.uint8), None, placed)
     segments = [{"name": BASE, "rows": 0, "deleted": [], "entries": entries, "gone": [],
                  "floats": False}]  # fmt: skip
     report = {
         "provider": identity.to_dict(), "format": FORMAT_VERSION, "mode": "static_only",
-        "static_only": True, "layout": "base", "segments": 1, "chunks": len(rows),
-        "embedded": 0, "new": 0, "pending": len(rows), "partial": 0, "static": static,
-        "left": len(rows),  # at least: the plan may queue each chunk's head too
+        "static_only": True, "layout": "base", "segments": 1, "chunks": static,
+        "embedded": 0, "new": 0, "pending": static, "partial": 0, "static": static,
+        "left": static,  # at least: the plan may queue each chunk's head too
         "backlog_left": False, "excluded": {}, "duplicates": {}, "tokens": 0,
         "embed_seconds": 0.0, "error": None,
         "static_seconds": round(embedded - planned, 3),

@@ -20,6 +20,7 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -173,9 +174,37 @@ class StaticProvider(EmbeddingProvider):
 
     def embed(self, texts: list[str], input_type: InputType) -> Embeddings:
         """Codes and float vectors for `texts`; symmetric, `input_type` is unused."""
-        table, tokenizer = self._load()
         if not texts:
             return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
+        return self._finish(*self._pool(texts))
+
+    def embed_spans(self, root: str, paths: list[str], crcs: list[int],
+                    spans: list[tuple[int, int, int]], heads: list[str], max_chars: int,
+                    texts_of: Callable[[list[int]], list[str]]) -> Embeddings:  # fmt: skip
+        """`embed` of texts cut from the files `paths` under `root`, read and cut in Rust
+        (`_core.StaticTokenizer.pool_spans`: span `i` is `heads[i]`, a newline, lines
+        `start..end` of `paths[file]`, cut at `max_chars`), never built as Python strings;
+        the spans Rust leaves out (not ASCII, a `\r`, bytes that are not the ones cut from:
+        their CRC-32 is not `crcs[file]`) are embedded from `texts_of(indices)`."""
+        table, _ = self._load()
+        if not spans:
+            return Embeddings(np.zeros((0, DIM // 8), np.uint8), np.zeros((0, DIM), np.float32))
+        native = self._native if not table.meta.get("split_camel") else None
+        if native is None or not hasattr(native, "pool_spans"):
+            return self.embed(texts_of(list(range(len(spans)))), "document")
+        limit = min(max_chars, self.max_length * CHARS_PER_TOKEN)
+        pooled, tokens, left = native.pool_spans(table.table, table.scales, table.weights,
+                                                 root, paths, crcs, spans, heads,
+                                                 self.max_length, limit)  # fmt: skip
+        if left:
+            more, extra = self._pool(texts_of(left))
+            pooled[left] = more
+            tokens += extra
+        return self._finish(pooled, tokens)
+
+    def _pool(self, texts: list[str]) -> tuple[np.ndarray, int]:
+        """The pooled table rows of `texts` (before the map to 384 dims) and the tokens."""
+        table, tokenizer = self._load()
         # The tokenizer reads the whole text before truncating: cut first, at 8 characters per
         # token of the window (the semantic build's own cut; on 5,000 stdlib chunks it changed
         # no token ids and saved ~15 % of the tokenizer's CPU).
@@ -194,6 +223,11 @@ class StaticProvider(EmbeddingProvider):
             other = sorted(set(range(len(cut))) - set(plain))
             pooled[other], more = _encode_pool(table, tokenizer, [cut[i] for i in other])
             tokens += more
+        return pooled, tokens
+
+    def _finish(self, pooled: np.ndarray, tokens: int) -> Embeddings:
+        """The map to 384 dims, L2 normalisation and sign bits of pooled rows."""
+        table, _ = self._load()
         vectors = pooled @ table.proj + table.bias
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return Embeddings(binarize(vectors), vectors, tokens)
@@ -250,6 +284,15 @@ def shared_provider() -> StaticProvider:
         if _SHARED is None:
             _SHARED = StaticProvider()
         return _SHARED
+
+
+def static_embed_spans(root: str, paths: list[str], crcs: list[int],
+                       spans: list[tuple[int, int, int]], heads: list[str], max_chars: int,
+                       texts_of: Callable[[list[int]], list[str]]) -> Embeddings:  # fmt: skip
+    """`static_embed` of texts cut from files (`StaticProvider.embed_spans`)."""
+    provider = shared_provider()
+    got = provider.embed_spans(root, paths, crcs, spans, heads, max_chars, texts_of)
+    return provider.check_result(got, len(spans))
 
 
 def static_embed(texts: list[str]) -> Embeddings:
