@@ -9,8 +9,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from maguyva.modalities.semantic.segments import read_json
 from maguyva.modalities.structural import symbol_search
 from maguyva.modalities.structural.symbols import encode_segment, segment_name, segment_of
@@ -21,17 +19,19 @@ from maguyva.support import sealed
 
 
 def _on_its_inode(old: Path, new: Path, data: bytes) -> None:
-    """Delete `old` (its generation collected) and write `data` (as many bytes) at `new`, on
-    the inode it freed, with its mtime: the new file has the old one's identity."""
-    new.parent.mkdir(parents=True, exist_ok=True)  # first: a directory would take the inode
+    """Make `new` a file with `old`'s identity (device, inode, size, mtime) and the bytes
+    `data`, `old` gone: what a new file on a collected generation's freed inode can be (ext4
+    hands the inode to the next file at once). Done by moving `old` and rewriting it in place,
+    so it holds on any file system, whoever else creates files meanwhile."""
+    new.parent.mkdir(parents=True, exist_ok=True)
     st = os.stat(old)
     assert len(data) == st.st_size
-    old.unlink()
-    new.write_bytes(data)
+    os.rename(old, new)
+    with open(new, "r+b") as fh:
+        fh.write(data)
     os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
-    if os.stat(new).st_ino != st.st_ino:
-        pytest.skip("this file system did not give the new file the freed inode")
     assert identity(new) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    assert not old.exists() and new.read_bytes() == data
 
 
 def _same_size(make, words: list[str]) -> tuple[bytes, bytes, str, str]:
@@ -128,3 +128,34 @@ def test_a_symbol_segment_linked_into_the_next_generation_is_not_parsed_again(
     kept = symbol_search._load_segment(old_dir, m)
     os.link(old_dir / segment_name(m), new_dir / segment_name(m))
     assert symbol_search._load_segment(new_dir, m) is kept
+
+
+def test_a_chunk_segment_table_keeps_its_inode_and_other_entries_need_their_source(
+    tmp_path: Path,
+) -> None:
+    """A chunk segment's table holds its file open, so no new file can take its inode: the
+    identity alone says a link is the same file, even once the source is gone. A delta
+    payload (bytes, nothing held open) is carried only while its source is still a link."""
+    from durability_support import build, write_repo
+
+    from maguyva.store import chunks
+    from maguyva.store.generations import IndexDir
+
+    root = tmp_path / "repo"
+    write_repo(root)
+    build(root)
+    gen = IndexDir(root / ".maguyva").current(pin=False).path
+    store = chunks.SegmentedChunkStore(gen)
+    n = chunks.segment_of("pkg/core.py")
+    table = store._segment(n)
+    source = gen / chunks.CHUNKS_DIR / f"{n:02d}.jsonl"
+    assert table.fd is not None and store.by_path("pkg/core.py")
+    key = chunks._identity(source)
+    assert key is not None
+    link = tmp_path / "gen-next" / chunks.CHUNKS_DIR / source.name
+    link.parent.mkdir(parents=True)
+    os.link(source, link)
+    assert chunks._carries(source, link, key, b"payload")  # both links live
+    source.unlink()
+    assert chunks._carries(source, link, key, table)
+    assert not chunks._carries(source, link, key, b"payload")

@@ -11,6 +11,12 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+RENT = 0.22
+"""Building `AllNames` costs about what this many look-ups by name per symbol cost when each
+asks every segment: on the stdlib (25,769 symbols, 237 non-empty segments) ~7 ms to build and
+~0.3 ms a miss (1.3 µs per segment, 0.28 µs per symbol to build; load 5, 21:16 UTC), so a
+searcher builds it after ~24 look-ups there, after ~620 on the 722k-symbol kernel subset."""
+
 
 class AllNames:
     """The union of one searcher's segment tables: every lower-case name, sorted (exact and

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from maguyva.errors import CorruptIndexError, ModalityUnavailable
 from maguyva.modalities.protocol import RetrieverQuery
-from maguyva.modalities.structural.names import AllNames
+from maguyva.modalities.structural.names import RENT, AllNames
 from maguyva.modalities.structural.stems import forms
 from maguyva.modalities.structural.symbols import (
     _KIND_RANK,
@@ -238,7 +238,7 @@ class StructuralSearcher:
         self._folded = [s.folded for s in self._segs]
         self._sorted = [s.sorted_lower for s in self._segs]
         self._name_terms: list[dict[str, Ids]] | None = None  # `_name_tables`, on first use
-        self._all: AllNames | None = None  # `_all_names`, from the second look-up by name
+        self._all: AllNames | None = None  # `_all_names`, once the look-ups paid for it
         self._asked = 0
 
     def warm(self) -> None:
@@ -247,17 +247,17 @@ class StructuralSearcher:
         segments, which later generations share, so only changed segments build them again."""
         for seg in self._segs:
             seg.terms()
-        self._all_names(build=True)
 
-    def _all_names(self, build: bool = False) -> AllNames | None:
+    def _all_names(self) -> AllNames | None:
         """Every segment's names at once (`names.AllNames`), which says a name is nowhere
-        without asking each segment. Built on the second look-up by name (~7 ms on the stdlib
-        at load 5, a miss then costs microseconds instead of ~0.3 ms), so a searcher asked
-        once (a one-shot question) does not pay for it."""
+        without asking each segment. Built once the look-ups asked of every segment have cost
+        about what building it costs (`names.RENT`), so a searcher asked a few questions (a
+        one-shot question, a generation soon replaced) never pays for it, and one asked many
+        pays at most twice the cheaper of the two ways."""
         found = self._all
         if found is None:
             self._asked += 1
-            if build or self._asked >= 2:
+            if self._asked * len(self._segs) >= RENT * self._n:
                 found = self._all = AllNames(self._sorted, self._folded, self._name_tables)
         return found
 
