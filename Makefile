@@ -42,7 +42,7 @@ demo: setup-core  ## index a real repository and answer one query of each intent
 	@echo "[demo] indexing requests 2.32.3 and asking one question of each intent"
 	@$(PY) -m maguyva.interfaces.demo
 
-test-rust:  ## Rust unit tests of the core; then the binding layer built with its test profile (it has no Rust tests: tests/ drives it from Python)
+test-rust:  ## Rust unit tests of the core (no Python); then the binding layer's own (its zstd frames and built-in dictionaries; tests/ drives the rest from Python)
 	cargo test -q
 	cargo test -q --features python --lib py::
 

@@ -143,3 +143,27 @@ def test_content_that_is_not_what_the_spans_were_cut_from_is_logged(
     with caplog.at_level(logging.WARNING, logger="maguyva.store.spans"):
         assert spans.texts_of(gen, path, zlib.crc32(b"other bytes"), ranges) == want
     assert "changed while it was indexed" in caplog.text
+
+
+def test_a_long_lived_reader_says_each_file_once_per_generation_and_forgets_old_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The warm server reads generation after generation: each file whose content changed is
+    said once per generation, and only the last few generations' files are remembered (the
+    set of every one it ever said grew with each generation)."""
+    from maguyva.support.once import GROUPS
+
+    gens = [tmp_path / f"gen-{n:06d}" for n in range(3 * GROUPS)]
+
+    def said(gen: Path, path: str) -> bool:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="maguyva.store.spans"):
+            assert spans.texts_of(gen, path, zlib.crc32(b"gone"), [(1, 1)]) == [b'""']
+        return "changed while it was indexed" in caplog.text
+
+    for gen in gens:  # no text index, no root: the bytes the spans were cut from are gone
+        assert said(gen, "a.py") and said(gen, "b.py")
+        assert not said(gen, "a.py")
+    assert len(spans._WARNED) == 2 * GROUPS
+    assert said(gens[0], "a.py")  # forgotten with its generation
+    assert not said(gens[-1], "b.py")

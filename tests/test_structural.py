@@ -490,3 +490,41 @@ def test_best_tier_alone_gives_the_definitive_answer(stdlib_slice, tmp_path) -> 
                 full, declarations
             ), name
     assert skipped > 20  # the shortcut is taken, not only equal because never taken
+
+
+def test_the_all_names_shortcut_changes_no_answer(stdlib_slice, tmp_path, monkeypatch) -> None:
+    """Once a searcher has built `AllNames` (every segment's names at once), a name that is
+    nowhere is answered without asking each segment; every answer is the one asking every
+    segment gives: present names, their other cases and spellings, prefixes, qualified names,
+    and names made up from them (a suffix, a prefix, two joined)."""
+    extraction, chunks = stdlib_slice
+    symbol_build.build(tmp_path / "s", extraction, chunks)
+    names = sorted({d.name for ex in extraction.values() for d in ex.definitions})
+    rng = random.Random(8)
+    picked = rng.sample(names, 80)
+    made_up = [f"{n}_zqx" for n in picked[:20]] + [f"zqx{n}" for n in picked[20:40]]
+    made_up += [f"{a}{b.title()}Zq" for a, b in zip(picked[40:60], picked[60:80], strict=True)]
+    sample = [*picked, *made_up, *(n.upper() for n in picked[:10]), *(n[:4] for n in picked[:20]),
+              "header_encode", "HeaderEncode", "Message.get", "json.loads", "nowhere.loads",
+              "zz", "get_zz_absent"]  # fmt: skip
+
+    def answers() -> list:
+        searcher = symbol_search.load(tmp_path / "s")
+        out = []
+        for name in sample:
+            out.append(searcher.find_symbol(name, limit=20))
+            for intent in ("find_definition", "understand_code"):
+                out.append(searcher.search(q(name, intent=intent), 10))
+        return out
+
+    monkeypatch.setattr(symbol_search, "RENT", float("inf"))  # never built: every segment asked
+    asked = answers()
+    monkeypatch.setattr(symbol_search, "RENT", 0.0)  # built on the first look-up
+    assert answers() == asked
+    searcher = symbol_search.load(tmp_path / "s")
+    searcher.find_symbol("warm")
+    tables = searcher._all
+    assert tables is not None
+    nowhere = [n for n in made_up if not tables.has_prefix(n.lower())]
+    assert len(nowhere) > 40  # the shortcut is taken, not only equal because never taken
+    assert all(searcher.find_symbol(n) == [] for n in nowhere)

@@ -419,7 +419,7 @@ class Index:
     def indexed_files(self) -> dict[str, list[Any]]:
         """Root-relative path -> recorded state ([size, mtime_ns, digest]) of every file in the
         current generation."""
-        from maguyva.store.chunks import read_file_states
+        from maguyva.store.file_states import read_file_states
 
         engine = self.engine()
         states = read_file_states(engine.generation.path)

@@ -19,11 +19,20 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from maguyva.errors import CorruptIndexError, MaguyvaError
+from maguyva.errors import CorruptIndexError
 from maguyva.model import Chunk
 from maguyva.store import blocks, spans
+from maguyva.store.file_states import DELTA_KIND as DELTA_KIND
+from maguyva.store.file_states import FILES_DELTA as FILES_DELTA
+from maguyva.store.file_states import FILES_JSON as FILES_JSON
+from maguyva.store.file_states import apply_state_delta as apply_state_delta
+from maguyva.store.file_states import file_states as file_states
+from maguyva.store.file_states import read_delta
+from maguyva.store.file_states import read_file_states as read_file_states
+from maguyva.store.file_states import state_delta as state_delta
 from maguyva.store.generations import write_sealed
-from maguyva.support.sealed import read_packed_json, read_sealed, read_sealed_json
+from maguyva.store.identity import identity, may_serve
+from maguyva.support.sealed import read_sealed
 
 FILE_NAME = "chunks.jsonl"
 CHUNKS_DIR = "chunks"  # the indexer writes a generation's chunks as CHUNKS_DIR/NN.jsonl
@@ -45,62 +54,13 @@ def segment_of(path: str) -> int:
     return zlib.crc32(path.encode("utf-8", "surrogateescape")) % SEGMENTS
 
 
-FILES_JSON = "files.json"
-FILES_DELTA = "files-delta.json"
 DELTA_DIR = "delta"
-DELTA_KIND = "files_delta"
-"""The overlay of a generation written by a small update (indexer.py): its base segments and
-`files.json` are hard links to an earlier generation's; the rows of the files re-extracted
-since then live in `delta/<generation>.chunks.jsonl` and `.extract.json` (the segment formats),
-and `files-delta.json` says which: `index` maps each path whose rows are not in its base
-segment to `[chunk offset, bytes, count, extraction offset, bytes, delta number]`, or to null
-when the file left the index; `state` holds the file state's differences from the base."""
 
 
 def delta_file(number: int, kind: str) -> str:
     """Relative name of delta `number`'s chunk (`kind` "chunks") or extraction file."""
     suffix = "chunks.jsonl" if kind == "chunks" else "extract.json"
     return f"{DELTA_DIR}/{number:06d}.{suffix}"
-
-
-def read_delta(gen_dir: Path) -> dict[str, Any] | None:
-    """The generation's `files-delta.json` (verified), or None when it has none."""
-    path = Path(gen_dir) / FILES_DELTA
-    if not path.exists():
-        return None
-    data = read_sealed_json(path, DELTA_KIND)
-    if not isinstance(data, dict) or not isinstance(data.get("index"), dict):
-        raise CorruptIndexError(f"{path}: not a delta index")
-    return data
-
-
-_STATE_MAPS = ("files", "skipped", "dirs", "ignores")
-
-
-def state_delta(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """The differences of file state `new` from `base` (both `RepoState.to_json()` forms):
-    per map, the entries set (`set`) and removed (`del`); the scalars as they are."""
-    out: dict[str, Any] = {k: v for k, v in new.items() if k not in _STATE_MAPS}
-    for key in _STATE_MAPS:
-        old, now = base.get(key, {}), new.get(key, {})
-        out[key] = {
-            "set": {k: v for k, v in now.items() if k not in old or old[k] != v},
-            "del": sorted(k for k in old if k not in now),
-        }
-    return out
-
-
-def apply_state_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
-    """`base` with `delta` (from `state_delta`) applied; `base` is not changed."""
-    out = {**base, **{k: v for k, v in delta.items() if k not in _STATE_MAPS}}
-    for key in _STATE_MAPS:
-        merged = dict(base.get(key, {}))
-        change = delta.get(key) or {}
-        for k in change.get("del", ()):
-            merged.pop(k, None)
-        merged.update(change.get("set", {}))
-        out[key] = merged
-    return out
 
 
 def decode_chunk_lines(payload: bytes, where: Path) -> list[Chunk]:
@@ -190,20 +150,33 @@ class ChunkStore:
         return best
 
 
-_RECENT: dict[Path, dict[tuple[int, ...], Any]] = {}
-"""Per index directory, what the last opened `SegmentedChunkStore` decoded, by file identity
-(device, inode, size, mtime): the next generation hard-links its unchanged segments, so a
-reader opening it after an update takes them over instead of decoding them again."""
+_Decoded = dict[tuple[int, ...], tuple[Path, Any]]
+"""File identity (device, inode, size, mtime; -1 appended for a delta file) -> (the path it
+was decoded from, what was decoded)."""
+
+_RECENT: dict[Path, _Decoded] = {}
+"""Per index directory, what the last opened `SegmentedChunkStore` decoded, by file identity:
+the next generation hard-links its unchanged segments, so a reader opening it after an update
+takes them over instead of decoding them again (`_carries` says when that is safe)."""
 _RECENT_LOCK = threading.Lock()
 _RECENT_MAX = 4  # index directories
 
 
 def _identity(path: Path) -> tuple[int, ...] | None:
     try:
-        st = os.stat(path)
+        return identity(path)
     except FileNotFoundError:
         return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _carries(source: Path, path: Path, key: tuple[int, ...], value: Any) -> bool:
+    """May what was decoded from `source` (identity `key`) serve `path`, another generation's
+    file of that identity? A segment table holding its file open keeps the inode from being
+    reused, so the identity alone proves it is the same file; anything else (a delta file's
+    payload, a segment decoded whole) needs `source` to still be a link of it."""
+    if isinstance(value, _SegmentRows) and value.fd is not None:
+        return True
+    return may_serve(source, path, (key[0], key[1], key[2], key[3]))
 
 
 _PATH_AT_LINE_START = re.compile(rb'\{"id": "[^"\\\n]*", "path": ("(?:[^"\\\n]|\\.)*")')
@@ -365,8 +338,8 @@ class SegmentedChunkStore:
         self._raw: OrderedDict[str, _Parts] = OrderedDict()  # path -> its rows (`_parts`)
         self._records: OrderedDict[tuple[str, str], Chunk | None] = OrderedDict()
         self._lock = threading.Lock()
-        self._decoded: dict[tuple[int, ...], Any] = {}
-        self._inherited: dict[tuple[int, ...], Any] = {}
+        self._decoded: _Decoded = {}  # what this generation's files decoded to (or took over)
+        self._inherited: _Decoded = {}  # the last store's, taken over only by `_carries`
         if inherit:
             with _RECENT_LOCK:
                 self._inherited = _RECENT.pop(self.gen_dir.parent, {})
@@ -376,23 +349,28 @@ class SegmentedChunkStore:
             # what this generation shares with the last one is carried over now, not on first
             # use: a warmed store's tables survive any number of reopens (the rest is dropped)
             if self._inherited:
-                mine = {_identity(self.gen_dir / CHUNKS_DIR / f"{n:02d}.jsonl")
-                        for n in range(SEGMENTS)}  # fmt: skip
+                mine = {k: p for n in range(SEGMENTS)
+                        if (k := _identity(p := self._where(n)))}  # fmt: skip
                 numbers = {e[5] for e in self._overrides.values() if e is not None}
-                mine |= {(*k, -1) for n in numbers
-                         if (k := _identity(self.gen_dir / delta_file(n, "chunks")))}  # fmt: skip
-                self._decoded.update({k: v for k, v in self._inherited.items() if k in mine})
+                mine |= {(*k, -1): p for n in numbers
+                         if (k := _identity(p := self.gen_dir / delta_file(n, "chunks")))}  # fmt: skip
+                for key, (source, value) in self._inherited.items():
+                    path = mine.get(key)
+                    if path is not None and _carries(source, path, key, value):
+                        self._decoded[key] = (path, value)
 
-    def _reuse(self, key: tuple[int, ...] | None, make: Any) -> Any:
+    def _reuse(self, path: Path, key: tuple[int, ...] | None, make: Any) -> Any:
+        """What `path` (identity `key`) decodes to: decoded by this store or taken over from
+        the last one when `_carries` allows, else `make()`."""
         if key is None:
             return make()
-        got = self._decoded.get(key)
+        got = self._decoded.get(key)  # this generation's files: one identity, one file
         if got is None:
-            got = self._inherited.get(key)
-            if got is None:
-                got = make()
+            old = self._inherited.get(key)
+            got = old if old is not None and _carries(old[0], path, key, old[1]) else None
+            got = (path, got[1] if got is not None else make())
             self._decoded[key] = got
-        return got
+        return got[1]
 
     def _where(self, n: int) -> Path:
         """Segment `n`'s file in this store's generation: what every read of its rows names
@@ -404,7 +382,7 @@ class SegmentedChunkStore:
             rows = self._segments.get(n)
             if rows is None:
                 path = self._where(n)
-                rows = self._reuse(_identity(path), lambda: _SegmentRows(path))
+                rows = self._reuse(path, _identity(path), lambda: _SegmentRows(path))
                 self._segments[n] = rows
             return rows
 
@@ -414,7 +392,8 @@ class SegmentedChunkStore:
         key = _identity(path)
         if key is None:
             raise CorruptIndexError(f"{path}: missing")
-        return self._reuse((*key, -1), lambda: read_sealed(path, "chunks", blocks.ROWS_VERSION))
+        return self._reuse(path, (*key, -1),
+                           lambda: read_sealed(path, "chunks", blocks.ROWS_VERSION))  # fmt: skip
 
     def _delta_rows(self, path: str, entry: list[int]) -> ChunkStore:
         where = self.gen_dir / delta_file(entry[5], "chunks")
@@ -563,37 +542,3 @@ class SegmentedChunkStore:
     def enclosing(self, path: str, line: int) -> Chunk | None:
         store = self._store(path)
         return store.enclosing(path, line) if store is not None else None
-
-
-_BASE_FILES: dict[Path, tuple[tuple[int, ...], dict[str, list[Any]]]] = {}
-"""Per index directory, the last decoded `files.json` file map, by file identity: a
-generation written by a small update hard-links its predecessor's, so a reader opening it
-decodes only the small `files-delta.json`."""
-
-
-def read_file_states(gen_dir: Path) -> dict[str, list[Any]]:
-    """path -> [size, mtime_ns, digest] of a generation's indexed files ({} if unreadable)."""
-    path = Path(gen_dir) / FILES_JSON
-    try:
-        st = os.stat(path)
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        cached = _BASE_FILES.get(Path(gen_dir).parent)
-        if cached is not None and cached[0] == key:
-            files = cached[1]
-        else:
-            files = read_packed_json(path, "files")["state"]["files"]
-            _BASE_FILES.pop(Path(gen_dir).parent, None)
-            _BASE_FILES[Path(gen_dir).parent] = (key, files)
-            while len(_BASE_FILES) > 4:
-                _BASE_FILES.pop(next(iter(_BASE_FILES)))
-        delta = read_delta(gen_dir)
-        if delta is None:
-            return dict(files)
-        change = delta["state"]["files"]
-        out = dict(files)
-        for p in change["del"]:
-            out.pop(p, None)
-        out.update(change["set"])
-        return out
-    except (OSError, MaguyvaError, KeyError, TypeError):
-        return {}

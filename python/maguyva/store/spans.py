@@ -34,6 +34,7 @@ from maguyva import _core
 from maguyva.errors import CorruptIndexError, MaguyvaError
 from maguyva.extract.chunks import source_lines
 from maguyva.support import sealed
+from maguyva.support.once import OncePer
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ _ROOTS: OrderedDict[Path, Path] = OrderedDict()
 _INDEXES: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 """(text directory, identity of its segment list) -> the opened `_core.TextIndex`."""
 _LOCK = threading.Lock()
-_WARNED: set[tuple[str, str]] = set()
+_WARNED = OncePer()
+"""Per generation directory (the last few), the files whose changed content was said."""
 
 
 def register_root(gen_dir: Path, root: Path) -> None:
@@ -231,8 +233,7 @@ def texts_of(gen_dir: Path, path: str, crc: int, ranges: list[tuple[int, int]]) 
     data = _from_root(gen_dir, path)
     if data is not None and zlib.crc32(data) == crc:
         return _cut(data, ranges)
-    if (str(gen_dir), path) not in _WARNED:
-        _WARNED.add((str(gen_dir), path))
+    if _WARNED.first(str(gen_dir), path):
         log.warning("chunks of %s: the stored content is not the one they were cut from (the "
                     "file changed while it was indexed); the next update re-extracts it",
                     path)  # fmt: skip

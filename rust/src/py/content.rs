@@ -146,3 +146,66 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(zstd_decompress, m)?)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows as the store writes them (a chunk record, a few times over).
+    fn rows() -> Vec<u8> {
+        let record = br#"{"id": "3f1c", "path": "pkg/core.py", "start_line": 12, "end_line": 30, "kind": "function", "names": ["parse_config"], "text": "def parse_config(text):\n    return dict(line.split('=', 1) for line in text.splitlines())"}"#;
+        let mut out = Vec::new();
+        for _ in 0..8 {
+            out.extend_from_slice(record);
+            out.push(b'\n');
+        }
+        out
+    }
+
+    #[test]
+    fn each_dictionary_names_its_own_id_and_its_frames_read_back() {
+        let data = rows();
+        for (i, (name, id, bytes)) in DICTIONARIES.iter().enumerate() {
+            // the table's id is the one the dictionary writes into every frame
+            assert_eq!(
+                zstd::zstd_safe::get_dict_id_from_dict(bytes).map(|d| d.get()),
+                Some(*id),
+                "{name}"
+            );
+            let frame = compress(&data, 3, i + 1).expect("compresses");
+            assert_eq!(
+                zstd::zstd_safe::get_dict_id_from_frame(&frame).map(|d| d.get()),
+                Some(*id)
+            );
+            assert_eq!(decompress(&frame, data.len()).expect("decompresses"), data);
+        }
+        let plain = compress(&data, 3, 0).expect("compresses");
+        assert_eq!(zstd::zstd_safe::get_dict_id_from_frame(&plain), None);
+        assert_eq!(decompress(&plain, data.len()).expect("decompresses"), data);
+    }
+
+    #[test]
+    fn a_frame_of_an_unknown_dictionary_is_an_error() {
+        let data = rows();
+        let mut frame = compress(&data, 3, 1).expect("compresses");
+        // the frame header: magic (4 bytes), descriptor, then the dictionary id (4 bytes
+        // little-endian when the descriptor's two low bits say 3)
+        assert_eq!(frame[4] & 3, 3, "a four-byte dictionary id");
+        let at = 5 + usize::from(frame[4] & 0x20 == 0); // a window byte unless single segment
+        frame[at..at + 4].copy_from_slice(&0x4D47_0FFFu32.to_le_bytes());
+        let err = decompress(&frame, data.len()).expect_err("refused");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("does not have"), "{err}");
+    }
+
+    #[test]
+    fn a_damaged_frame_is_an_error_not_other_rows() {
+        let data = rows();
+        for slot in 0..=DICTIONARIES.len() {
+            let mut frame = compress(&data, 3, slot).expect("compresses");
+            let last = frame.len() - 1; // the content checksum's last byte
+            frame[last] ^= 0x55;
+            assert!(decompress(&frame, data.len()).is_err(), "slot {slot}");
+        }
+    }
+}

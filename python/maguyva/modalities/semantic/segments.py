@@ -4,7 +4,6 @@ the format check, and reading a segment's files (decoded once, memory-mapped).""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 
 from maguyva.errors import CorruptIndexError, IndexVersionError
 from maguyva.modalities.semantic.embed import ProviderIdentity
+from maguyva.store.identity import identity, may_serve
 
 FORMAT_VERSION = 2
 """1: codes.npy + floats.npy (float16) + ids.json + meta.json; later additions that older
@@ -64,7 +64,8 @@ def check_format(d: Path, meta: dict[str, Any]) -> None:
         raise CorruptIndexError(f"{d}: unknown semantic format {fmt!r}")
 
 
-_READ_CACHE: OrderedDict[tuple[str, int, int, int, int], Any] = OrderedDict()
+_READ_CACHE: OrderedDict[tuple[int, int, int, int], tuple[Path, Any]] = OrderedDict()
+"""File identity -> (the path it was last found at, its decoded JSON)."""
 _READ_CACHE_SIZE = 64  # files: a base and up to 8 deltas of a few indexes, 3 files each
 _read_lock = threading.Lock()
 
@@ -72,16 +73,18 @@ _read_lock = threading.Lock()
 def read_json(path: Path) -> Any:
     """A segment's JSON file, decoded once per file (segment files are immutable and shared
     by hard links between generations: a reader reopening a new generation decodes only the
-    new delta's, not the base's ids again)."""
-    st = os.stat(path)
-    key = (path.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    new delta's, not the base's ids again; `may_serve` says when a link is the same file)."""
+    key = identity(path)
     with _read_lock:
-        if key in _READ_CACHE:
+        got = _READ_CACHE.get(key)
+    if got is not None and may_serve(got[0], path, key):
+        with _read_lock:
+            _READ_CACHE[key] = (path, got[1])
             _READ_CACHE.move_to_end(key)
-            return _READ_CACHE[key]
+        return got[1]
     value = json.loads(path.read_bytes())
     with _read_lock:
-        _READ_CACHE[key] = value
+        _READ_CACHE[key] = (path, value)
         while len(_READ_CACHE) > _READ_CACHE_SIZE:
             _READ_CACHE.popitem(last=False)
     return value

@@ -33,6 +33,7 @@ from maguyva.modalities.structural.symbols import (
 from maguyva.model import Chunk
 from maguyva.store.chunks import ChunkStore
 from maguyva.store.chunks import segment_of as chunk_segment_of
+from maguyva.store.identity import may_serve
 from maguyva.support import sealed
 
 
@@ -198,18 +199,20 @@ def _reuse(out: Path, previous: Path, changes: Any) -> _Plan:
     return _Plan(counts, decoded, gone, touched)
 
 
-_WRITTEN: OrderedDict[tuple[Any, ...], dict[str, Rows]] = OrderedDict()
-"""The rows of the last segments this process wrote, by file identity: a long-running writer
-updating the same file again finds its segment's rows here instead of decoding them."""
+_WRITTEN: OrderedDict[tuple[Any, ...], tuple[Path, dict[str, Rows]]] = OrderedDict()
+"""The rows of the last segments this process wrote, by file identity (with the path written:
+`may_serve`): a long-running writer updating the same file again finds its segment's rows
+here instead of decoding them."""
 _WRITTEN_MAX = 8
 
 
 def _previous_rows(previous: Path, m: int) -> dict[str, Rows]:
     """Segment `m` of the previous generation, as path -> rows (a copy: the caller edits it)."""
-    key = _identity(previous / segment_name(m))
-    rows = _WRITTEN.get(key)
-    if rows is not None:
-        return dict(rows)
+    path = previous / segment_name(m)
+    key = _identity(path)
+    got = _WRITTEN.get(key)
+    if got is not None and may_serve(got[0], path, key):
+        return dict(got[1])
     return decode_rows(read_segment(previous, m))
 
 
@@ -218,7 +221,7 @@ def _remember(out: Path, m: int, files: dict[str, Rows]) -> None:
         key = _identity(out / segment_name(m))
     except OSError:
         return
-    _WRITTEN[key] = files
+    _WRITTEN[key] = (out / segment_name(m), files)
     while len(_WRITTEN) > _WRITTEN_MAX:
         _WRITTEN.popitem(last=False)
 

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from maguyva.errors import CorruptIndexError, ModalityUnavailable
 from maguyva.modalities.protocol import RetrieverQuery
+from maguyva.modalities.structural.names import RENT, AllNames
 from maguyva.modalities.structural.stems import forms
 from maguyva.modalities.structural.symbols import (
     _KIND_RANK,
@@ -48,6 +49,7 @@ from maguyva.modalities.structural.symbols import (
     subtokens,
 )
 from maguyva.model import Hit
+from maguyva.store.identity import may_serve
 
 FORM_WEIGHT = 0.75
 """What a question word's other form (`stems.forms`: "floats" as `float`) scores, as a share
@@ -63,9 +65,10 @@ class _Segment:
     and doc-word tables (natural-language questions, multi-word names) on first use."""
 
     __slots__ = ("__weakref__", "_doc_terms", "_name_terms", "c", "exact", "folded", "lower",
-                 "n", "paths", "sorted_lower")  # fmt: skip
+                 "n", "paths", "sorted_lower", "source")  # fmt: skip
 
-    def __init__(self, paths: list[str], cols: dict[str, list[Any]]) -> None:
+    def __init__(self, paths: list[str], cols: dict[str, list[Any]], source: str = "") -> None:
+        self.source = source  # the segment file last found to be this one (`may_serve`)
         # Immutable from here: tuples, which the cyclic collector stops tracking (see below).
         self.paths = tuple(paths)
         self.c = {name: tuple(col) for name, col in cols.items()}
@@ -150,22 +153,26 @@ _RECENT_MAX = 4
 
 
 def _load_segment(directory: Path, m: int) -> _Segment:
+    """Segment `m` of `directory`, parsed, or the one parsed from a link of the same file
+    (another generation's: `may_serve`, so a new file on a collected one's inode is parsed)."""
+    where = os.path.join(directory, segment_name(m))
     try:
-        key = _identity(os.path.join(directory, segment_name(m)))
+        key = _identity(where)
     except OSError as exc:
         raise CorruptIndexError(
             f"{directory / segment_name(m)}: unreadable symbol segment ({exc})"
         ) from exc
     with _CACHE_LOCK:
         found = _CACHE.get(key)
-    if found is not None:
+    if found is not None and may_serve(found.source, where, key):
+        found.source = where  # the next generation's link is checked against this one
         return found
     path = directory / segment_name(m)
     payload = read_segment(directory, m)
     problems = _segment_problems(payload, m)
     if problems:
         raise CorruptIndexError(f"{path}: {problems[0]}")
-    segment = _Segment(payload["paths"], payload["columns"])
+    segment = _Segment(payload["paths"], payload["columns"], where)
     with _CACHE_LOCK:
         _CACHE[key] = segment
     return segment
@@ -231,6 +238,8 @@ class StructuralSearcher:
         self._folded = [s.folded for s in self._segs]
         self._sorted = [s.sorted_lower for s in self._segs]
         self._name_terms: list[dict[str, Ids]] | None = None  # `_name_tables`, on first use
+        self._all: AllNames | None = None  # `_all_names`, once the look-ups paid for it
+        self._asked = 0
 
     def warm(self) -> None:
         """Build every segment's sub-token and doc-word tables now (otherwise the first
@@ -238,6 +247,19 @@ class StructuralSearcher:
         segments, which later generations share, so only changed segments build them again."""
         for seg in self._segs:
             seg.terms()
+
+    def _all_names(self) -> AllNames | None:
+        """Every segment's names at once (`names.AllNames`), which says a name is nowhere
+        without asking each segment. Built once the look-ups asked of every segment have cost
+        about what building it costs (`names.RENT`), so a searcher asked a few questions (a
+        one-shot question, a generation soon replaced) never pays for it, and one asked many
+        pays at most twice the cheaper of the two ways."""
+        found = self._all
+        if found is None:
+            self._asked += 1
+            if self._asked * len(self._segs) >= RENT * self._n:
+                found = self._all = AllNames(self._sorted, self._folded, self._name_tables)
+        return found
 
     @classmethod
     def from_columns(cls, paths: list[str], cols: dict[str, list[Any]]) -> StructuralSearcher:
@@ -317,12 +339,17 @@ class StructuralSearcher:
 
         low = name.lower()
         folded = fold(name)
+        names = self._all_names()  # None: ask every segment, as for the first look-up
+        held = names is None or names.has_lower(low)
         # One C-level pass over the segments per table (`map`, `compress`): Python runs only
         # for the segments that hold the name (a loop over the 256 segments was most of a
-        # definition question's cost).
-        for tier, (tables, key) in enumerate(
-            ((self._exact, name), (self._lower, low), (self._folded, folded))
-        ):
+        # definition question's cost); a table no segment holds the key in is not asked.
+        for tier, (tables, key, asked) in enumerate(
+            ((self._exact, name, held), (self._lower, low, held),
+             (self._folded, folded, names is None or names.has_folded(folded)))
+        ):  # fmt: skip
+            if not asked:
+                continue
             found = list(map(operator.methodcaller("get", key), tables))
             for s in itertools.compress(itertools.count(), found):
                 offer(s, found[s], tier)
@@ -330,7 +357,7 @@ class StructuralSearcher:
             not qualifier or self._qualifier_match(s, i, qualifier) is not None for s, i in tiers
         ):
             return self._ranked(tiers, qualifier, kind)
-        if len(low) >= 3:
+        if len(low) >= 3 and (names is None or names.has_prefix(low)):
             taken, last = 0, None
             runs = [_prefixed(self._sorted[s], low, s, at) for s, at in self._prefix_runs(low)]
             for key, s in heapq.merge(*runs):
@@ -342,7 +369,7 @@ class StructuralSearcher:
                 offer(s, self._segs[s].lower[key], 3)
         if len(tiers) < 50:
             toks = subtokens(name)
-            if len(toks) >= 2:
+            if len(toks) >= 2 and (names is None or names.has_tokens(toks)):
                 tables = self._name_tables()
                 firsts = list(map(operator.methodcaller("get", toks[0]), tables))
                 for s in itertools.compress(itertools.count(), firsts):
