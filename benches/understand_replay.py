@@ -70,14 +70,6 @@ def _patched(obj: Any, name: str, value: Any) -> Iterator[None]:
         setattr(obj, name, old)
 
 
-@contextmanager
-def _both(*managers: Any) -> Iterator[None]:
-    with ExitStack() as stack:
-        for manager in managers:
-            stack.enter_context(manager)
-        yield
-
-
 def _weights(**w: float) -> Callable[[], Any]:
     def variant() -> Any:
         profile = {**routing.WEIGHTS["understand_code"], **w}
@@ -99,10 +91,8 @@ def _file_centrality(pick: str) -> Callable[[], Any]:
     def variant() -> Any:
         real = Engine._centrality
 
-        def centrality(
-            self: Engine, lists: dict[str, list[Any]], files: bool = False
-        ) -> dict[str, float]:
-            values = real(self, lists, pick != "path")
+        def centrality(self: Engine, lists: dict[str, list[Any]]) -> dict[str, float]:
+            values = real(self, lists)
             if pick == "none":
                 return {}
             paths = {h.path for hits in lists.values() for h in hits}
@@ -128,17 +118,8 @@ def _file_centrality(pick: str) -> Callable[[], Any]:
     return variant
 
 
-_REAL_CENTRALITY = Engine._centrality
-
-
-def _chunk_centrality(self: Engine, lists: dict[str, list[Any]], files: bool = False) -> Any:
-    """main's boost: each chunk by its own centrality, the file by its shown chunk's."""
-    return _REAL_CENTRALITY(self, lists, False)
-
-
 VARIANTS: dict[str, Callable[[], Any]] = {
     "lines50": lambda: _patched(carry, "MAX_IMPL_LINES", 50),
-    "chunkc": lambda: _patched(Engine, "_centrality", _chunk_centrality),
     "pathc": _file_centrality("path"),
     "firstc": _file_centrality("first"),
     "minc": _file_centrality("min"),

@@ -17,13 +17,9 @@ SPEC_WEIGHTS = {
 }
 
 
-MEASURED_WEIGHTS = {"understand_code": (0.5, 0.3, 0.1, 0.1)}  # docs/eval-rust-ts-3.md
-
-
 @pytest.mark.parametrize("intent", list(SPEC_WEIGHTS))
 def test_weight_profiles_match_spec(intent: str):
-    """The spec's priors, but where a held-out measurement changed a default."""
-    semantic, text, structural, graph = MEASURED_WEIGHTS.get(intent, SPEC_WEIGHTS[intent])
+    semantic, text, structural, graph = SPEC_WEIGHTS[intent]
     assert WEIGHTS[intent] == {
         "semantic": semantic, "text": text, "structural": structural, "graph": graph,
     }  # fmt: skip

@@ -23,16 +23,12 @@ if TYPE_CHECKING:
 WEIGHTS: dict[str, dict[str, float]] = {
     "find_definition": {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1},
     "find_references": {"semantic": 0.1, "text": 0.2, "structural": 0.2, "graph": 0.5},
-    "understand_code": {"semantic": 0.5, "text": 0.3, "structural": 0.1, "graph": 0.1},
+    "understand_code": {"semantic": 0.5, "text": 0.2, "structural": 0.2, "graph": 0.1},
     "find_similar": {"semantic": 0.4, "text": 0.3, "structural": 0.2, "graph": 0.1},
     "impact_analysis": {"semantic": 0.1, "text": 0.1, "structural": 0.1, "graph": 0.7},
     "exact_match": {"semantic": 0.0, "text": 0.9, "structural": 0.1, "graph": 0.0},
 }
-"""Default weight profile per intent (modality -> weight): SPEC.md's priors, but understand_code's
-text 0.3 / structural 0.1 (the spec's 0.2 / 0.2). Fused on file evidence, text's first hit is
-the right file as often as semantic's on the Rust and TypeScript sets, and the structural list
-(question words in symbol names) lifts hub files; chosen on the tune halves of
-docs/eval-rust-ts.md's sets, held-out and blind halves measured after (docs/eval-rust-ts-3.md)."""
+"""Default weight profile per intent (modality -> weight)."""
 
 COST_ORDER: tuple[str, ...] = ("text", "structural", "graph", "semantic")
 """Cheapest first; breaks ties between equal weights in the `default` preset."""
