@@ -1,15 +1,17 @@
 """understand_code per question with the retrievers' lists computed once, variants replayed.
 
     .venv/bin/python benches/understand_replay.py ROOT IDX SET.jsonl [SET.jsonl ...] \
-        [--variants base,VARIANT,...] [--lists]
+        [--variants base,pathc+t3s1,...] [--all] [--lists] [--fresh structural]
 
 Every understand_code question of the sets is asked once through the real `Engine.search`;
 each modality's list is cached (by modality and question) and every later ask of a variant
-gets a copy of it, so a variant costs the fusion and presentation only. Printed per variant:
+gets a copy of it, so a variant costs the fusion and presentation only (`--fresh` names the
+modalities a variant changes, which are asked again). Printed per variant (`a+b`: both):
 file MRR of the tune half, the held-out half and the blind questions (`-blind-` in the id),
-then the first right file's rank per question (tune questions only, unless `--all`). With `--lists`, each question's right-file rank
-in every retriever's list (by file) and its fused rank. The variants are named in `VARIANTS`
-(docs/eval-rust-ts-3.md says which were measured).
+then the first right file's rank per question; tune questions only, unless `--all`. With
+`--lists`, each question's right-file rank in every retriever's list (by file) and its fused
+rank. The variants are named in `VARIANTS` (docs/eval-rust-ts-2.md, branch undpy5, says
+what each measured).
 """
 
 from __future__ import annotations

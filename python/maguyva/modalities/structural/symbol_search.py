@@ -3,7 +3,7 @@ searcher that answers exact, case-insensitive, sub-token, prefix and qualified l
 
 Ranking, best first: how well the name matches (exact > case-insensitive > same sub-tokens >
 prefix > contains the sub-tokens), the kind asked for, definitions above declarations and
-re-exports, implementation above tests, first-party above vendored code, types and functions
+re-exports, a method above its overrides, implementation above tests, first-party above vendored code, types and functions
 above variables, then shorter paths, then path and position (the order of a from-scratch
 build, whatever the segments)."""
 
@@ -480,7 +480,7 @@ def overrides(signature: str | None, name: str) -> bool:
     visitWith(..)` in TypeScript, C#, Kotlin or Swift before the name; `) override` in C++).
     Among definitions of one name the overridden one ranks first: `Binder.visitWith` and
     `Checker.visitWith` redefine `ParseTreeWalker.visitWith`, and used to come first only
-    because their paths are shorter (docs/eval-rust-ts-3.md)."""
+    because their paths are shorter (docs/eval-rust-ts-2.md)."""
     if not signature or "override" not in signature:
         return False
     at = re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", signature) if name else None
