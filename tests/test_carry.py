@@ -101,3 +101,48 @@ def test_search_ranks_the_implementation_next_to_the_trait(engine: Engine):
     assert response.intent == "understand_code" and response.fusion_strategy == "rrf"
     # without the carried evidence the second file is quic.rs (BM25 on "server")
     assert [r.path for r in response.results] == ["src/server_conn.rs", "src/handy.rs"]
+
+
+def _validators_repo(root: Path) -> None:
+    """pydantic-core's shape: a `Validator` trait with a default `default_value` that every
+    validator implements and one overrides (`validators/with_default.rs`)."""
+    src = root / "src"
+    src.mkdir(parents=True)
+    (src / "lib.rs").write_text(
+        "mod mod_validators;\n" + "".join(f"mod v{i};\n" for i in range(6)) + "mod with_default;\n"
+    )
+    (src / "mod_validators.rs").write_text(
+        "/// Implemented by all validators.\npub trait Validator {\n"
+        "    fn validate(&self, input: i64) -> i64;\n\n"
+        "    /// Get a default value, only used by the with-default validator.\n"
+        "    fn default_value(&self) -> Option<i64> {\n        None\n    }\n}\n"
+    )
+    for i in range(6):
+        (src / f"v{i}.rs").write_text(
+            f"use crate::mod_validators::Validator;\n\npub struct V{i};\n\n"
+            f"impl Validator for V{i} {{\n    fn validate(&self, input: i64) -> i64 {{\n"
+            f"        input + {i}\n    }}\n}}\n"
+        )
+    (src / "with_default.rs").write_text(
+        "use crate::mod_validators::Validator;\n\npub struct WithDefault { value: i64 }\n\n"
+        "impl Validator for WithDefault {\n    fn validate(&self, input: i64) -> i64 {\n"
+        "        input\n    }\n\n    fn default_value(&self) -> Option<i64> {\n"
+        "        Some(self.value.clone())\n    }\n}\n"
+    )
+
+
+def test_a_default_method_carries_to_the_few_that_override_it(tmp_path: Path):
+    # Seven files implement the trait (more than MAX_IMPL_FILES: the trait alone carries
+    # nothing), one defines `default_value`: the method's declaration carries to it.
+    root = tmp_path / "repo"
+    _validators_repo(root)
+    (root / ".maguyva.toml").write_text('modalities = ["text", "structural", "graph"]\n')
+    assert main(["-q", "index", str(root)]) == 0
+    engine = Engine.open(root)
+    trait = _hit(engine, "src/mod_validators.rs", 2)
+    assert _carry(engine, [trait]) == [trait]
+    default = _hit(engine, "src/mod_validators.rs", 7)
+    out = _carry(engine, [default])
+    assert [(h.path, h.symbol) for h in out[1:]] == [
+        ("src/with_default.rs", "src.with_default.WithDefault.default_value")
+    ]

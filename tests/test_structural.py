@@ -183,6 +183,44 @@ def test_ruby_suffixes_and_bare_names(searcher) -> None:
     assert bare[0].symbol == "tokenize_input"
 
 
+def test_the_overridden_method_ranks_before_its_overrides(tmp_path: Path) -> None:
+    # pyright-internal: `definition of visitWith` listed `Binder.visitWith` (binder.ts) and
+    # `Checker.visitWith` before `ParseTreeWalker.visitWith`, on path length alone.
+    repo = {
+        "src/analyzer/parseTreeWalker.ts": "export class ParseTreeWalker {\n"
+        "    visitWith(node: number) {\n        return true;\n    }\n}\n",
+        "src/binder.ts": "import { ParseTreeWalker } from './analyzer/parseTreeWalker';\n"
+        "export class Binder extends ParseTreeWalker {\n"
+        "    override visitWith(node: number): boolean {\n        return false;\n    }\n}\n",
+        "src/a.cpp": "struct Walker { virtual bool visit(int n); };\n"
+        "struct B : Walker { bool visit(int n) override { return false; } };\n",
+        "src/walker/base.cpp": "bool Walker::visit(int n) { return true; }\n",
+    }
+    s = _searcher_over(tmp_path, repo)
+    assert [h.symbol for h in s.search(q("visitWith"), 5)] == [
+        "ParseTreeWalker.visitWith",
+        "Binder.visitWith",
+    ]
+    assert [h.path for h in s.search(q("visit"), 5)][:1] == ["src/walker/base.cpp"]
+
+
+@pytest.mark.parametrize(
+    ("signature", "name", "expected"),
+    [
+        ("override visitWith(node: WithNode): boolean", "visitWith", True),
+        ("public override void Dispose()", "Dispose", True),
+        ("override fun onCreate(state: Bundle?)", "onCreate", True),
+        ("bool visit(int n) const override", "visit", True),
+        ("def merge(self, override=False)", "merge", False),  # a parameter named override
+        ("func Apply(override bool)", "Apply", False),
+        ("static override(a: number)", "override", False),
+        ("visitWith(node: WithNode)", "visitWith", False),
+    ],
+)
+def test_overrides_reads_the_modifier_not_a_parameter(signature, name, expected) -> None:
+    assert symbol_search.overrides(signature, name) is expected
+
+
 def test_subtoken_spellings_find_each_other(searcher) -> None:
     for spelling in ("parseConfig", "ParseConfig", "parse_config", "PARSE_CONFIG"):
         found = {h.symbol for h in searcher.find_symbol(spelling, limit=10)}

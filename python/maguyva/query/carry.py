@@ -10,7 +10,9 @@ and text lists passes its rank to:
   declarations): the `impl Trait for Type` blocks (Rust) or `implements Interface` classes
   (TypeScript) the text index finds, tests left out, when they are in at most
   `MAX_IMPL_FILES` files (a trait many types implement is what the question is about); for
-  a method, the method of the same name in each block;
+  a method, the method of the same name in each block, counted by the files that define
+  it (pydantic-core's `Validator::default_value` has a default body that one of the 42
+  validators overrides: that one is what "how is a field's default value produced" means);
 - the namesake a thin wrapper calls: a definition of at most `WRAPPER_LINES` lines that calls
   a definition of its own name in another file (`ServerConnection::reject_early_data` ->
   `ConnectionCore::reject_early_data`), as the graph resolved the call.
@@ -40,6 +42,7 @@ TOP = 20
 MAX_IMPL_FILES = 4
 WRAPPER_LINES = 6
 CARRIED_FROM = ("semantic", "text")
+MAX_IMPL_LINES = 400  # `impl .. Trait .. for` lines read (50 cut pydantic-core's `Validator`: 52)
 _TRAITS = frozenset({"trait", "interface"})
 
 
@@ -117,14 +120,16 @@ def _carried(hit: Hit, g: GraphIndex, chunks: _Chunks, text: _Grep | None,
     blocks = [(path, block) for path, line in _impl_blocks(text, owner, rust, impls)
               if path != hit.path and not is_test_path(path)
               and (block := chunks.enclosing(path, line)) is not None]  # fmt: skip
-    if len({path for path, _ in blocks}) > MAX_IMPL_FILES:
+    if member is None:
+        found = [(path, block.start_line, None) for path, block in blocks]
+    else:  # only the blocks that define the member: a default body few types override
+        found = [(path, int(g.start[m]), g.full_name(m)) for path, block in blocks
+                 for m in g.definitions_in(path)
+                 if g.names[m] == member and block.start_line <= int(g.start[m]) <= block.end_line]  # fmt: skip
+    if len({path for path, _, _ in found}) > MAX_IMPL_FILES:
         return  # a trait many types implement: the question is about the trait
-    for path, block in blocks:
-        if member is None:
-            yield _hit(chunks, path, block.start_line, hit, None)
-        for m in g.definitions_in(path) if member is not None else ():
-            if g.names[m] == member and block.start_line <= int(g.start[m]) <= block.end_line:
-                yield _hit(chunks, path, int(g.start[m]), hit, g.full_name(m))
+    for path, line, symbol in found:
+        yield _hit(chunks, path, line, hit, symbol)
 
 
 def _own_definition(g: GraphIndex, path: str, start: int, end: int) -> int | None:
@@ -170,7 +175,7 @@ def _impl_blocks(text: _Grep, owner: str, rust: bool,
         name = re.escape(owner)
         pattern = rf"\bimpl\b.*\b{name}\b.*\bfor\b" if rust else rf"\bimplements\b.*\b{name}\b"
         try:
-            found = text.grep(pattern, regex=True, case="sensitive", max_results=50)
+            found = text.grep(pattern, regex=True, case="sensitive", max_results=MAX_IMPL_LINES)
         except (BadQueryError, CorruptIndexError, IndexVersionError, ModalityUnavailable):
             found = []
         memo[key] = [(m.path, m.line) for m in found]

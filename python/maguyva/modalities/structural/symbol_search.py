@@ -3,7 +3,7 @@ searcher that answers exact, case-insensitive, sub-token, prefix and qualified l
 
 Ranking, best first: how well the name matches (exact > case-insensitive > same sub-tokens >
 prefix > contains the sub-tokens), the kind asked for, definitions above declarations and
-re-exports, implementation above tests, first-party above vendored code, types and functions
+re-exports, a method above its overrides, implementation above tests, first-party above vendored code, types and functions
 above variables, then shorter paths, then path and position (the order of a from-scratch
 build, whatever the segments)."""
 
@@ -312,6 +312,7 @@ class StructuralSearcher:
         quality = (
             0 if kind is None or c["kind"][i] in kind else 1,
             1 if flags & FLAG_DECL else 0,
+            1 if overrides(c["signature"][i], c["name"][i]) else 0,
             1 if flags & FLAG_TEST else 0,
             1 if flags & FLAG_VENDOR else 0,
             _KIND_RANK.get(c["kind"][i], 3),
@@ -495,6 +496,23 @@ class StructuralSearcher:
                 )
             )
         return hits
+
+
+_OVERRIDE_BEFORE = re.compile(r"(?<![\w$])override\s")  # TypeScript, C#, Kotlin, Swift
+_OVERRIDE_AFTER = re.compile(r"\)\s*(?:const\s*)?(?:noexcept\s*)?(?:final\s*)?override\b")  # C++
+
+
+def overrides(signature: str | None, name: str) -> bool:
+    """True when a definition's header marks it as overriding an inherited one (`override
+    visitWith(..)` in TypeScript, C#, Kotlin or Swift before the name; `) override` in C++).
+    Among definitions of one name the overridden one ranks first: `Binder.visitWith` and
+    `Checker.visitWith` redefine `ParseTreeWalker.visitWith`, and used to come first only
+    because their paths are shorter (docs/eval-rust-ts-2.md)."""
+    if not signature or "override" not in signature:
+        return False
+    at = re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", signature) if name else None
+    before = signature[: at.start()] if at else ""
+    return bool(_OVERRIDE_BEFORE.search(before) or _OVERRIDE_AFTER.search(signature))
 
 
 def _prefixed(keys: list[str], prefix: str, s: int, at: int) -> Iterator[tuple[str, int]]:
