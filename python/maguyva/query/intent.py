@@ -455,6 +455,7 @@ def _asks_other(shape: str) -> bool:
         or (_IMPACT_CHANGE.search(shape) and _IMPACT_ASK.search(shape))
         or _EXPLAIN_OPENER.match(shape)
         or _OTHER_ASK.search(shape)
+        or _UNDERSTAND.search(shape)
     )
 
 

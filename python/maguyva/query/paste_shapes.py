@@ -44,9 +44,11 @@ _ERROR_CODE_LINE = lazy_compile(
     r"^(?:(?:SQLSTATE\[\w{5}\]|[A-Z]{2,5}-\d{3,5}|ERROR \d{3,5}(?: \(\w{5}\))?):"
     r"|E\d{4,5}) \S"
 )
-_EXCEPTION_INLINE = lazy_compile(r"(?<![\w.])(?P<line>" + _EXC_NAME + r": \S.*)$")
+_EXCEPTION_INLINE = lazy_compile(r"(?<![\w.])(?P<line>(?:" + _EXC_NAME + r"|Error): \S.*)$")
+"""An exception line inside a sentence; a bare "Error: " too ("the app prints Error: EACCES:
+permission denied, open ... at boot"), as Node and Rust print it."""
 _TRACEBACK = lazy_compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
-_FILE_LINE = lazy_compile(r"File \"[^\"]+\", line \d+")
+_FILE_LINE = lazy_compile(r"File \"[^\"]+\", line \d+(?:, in [\w.<>]+)?")
 _JAVA_THREAD = lazy_compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
 _PREFIXES = lazy_compile(
     r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: "

@@ -293,8 +293,10 @@ def similar_request(query: str) -> Classification | None:
             if error:
                 return Classification(EXACT_MATCH, 0.85, error, "4:pasted-error+lead",
                                       terms=salient_terms(text))  # fmt: skip
-            if not _code_body(snippet):
-                confidence, rule = 0.80, rule + "+unsure"
+        if not code_lead and not _code_body(snippet):
+            # Even under "like this:", lines that are not code (log lines, an error, prose)
+            # may ask for their source rather than look-alikes: no direct path either way.
+            confidence, rule = 0.80, rule + "+unsure"
         return Classification(FIND_SIMILAR, confidence, snippet, rule, snippet=snippet,
                               terms=salient_terms(snippet))  # fmt: skip
     folded = text.casefold()  # as IGNORECASE matches: "ſame" is "same"
@@ -302,6 +304,8 @@ def similar_request(query: str) -> Classification | None:
         lead = _SIMILAR_LEAD.match(text)
         if lead and _SIMILAR_WORDS.search(lead.group("lead") + ":"):
             snippet = lead.group("rest").strip()
-            return Classification(FIND_SIMILAR, 0.85, snippet, "0:similar-phrase",
+            code = _code_body(snippet)
+            return Classification(FIND_SIMILAR, 0.85 if code else 0.80, snippet,
+                                  "0:similar-phrase" if code else "0:similar-phrase+unsure",
                                   snippet=snippet, terms=salient_terms(snippet))  # fmt: skip
     return None
