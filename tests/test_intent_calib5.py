@@ -87,3 +87,31 @@ def test_the_blind_set_h_is_varied_and_new():
     others = {item.query for path in PHRASINGS.glob("*.jsonl")
               if path.name != "independent-h.jsonl" for item in load_file(path)}  # fmt: skip
     assert not [item.id for item in blind if item.query in others]
+
+
+@pytest.mark.parametrize(
+    ("query", "intent", "target"),
+    [
+        # an agent's tool call written out: the question inside it (benches' perturbation of
+        # the tuning questions wrapped 98 % of them wrongly at the direct path before)
+        ('search_code(query="who calls parse_config")', "find_references", "parse_config"),
+        ('{"tool": "code_search", "query": "where is RetryPolicy defined"}', "find_definition",
+         "RetryPolicy"),
+        ('<tool_call>{"name": "search", "arguments": {"q": "impact of renaming load_rows"}}'
+         "</tool_call>", "impact_analysis", "load_rows"),
+        ('tool_input: {"pattern": "disk quota exceeded"}', "exact_match", "disk quota exceeded"),
+        # not a tool call: a line of code or a quoted literal stays as it was
+        ('print("hello world")', "exact_match", "hello world"),
+        ('"lease lost"', "exact_match", "lease lost"),
+    ],
+)  # fmt: skip
+def test_the_question_inside_a_tool_call(query, intent, target):
+    verdict = classify(query)
+    assert (verdict.intent, verdict.target) == (intent, target), verdict
+
+
+def test_a_capitalised_name_beside_its_kind_beats_an_earlier_capitalised_word():
+    verdict = classify(
+        "Before the release on Friday, and with the tests green, where is User defined"
+    )
+    assert (verdict.intent, verdict.target) == ("find_definition", "User"), verdict

@@ -31,6 +31,7 @@ from maguyva.query.shapes import (
     similar_request,
     split_clauses,
     strip_chatter,
+    tool_call_question,
     unquoted_literal,
 )
 from maguyva.query.verdict import (
@@ -464,6 +465,10 @@ def classify(query: str, *, gate: bool = True) -> Classification:
     that asks two things is the first one asked, below the direct path (`shapes.py`). With
     `gate`, a phrase rule's verdict the learned gate disagrees with is below it too
     (`calibrate.py`)."""
+    called = tool_call_question(query)
+    if called is not None:  # `search_code(query="who calls x")`: the question inside the call
+        inner = classify(called, gate=gate)
+        return dataclasses.replace(inner, rule=inner.rule + "+call")
     verdict = _classify(query, gate)
     if verdict.rule.startswith(_WHOLE_TEXT_RULES):
         return verdict
@@ -536,7 +541,7 @@ def _classify(query: str, gate: bool = True) -> Classification:
         and len(text.split()) > 8
         and not _targets.named_by_context(text, target)
     ):
-        target = None
+        target = _targets.named_capital(text)
     shape = naming(_targets.mask(text, target))
     asked = literal is not None and literal[2] == "4:quoted-asked"
     if literal and (asked or not (target and target.rank == 0 and literal[0] == target.text)):

@@ -13,6 +13,7 @@ All plain regular expressions: they run on every query (benches/bench_intent.py)
 
 from __future__ import annotations
 
+import json
 import re
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
@@ -308,4 +309,66 @@ def similar_request(query: str) -> Classification | None:
             return Classification(FIND_SIMILAR, 0.85 if code else 0.80, snippet,
                                   "0:similar-phrase" if code else "0:similar-phrase+unsure",
                                   snippet=snippet, terms=salient_terms(snippet))  # fmt: skip
+    return None
+
+
+_CALL = lazy_compile(
+    r"^\s*(?:(?P<func>[A-Za-z_][\w.]*)\(\s*)?(?:(?P<key>[A-Za-z_]\w*)\s*[=:]\s*)?"
+    r"(?P<q>\"(?:[^\"\\\n]|\\.){3,}\"|'(?:[^'\\\n]|\\.){3,}')\s*(?:,[^()]*)?\)?\s*;?\s*$"
+)
+_TOOL_TAGS = lazy_compile(r"^\s*<(?P<tag>[\w-]+)>\s*(?P<body>\{.*\})\s*</(?P=tag)>\s*$", re.DOTALL)
+_SEARCH_TOOL = lazy_compile(r"(?i)search|find|query|lookup|look_up|ask|grep|tool|code")
+"""A function named for a search: its one string argument is the question."""
+_QUESTION_KEYS = ("query", "q", "question", "prompt", "input", "text", "search")
+_PATTERN_KEYS = ("pattern", "regex", "literal")
+"""In a tool call, the argument holding the question; or a pattern, searched as written."""
+
+
+def tool_call_question(text: str) -> str | None:
+    """The question inside a tool call an agent wrote out (`search_code(query="who calls x")`,
+    `{"tool": "search", "query": "..."}`, a `<tool_call>` tag around such JSON), or None.
+    A pattern argument comes back quoted, so rule 4 searches it as written."""
+    if "(" not in text and "{" not in text and "=" not in text:
+        return None  # most questions
+    body = text.strip()
+    tagged = _TOOL_TAGS.match(body) if body.startswith("<") else None
+    if tagged:
+        body = tagged.group("body")
+    if "{" in body and body.endswith("}") and re.match(r"[\w -]{0,30}:?\s*\{", body):
+        body = body[body.index("{") :]  # "tool_input: {...}"
+    if body.startswith("{") and body.endswith("}"):
+        try:
+            found = _argument(json.loads(body))
+        except ValueError:
+            return None
+        return found
+    call = _CALL.match(body)
+    if not call or (
+        call.group("key") is None and not _SEARCH_TOOL.search(call.group("func") or "")
+    ):
+        return None  # a quoted literal alone is rule 4's, `print("x")` a line of code
+    key = (call.group("key") or "query").lower()
+    try:
+        value = json.loads(call.group("q")) if call.group("q")[0] == '"' else call.group("q")[1:-1]
+    except ValueError:
+        return None
+    if key in _PATTERN_KEYS:
+        return f'"{value}"'
+    return value if key in _QUESTION_KEYS and isinstance(value, str) and value.strip() else None
+
+
+def _argument(row: object) -> str | None:
+    """The question (or the quoted pattern) among a tool call's JSON arguments, nested or not."""
+    if not isinstance(row, dict):
+        return None
+    for key, value in row.items():
+        if isinstance(value, str) and value.strip():
+            if key.lower() in _QUESTION_KEYS:
+                return value
+            if key.lower() in _PATTERN_KEYS:
+                return f'"{value}"'
+    for value in row.values():
+        found = _argument(value)
+        if found:
+            return found
     return None

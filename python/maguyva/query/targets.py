@@ -368,6 +368,15 @@ _KIND_BEFORE = lazy_compile(
 )
 
 
+def named_capital(query: str) -> Target | None:
+    """The first capitalised word of `query` that the words beside it say is a name: in "Before
+    the release on Friday, where is User defined" that is `User`, not the earlier `Friday`."""
+    for found in candidates(query, 3):
+        if found.rank == 3 and "/" not in found.text and named_by_context(query, found):
+            return found
+    return None
+
+
 def named_by_context(query: str, target: Target) -> bool:
     """A capitalised word that the words beside it say is a name ("the Codec trait", "class
     Invoice", "where is Settings defined")."""
