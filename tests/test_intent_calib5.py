@@ -115,3 +115,8 @@ def test_a_capitalised_name_beside_its_kind_beats_an_earlier_capitalised_word():
         "Before the release on Friday, and with the tests green, where is User defined"
     )
     assert (verdict.intent, verdict.target) == ("find_definition", "User"), verdict
+
+
+def test_a_tool_call_with_a_windows_path_keeps_its_backslashes():
+    verdict = classify('search_code(query="who uses App\\Services\\MailerService")')
+    assert (verdict.intent, verdict.target) == ("find_references", "App\\Services\\MailerService")

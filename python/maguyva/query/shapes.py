@@ -348,10 +348,11 @@ def tool_call_question(text: str) -> str | None:
     ):
         return None  # a quoted literal alone is rule 4's, `print("x")` a line of code
     key = (call.group("key") or "query").lower()
+    quoted = call.group("q")
     try:
-        value = json.loads(call.group("q")) if call.group("q")[0] == '"' else call.group("q")[1:-1]
+        value = json.loads(quoted) if quoted[0] == '"' else quoted[1:-1]
     except ValueError:
-        return None
+        value = quoted[1:-1]  # a Python string's escapes ("C:\dev\x.cs") are not JSON's
     if key in _PATTERN_KEYS:
         return f'"{value}"'
     return value if key in _QUESTION_KEYS and isinstance(value, str) and value.strip() else None
