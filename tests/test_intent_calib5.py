@@ -120,3 +120,20 @@ def test_a_capitalised_name_beside_its_kind_beats_an_earlier_capitalised_word():
 def test_a_tool_call_with_a_windows_path_keeps_its_backslashes():
     verdict = classify('search_code(query="who uses App\\Services\\MailerService")')
     assert (verdict.intent, verdict.target) == ("find_references", "App\\Services\\MailerService")
+
+
+@pytest.mark.parametrize(
+    ("query", "target"),
+    [
+        ("why does it say sql: no rows in result set when I look up a tote",
+         "sql: no rows in result set"),
+        ("getting redis: connection pool timeout on deploy", "redis: connection pool timeout"),
+    ],
+)  # fmt: skip
+def test_a_go_style_error_after_a_verb_of_saying(query, target):
+    verdict = classify(query)
+    assert (verdict.intent, verdict.target) == ("exact_match", target), verdict
+
+
+def test_a_note_after_a_verb_of_saying_is_no_error():
+    assert classify("the log says note: this is fine").intent != "exact_match"

@@ -69,7 +69,7 @@ _FAILURE_WORDS = lazy_compile(
     r"\b(?:refused|reset|denied|fail\w*|invalid|cannot|can't|unable|timeout|timed out|exceeded"
     r"|not found|no such|unexpected|EOF|unknown|missing|broken|closed|errors?|mismatch|unmarshal"
     r"|overflow|deadline|illegal|unsupported|forbidden|unauthorized|rejected|aborted|panic\w*"
-    r"|no space|not permitted|too many|too large|in use|does not exist|already exists)\b"
+    r"|no space|not permitted|too many|too large|in use|does not exist|already exists|no rows)\b"
 )
 _QUESTION_START = lazy_compile(
     r"^(?:how|why|what|where|who|which|when|is|are|can|could|should|does|do|find|show|list"
@@ -288,12 +288,25 @@ def pasted_error(text: str) -> str | None:
     return None
 
 
+_SAID_ERROR = lazy_compile(
+    r"\b(?:says?|said|saying|getting|gets?|got|seeing|see|prints?|printed|logs?|logged|returns?"
+    r"|returned|fails?\s+with|failed\s+with)\s+(?P<line>[a-z][\w.]*: [a-z][^?]*?)"
+    r"(?=\s+(?:when|whenever|if|while|after|because|since)\s|\s*[?.]?\s*$)"
+)
+"""A Go-style error quoted after a verb of saying ("why does it say sql: no rows in result set
+when I look up a tote"): a lower-case package, ": ", and a message that tells of a failure."""
+
+
 def inline_exception(text: str) -> str | None:
-    """An exception line inside a sentence ("I keep getting KeyError: 'region'")."""
+    """An exception line inside a sentence ("I keep getting KeyError: 'region'"), or a Go-style
+    error after a verb of saying."""
     if ": " not in text:
         return None
     match = _EXCEPTION_INLINE.search(text)
     if not match:
+        said = _SAID_ERROR.search(text)
+        if said and _FAILURE_WORDS.search(said.group("line").partition(": ")[2]):
+            return _CONTEXT_TAIL.sub("", said.group("line")).strip()
         return None
     line = match.group("line").strip()
     if not re.search(r"['\"]$", line):
