@@ -68,6 +68,9 @@ def test_a_quoted_literal_in_a_question_that_asks_for_an_explanation_is_fused():
          'File "/srv/app/jobs.py", line 12, in run_batch'),
         ("the worker prints Error: EACCES: permission denied, open '/tmp/x.lock' at boot",
          "exact_match", "Error: EACCES: permission denied, open '/tmp/x.lock'"),
+        ("where is def paid? in Invoice", "find_definition", "paid?"),
+        ("where is std::vector<Item> items_ declared", "find_definition", "items_"),
+        ("where is #[derive(Serialize)] on Invoice", "find_definition", "Invoice"),
         # unchanged: the forms these must not take over
         ("where is `Money` defined", "find_definition", "Money"),
         ("callers of Session.request", "find_references", "Session.request"),

@@ -263,6 +263,14 @@ _CSS_CLASS = lazy_compile(
 """A CSS class named with its dot (".btn-primary-large"), which no other form reads as a name."""
 _RUBY_SYMBOL = lazy_compile(r"(?<![\w:$.])(?P<n>:[a-z_]\w*[?!]?)(?![\w:(])")
 """A Ruby symbol (`:pending_review`): the colon is part of what the source holds."""
+_INNER_DECL = lazy_compile(
+    r"(?<![\w`])(?:def|fn|func)\s+(?P<n>[A-Za-z_]\w*[?!]?)(?=[\s(?.,]|$)"
+    r"|<[^<>]*>\s+(?P<v>[a-z_]\w*)\s+(?:declared|defined|initiali[sz]ed)\b"
+    r"|#\[[^\]]+\]\s+on\s+(?:the\s+)?(?P<t>[A-Z]\w*)"
+)
+"""A declaration inside a question: `def paid?` in "where is def paid? in Invoice", the
+variable of "std::vector<Item> items_ declared", the item an attribute is on ("where is
+#[derive(Serialize)] on Invoice")."""
 _POSSESSIVE_MEMBER = lazy_compile(r"\b(?P<a>[A-Z][\w$]*)'s\s+(?P<b>[a-z_][\w$]*)\(\)")
 """"OrderSummary's total()": the member of the owner, `OrderSummary.total`."""
 
@@ -282,6 +290,12 @@ def _written_forms(query: str) -> Target | None:
         symbol = _RUBY_SYMBOL.search(query)
         if symbol and symbol.group("n")[1:].lower() not in PROSE:
             return Target(symbol.group("n"), symbol.start("n"), symbol.end("n"), 1)
+    if "def " in query or "fn " in query or "func " in query or "<" in query or "#[" in query:
+        inner = _INNER_DECL.search(query)
+        if inner:
+            group = next(g for g in ("n", "v", "t") if inner.group(g))
+            if inner.group(group).rstrip("?!").lower() not in PROSE:
+                return Target(inner.group(group), inner.start(group), inner.end(group), 1)
     if "'s " in query and "()" in query:
         member = _POSSESSIVE_MEMBER.search(query)
         if member:
@@ -293,7 +307,7 @@ def _written_forms(query: str) -> Target | None:
 def best(query: str, max_rank: int = 3) -> Target | None:
     """The most code-like token (the first of the best rank), if any is at most `max_rank`.
     A name inside a parenthesised aside loses to a code-like name outside it."""
-    if max_rank >= 1 and ("wrapper" in query or "." in query or ":" in query or "'s " in query):
+    if max_rank >= 1:  # each form checks its own mark first
         written = _written_forms(query)
         if written is not None:
             return written
