@@ -140,3 +140,43 @@ def test_a_go_style_error_after_a_verb_of_saying(query, target):
 
 def test_a_note_after_a_verb_of_saying_is_no_error():
     assert classify("the log says note: this is fine").intent != "exact_match"
+
+
+TUNE_H = load_file(PHRASINGS / "tune-h.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("query", "intent", "target"),
+    [
+        # a question over several lines (Markdown, a list of asks) is a question, not a snippet
+        ("## Question\nWhat depends on `settings.CACHE_BACKEND`?", "impact_analysis",
+         "settings.CACHE_BACKEND"),
+        ("- who calls `flush_metrics`\n- and how often", "find_references", "flush_metrics"),
+        # what the asker does not want, before the ask, with a dash or "no need to"
+        ("not asking who calls it - where is apply_coupon defined?", "find_definition",
+         "apply_coupon"),
+        ("no need to explain, just show me class CouponRule", "find_definition", "CouponRule"),
+        # "the deprecated x" is an adjective, not a change
+        ("who still calls the deprecated fetch_v1_rates", "find_references", "fetch_v1_rates"),
+        # Markdown italics are not a name
+        ("_usages_ of **normalize_currency**", "find_references", "normalize_currency"),
+        ("where is __all__ set in the package init", "find_definition", "__all__"),
+    ],
+)  # fmt: skip
+def test_shapes_of_tune_h(query, intent, target):
+    verdict = classify(query)
+    assert (verdict.intent, verdict.target) == (intent, target), verdict
+
+
+def test_prose_over_pasted_output_is_still_the_output():
+    verdict = classify("CI fails with\nerror[E0425]: cannot find value `cfg` in this scope")
+    assert verdict.intent == "exact_match"
+    assert verdict.target == "error[E0425]: cannot find value `cfg` in this scope"
+
+
+def test_tune_h_after_its_failures_were_read():
+    from maguyva.eval.phrasings import score
+
+    result = score(TUNE_H)
+    assert result.confident_wrong == 0.0, result.failures
+    assert result.intent_accuracy >= 0.88, result.failures

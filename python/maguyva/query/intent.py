@@ -28,6 +28,7 @@ from maguyva.query.plain_names import plain_changed, plain_target, word_in
 from maguyva.query.shapes import (
     naming,
     one_line_snippet,
+    prose_lines,
     similar_request,
     split_clauses,
     strip_chatter,
@@ -136,7 +137,7 @@ _CHANGE = (
 )
 _IMPACT_CHANGE = lazy_compile(
     _AT_WORD
-    + r"(?:\b"
+    + r"(?:(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bour )\b"  # "the deprecated x": an adjective
     + _CHANGE
     + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
     r"|\bx\s+(?:is\s+|are\s+|gets\s+)?" + _CHANGE + r"(?:\s|$|[?,:.!—-])"
@@ -465,8 +466,9 @@ def classify(query: str, *, gate: bool = True) -> Classification:
     that asks two things is the first one asked, below the direct path (`shapes.py`). With
     `gate`, a phrase rule's verdict the learned gate disagrees with is below it too
     (`calibrate.py`)."""
-    called = tool_call_question(query)
-    if called is not None:  # `search_code(query="who calls x")`: the question inside the call
+    query = prose_lines(query) or query  # "## Question\nwho calls x?": one line of clauses
+    called = tool_call_question(query)  # `search_code(query="who calls x")`: the question in it
+    if called is not None:
         inner = classify(called, gate=gate)
         return dataclasses.replace(inner, rule=inner.rule + "+call")
     verdict = _classify(query, gate)
@@ -498,7 +500,6 @@ def classify(query: str, *, gate: bool = True) -> Classification:
 
 
 _PRONOUN = lazy_compile(r"\b(?:it|them|this|that)('s|’s)?\b")
-
 
 _WHOLE_TEXT_RULES = ("0:snippet", "0:similar-phrase", "0:one-line", "4:pasted", "4:error-token")
 """Verdicts on the whole text (a paste, a snippet): never split into questions."""

@@ -168,8 +168,10 @@ _PREAMBLE = lazy_compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.
 
 
 _NOT_THIS = lazy_compile(
-    r"^(?:not|forget(?:\s+about)?|never\s*mind|ignore|skip|rather\s+than|instead\s+of)\s+"
-    r"(?:the|its|any|all|about)?\s*[\w -]{1,30}?,\s+(?:but\s+|just\s+|only\s+)?(?=\S+\s+\S)",
+    r"^(?:not|forget(?:\s+about)?|never\s*mind|ignore|skip|rather\s+than|instead\s+of"
+    r"|no\s+need\s+to|(?:i\s+)?(?:don't|do\s+not)\s+(?:want|need))\s+"
+    r"(?:the|its|any|all|about)?\s*[\w -]{1,30}?(?:,|\s+[-—–]+|;)\s+(?:but\s+|just\s+|only\s+)?"
+    r"(?=\S+\s+\S)",
     re.IGNORECASE,
 )
 """What the asker does not want, before what they do ("not the usages, the definition of X",
@@ -205,7 +207,7 @@ def strip_chatter(text: str) -> str:
         stripped = _WRAPPER.sub("", _GREETING.sub("", stripped)).strip()
     if text.rsplit(None, 1)[-1].strip("?!.").lower() in _CLOSERS:
         stripped = _PLACE_AFTER.sub("", _SIGN_OFF.sub("", stripped)).strip()
-    if "," in stripped:
+    if "," in stripped or ";" in stripped or " -" in stripped or "—" in stripped:
         stripped = _NOT_THIS.sub("", stripped, count=1) or stripped
     preamble = _PREAMBLE.match(stripped) if ":" in stripped else None
     if (
@@ -295,6 +297,8 @@ def similar_request(query: str) -> Classification | None:
                 return Classification(EXACT_MATCH, 0.85, error, "4:pasted-error+lead",
                                       terms=salient_terms(text))  # fmt: skip
         if not code_lead and not _code_body(snippet):
+            if not _asks_similar(lead):
+                return None  # a question over several lines (`prose_lines`), not a snippet
             # Even under "like this:", lines that are not code (log lines, an error, prose)
             # may ask for their source rather than look-alikes: no direct path either way.
             confidence, rule = 0.80, rule + "+unsure"
@@ -373,3 +377,22 @@ def _argument(row: object) -> str | None:
         if found:
             return found
     return None
+
+
+_LINE_MARK = lazy_compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d{1,2}[.)]\s+)")
+"""A Markdown heading, quote or list marker at the start of a line."""
+
+
+def prose_lines(text: str) -> str | None:
+    """A question written over several lines ("## Question" then the ask, a list of asks) as
+    one line of clauses joined by "; ", or None when the lines are code, pasted output or a
+    request for similar code (rule 0)."""
+    if "\n" not in text.strip():
+        return None
+    lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+    if len(lines) < 2 or _CODE_CHARS.search(lines[0]) or _asks_similar(lines[0]):
+        return None
+    body = "\n".join(lines[1:])
+    if _code_body(body) or pasted_error(text) or pasted_error(body):
+        return None
+    return "; ".join(_LINE_MARK.sub("", line) for line in lines)

@@ -151,6 +151,8 @@ def _rank_of(word: str) -> int:
         return 1
     if _PLURAL_ACRONYM.fullmatch(bare):
         return 3
+    if bare[:1] == bare[-1:] == "_" and bare[1:2] != "_" and bare[1:-1].lower() in PROSE:
+        return 5  # Markdown italics ("_usages_ of x"), not a name
     if "_" in bare.strip("_") or bare.startswith("_") or "$" in bare or _CAMEL.search(bare):
         return 2
     if bare.lower() in PROSE:
