@@ -22,7 +22,7 @@ import re
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.calibrate import calibrated
-from maguyva.query.paste_shapes import inline_exception, pasted_error
+from maguyva.query.paste_shapes import inline_exception, pasted_error, qualified_exception
 from maguyva.query.plain_names import AT_WORD as _AT_WORD
 from maguyva.query.plain_names import plain_changed, plain_target, word_in
 from maguyva.query.shapes import (
@@ -309,11 +309,6 @@ def _raise_sites(name: str, shape: str) -> bool:
     return bool(_THROW_X.search(shape) and _PASCAL.fullmatch(name))
 
 
-_QUALIFIED_EXCEPTION = lazy_compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)")
-"""A package-qualified exception name alone (`java.lang.NullPointerException`): what a log or
-a crash report printed, so a text search for it, not rule 5's definition lookup."""
-
-
 _LONE_FILLERS = frozenset(
     {"def", "definition", "pls", "please", "source", "impl", "component", "hook", "constant",
      "symbol", "code", "need", "the", "a", "an", "find", "show", "me", "open", "go", "to",
@@ -462,11 +457,9 @@ def _asks_other(shape: str) -> bool:
 
 
 def classify(query: str, *, gate: bool = True) -> Classification:
-    """Classify a query into one of the six intents (first matching rule wins). A question
-    that asks two things is the first one asked, below the direct path (`shapes.py`). With
-    `gate`, a phrase rule's verdict the learned gate disagrees with is below it too
-    (`calibrate.py`)."""
-    query = prose_lines(query) or query  # "## Question\nwho calls x?": one line of clauses
+    """Classify a query into one of the six intents (first matching rule wins). A question that
+    asks two things is the first one asked, below the direct path (`shapes.py`); with `gate`, so
+    is a phrase rule's verdict the learned gate disagrees with (`calibrate.py`)."""
     called = tool_call_question(query)  # `search_code(query="who calls x")`: the question in it
     if called is not None:
         inner = classify(called, gate=gate)
@@ -474,6 +467,9 @@ def classify(query: str, *, gate: bool = True) -> Classification:
     verdict = _classify(query, gate)
     if verdict.rule.startswith(_WHOLE_TEXT_RULES):
         return verdict
+    joined = prose_lines(query)  # "## Question\nwho calls x?": one line of clauses
+    if joined is not None:
+        return classify(joined, gate=gate)
     plain = strip_chatter(query.strip())
     if plain != query.strip():
         verdict = _classify(plain, gate)
@@ -573,7 +569,7 @@ def _classify(query: str, gate: bool = True) -> Classification:
         )
         if found is not None and found.intent != FIND_SIMILAR:
             return dataclasses.replace(found, confidence=0.80, rule=found.rule + "+plain")
-    if _QUALIFIED_EXCEPTION.fullmatch(text.strip("`")):
+    if qualified_exception(text.strip("`")):
         return Classification(EXACT_MATCH, 0.85, text.strip("`"), "4:error-token", terms=terms)
     lone = _lone(text, target, shape)
     if lone:

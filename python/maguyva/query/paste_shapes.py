@@ -321,3 +321,13 @@ _CONTEXT_TAIL = lazy_compile(
     re.IGNORECASE,
 )
 """Where the asker saw an error ("... in the parser", "... on startup"): not the message's."""
+
+
+_QUALIFIED_EXCEPTION = lazy_compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)")
+"""A package-qualified exception name alone (`java.lang.NullPointerException`): what a log or
+a crash report printed, so a text search for it, not rule 5's definition lookup."""
+
+
+def qualified_exception(text: str) -> bool:
+    """Whether `text` is a package-qualified exception name alone."""
+    return _QUALIFIED_EXCEPTION.fullmatch(text) is not None

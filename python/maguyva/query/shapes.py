@@ -325,6 +325,7 @@ _SEARCH_TOOL = lazy_compile(r"(?i)search|find|query|lookup|look_up|ask|grep|tool
 """A function named for a search: its one string argument is the question."""
 _QUESTION_KEYS = ("query", "q", "question", "prompt", "input", "text", "search")
 _PATTERN_KEYS = ("pattern", "regex", "literal")
+_LOG_KEYS = frozenset({"level", "severity", "lvl", "msg", "message", "ts", "time", "timestamp"})
 """In a tool call, the argument holding the question; or a pattern, searched as written."""
 
 
@@ -342,10 +343,12 @@ def tool_call_question(text: str) -> str | None:
         body = body[body.index("{") :]  # "tool_input: {...}"
     if body.startswith("{") and body.endswith("}"):
         try:
-            found = _argument(json.loads(body))
+            row = json.loads(body)
         except ValueError:
             return None
-        return found
+        if isinstance(row, dict) and _LOG_KEYS & row.keys():
+            return None  # a JSON log line (`pasted_error` reads it)
+        return _argument(row)
     call = _CALL.match(body)
     if not call or (
         call.group("key") is None and not _SEARCH_TOOL.search(call.group("func") or "")
