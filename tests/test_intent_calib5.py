@@ -95,8 +95,8 @@ def test_the_blind_set_h_is_varied_and_new():
 @pytest.mark.parametrize(
     ("query", "intent", "target"),
     [
-        # an agent's tool call written out: the question inside it (benches' perturbation of
-        # the tuning questions wrapped 98 % of them wrongly at the direct path before)
+        # an agent's tool call written out: the question inside it (wrapped in one, 98 % of
+        # the tuning questions went wrong at the direct path: benches/perturb_wrap_intent.py)
         ('search_code(query="who calls parse_config")', "find_references", "parse_config"),
         ('{"tool": "code_search", "query": "where is RetryPolicy defined"}', "find_definition",
          "RetryPolicy"),
