@@ -105,6 +105,7 @@ def test_the_blind_set_h_is_varied_and_new():
         ('tool_input: {"pattern": "disk quota exceeded"}', "exact_match", "disk quota exceeded"),
         # not a tool call: a line of code or a quoted literal stays as it was
         ('print("hello world")', "exact_match", "hello world"),
+        ('data.decode("utf-8")', "exact_match", "utf-8"),
         ('"lease lost"', "exact_match", "lease lost"),
     ],
 )  # fmt: skip

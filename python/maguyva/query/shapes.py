@@ -321,12 +321,16 @@ _CALL = lazy_compile(
     r"(?P<q>\"(?:[^\"\\\n]|\\.){3,}\"|'(?:[^'\\\n]|\\.){3,}')\s*(?:,[^()]*)?\)?\s*;?\s*$"
 )
 _TOOL_TAGS = lazy_compile(r"^\s*<(?P<tag>[\w-]+)>\s*(?P<body>\{.*\})\s*</(?P=tag)>\s*$", re.DOTALL)
-_SEARCH_TOOL = lazy_compile(r"(?i)search|find|query|lookup|look_up|ask|grep|tool|code")
-"""A function named for a search: its one string argument is the question."""
+_NAME_PART = lazy_compile(r"[._]+|(?<=[a-z0-9])(?=[A-Z])")
+_SEARCH_TOOL = frozenset({"search", "find", "query", "lookup", "ask", "grep", "tool", "code"})
+"""Words of a function named for a search (`search_code`, `runSearch`): its one string argument
+is the question (not `data.decode("utf-8")`, a line of code)."""
 _QUESTION_KEYS = ("query", "q", "question", "prompt", "input", "text", "search")
 _PATTERN_KEYS = ("pattern", "regex", "literal")
-_LOG_KEYS = frozenset({"level", "severity", "lvl", "msg", "message", "ts", "time", "timestamp"})
 """In a tool call, the argument holding the question; or a pattern, searched as written."""
+_LOG_KEYS = frozenset({"level", "severity", "lvl", "msg", "message", "ts", "time", "timestamp"})
+"""Keys of a JSON log line, which is pasted output, not a tool call."""
+_JSON_LEAD = lazy_compile(r"[\w -]{0,30}:?\s*\{")
 
 
 def tool_call_question(text: str) -> str | None:
@@ -339,7 +343,7 @@ def tool_call_question(text: str) -> str | None:
     tagged = _TOOL_TAGS.match(body) if body.startswith("<") else None
     if tagged:
         body = tagged.group("body")
-    if "{" in body and body.endswith("}") and re.match(r"[\w -]{0,30}:?\s*\{", body):
+    if "{" in body and body.endswith("}") and _JSON_LEAD.match(body):
         body = body[body.index("{") :]  # "tool_input: {...}"
     if body.startswith("{") and body.endswith("}"):
         try:
@@ -350,9 +354,7 @@ def tool_call_question(text: str) -> str | None:
             return None  # a JSON log line (`pasted_error` reads it)
         return _argument(row)
     call = _CALL.match(body)
-    if not call or (
-        call.group("key") is None and not _SEARCH_TOOL.search(call.group("func") or "")
-    ):
+    if not call or (call.group("key") is None and not _search_tool(call.group("func") or "")):
         return None  # a quoted literal alone is rule 4's, `print("x")` a line of code
     key = (call.group("key") or "query").lower()
     quoted = call.group("q")
@@ -363,6 +365,10 @@ def tool_call_question(text: str) -> str | None:
     if key in _PATTERN_KEYS:
         return f'"{value}"'
     return value if key in _QUESTION_KEYS and isinstance(value, str) and value.strip() else None
+
+
+def _search_tool(name: str) -> bool:
+    return any(part.lower() in _SEARCH_TOOL for part in _NAME_PART.split(name))
 
 
 def _argument(row: object) -> str | None:
