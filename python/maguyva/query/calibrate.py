@@ -10,6 +10,11 @@ the rule and the model disagree: the verdict keeps its intent and target but dro
 (rule suffix `+unsure`), so it goes through fusion instead of a single retriever.
 
 Pure Python over a dict per intent (a few microseconds: it runs on most questions).
+
+Before the model, one shape no phrase rule reads well (`doubtful`): "where is x built in the
+router", "where is x sorted by weight", "where is the --timeout default set" ask where
+something is *done* to x, not where x is defined; rule 1's bare "where" takes them for a
+definition lookup. Such a verdict keeps its intent but goes through fusion.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from maguyva.query.verdict import Classification
+from maguyva.support.lazyre import lazy_compile
 
 GATE = Path(__file__).with_name("intent_gate.npz")
 GATED_RULES = ("1:phrase", "2:references", "3:impact")
@@ -28,6 +34,30 @@ DIRECT = 0.85
 """The direct path's threshold (SPEC.md)."""
 UNSURE = 0.80
 """A verdict the model disagrees with: below the direct path."""
+
+
+_WHERE_DONE = lazy_compile(
+    r"\bwhere\s+(?:is|are|was|were)\s+(?:the\s+|a\s+|an\s+)?x\b(?P<rest>.*)$"
+)
+_PARTICIPLE = lazy_compile(
+    r"\b(?!(?:defined|declared|implemented|located|exported|named|stored|kept|written|used"
+    r"|called|referenced|invoked|imported)\b)(?:[a-z]{3,}ed|set|built|made|run|done|held|sent"
+    r"|put|read|thrown|shown|drawn|found|got|gotten|torn|spun)\b"
+)
+_DEF_WORDS = lazy_compile(
+    r"\b(?:defin\w*|declar\w*|implement\w*|impl|def|source|body|signature|locat\w*|lives?"
+    r"|written|file|place|go\s+to|goto|jump\s+to|class|struct|function|method|type|trait"
+    r"|interface|enum|module|macro|constant|component|hook|helper)\b"
+)
+
+
+def doubtful(verdict: Classification, shape: str) -> bool:
+    """Whether a confident definition verdict rests on a bare "where" over a question about
+    what is done to x ("where is x built", "where is the x default set")."""
+    if verdict.rule != "1:phrase" or "where" not in shape:
+        return False
+    done = _WHERE_DONE.search(shape)
+    return bool(done and _PARTICIPLE.search(done.group("rest")) and not _DEF_WORDS.search(shape))
 
 
 def features(shape: str) -> list[str]:
@@ -93,6 +123,8 @@ def calibrated(verdict: Classification, shape: str) -> Classification:
     """`verdict`, below the direct path when the model disagrees with its phrase rule."""
     if verdict.confidence < DIRECT or not verdict.rule.startswith(GATED_RULES):
         return verdict
+    if doubtful(verdict, shape):
+        return dataclasses.replace(verdict, confidence=UNSURE, rule=verdict.rule + "+unsure")
     model = _load()
     if model is None:
         return verdict

@@ -22,15 +22,17 @@ import re
 from maguyva.modalities.text.stopwords import STOP_WORDS
 from maguyva.query import targets as _targets
 from maguyva.query.calibrate import calibrated
-from maguyva.query.paste_shapes import inline_exception, pasted_error
+from maguyva.query.paste_shapes import inline_exception, pasted_error, qualified_exception
 from maguyva.query.plain_names import AT_WORD as _AT_WORD
 from maguyva.query.plain_names import plain_changed, plain_target, word_in
 from maguyva.query.shapes import (
     naming,
     one_line_snippet,
+    prose_lines,
     similar_request,
     split_clauses,
     strip_chatter,
+    tool_call_question,
     unquoted_literal,
 )
 from maguyva.query.verdict import (
@@ -135,7 +137,7 @@ _CHANGE = (
 )
 _IMPACT_CHANGE = lazy_compile(
     _AT_WORD
-    + r"(?:\b"
+    + r"(?:(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bour )\b"  # "the deprecated x": an adjective
     + _CHANGE
     + r"\s+(?:the\s+)?(?:signature\s+of\s+|props\s+of\s+|type\s+of\s+)?x\b"
     r"|\bx\s+(?:is\s+|are\s+|gets\s+)?" + _CHANGE + r"(?:\s|$|[?,:.!—-])"
@@ -307,11 +309,6 @@ def _raise_sites(name: str, shape: str) -> bool:
     return bool(_THROW_X.search(shape) and _PASCAL.fullmatch(name))
 
 
-_QUALIFIED_EXCEPTION = lazy_compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)")
-"""A package-qualified exception name alone (`java.lang.NullPointerException`): what a log or
-a crash report printed, so a text search for it, not rule 5's definition lookup."""
-
-
 _LONE_FILLERS = frozenset(
     {"def", "definition", "pls", "please", "source", "impl", "component", "hook", "constant",
      "symbol", "code", "need", "the", "a", "an", "find", "show", "me", "open", "go", "to",
@@ -455,17 +452,24 @@ def _asks_other(shape: str) -> bool:
         or (_IMPACT_CHANGE.search(shape) and _IMPACT_ASK.search(shape))
         or _EXPLAIN_OPENER.match(shape)
         or _OTHER_ASK.search(shape)
+        or _UNDERSTAND.search(shape)
     )
 
 
 def classify(query: str, *, gate: bool = True) -> Classification:
-    """Classify a query into one of the six intents (first matching rule wins). A question
-    that asks two things is the first one asked, below the direct path (`shapes.py`). With
-    `gate`, a phrase rule's verdict the learned gate disagrees with is below it too
-    (`calibrate.py`)."""
+    """Classify a query into one of the six intents (first matching rule wins). A question that
+    asks two things is the first one asked, below the direct path (`shapes.py`); with `gate`, so
+    is a phrase rule's verdict the learned gate disagrees with (`calibrate.py`)."""
+    called = tool_call_question(query)  # `search_code(query="who calls x")`: the question in it
+    if called is not None:
+        inner = classify(called, gate=gate)
+        return dataclasses.replace(inner, rule=inner.rule + "+call")
     verdict = _classify(query, gate)
     if verdict.rule.startswith(_WHOLE_TEXT_RULES):
         return verdict
+    joined = prose_lines(query)  # "## Question\nwho calls x?": one line of clauses
+    if joined is not None:
+        return classify(joined, gate=gate)
     plain = strip_chatter(query.strip())
     if plain != query.strip():
         verdict = _classify(plain, gate)
@@ -492,7 +496,6 @@ def classify(query: str, *, gate: bool = True) -> Classification:
 
 
 _PRONOUN = lazy_compile(r"\b(?:it|them|this|that)('s|’s)?\b")
-
 
 _WHOLE_TEXT_RULES = ("0:snippet", "0:similar-phrase", "0:one-line", "4:pasted", "4:error-token")
 """Verdicts on the whole text (a paste, a snippet): never split into questions."""
@@ -535,7 +538,7 @@ def _classify(query: str, gate: bool = True) -> Classification:
         and len(text.split()) > 8
         and not _targets.named_by_context(text, target)
     ):
-        target = None
+        target = _targets.named_capital(text)
     shape = naming(_targets.mask(text, target))
     asked = literal is not None and literal[2] == "4:quoted-asked"
     if literal and (asked or not (target and target.rank == 0 and literal[0] == target.text)):
@@ -566,7 +569,7 @@ def _classify(query: str, gate: bool = True) -> Classification:
         )
         if found is not None and found.intent != FIND_SIMILAR:
             return dataclasses.replace(found, confidence=0.80, rule=found.rule + "+plain")
-    if _QUALIFIED_EXCEPTION.fullmatch(text.strip("`")):
+    if qualified_exception(text.strip("`")):
         return Classification(EXACT_MATCH, 0.85, text.strip("`"), "4:error-token", terms=terms)
     lone = _lone(text, target, shape)
     if lone:

@@ -44,9 +44,11 @@ _ERROR_CODE_LINE = lazy_compile(
     r"^(?:(?:SQLSTATE\[\w{5}\]|[A-Z]{2,5}-\d{3,5}|ERROR \d{3,5}(?: \(\w{5}\))?):"
     r"|E\d{4,5}) \S"
 )
-_EXCEPTION_INLINE = lazy_compile(r"(?<![\w.])(?P<line>" + _EXC_NAME + r": \S.*)$")
+_EXCEPTION_INLINE = lazy_compile(r"(?<![\w.])(?P<line>(?:" + _EXC_NAME + r"|Error): \S.*)$")
+"""An exception line inside a sentence; a bare "Error: " too ("the app prints Error: EACCES:
+permission denied, open ... at boot"), as Node and Rust print it."""
 _TRACEBACK = lazy_compile(r"Traceback \(most recent call last\)", re.IGNORECASE)
-_FILE_LINE = lazy_compile(r"File \"[^\"]+\", line \d+")
+_FILE_LINE = lazy_compile(r"File \"[^\"]+\", line \d+(?:, in [\w.<>]+)?")
 _JAVA_THREAD = lazy_compile(r"^Exception in thread \"[^\"]*\" (?P<line>\S+: .+)$")
 _PREFIXES = lazy_compile(
     r"^(?:\(node:\d+\) |Uncaught (?:\(in promise\) )?|Caused by: |UnhandledPromiseRejectionWarning: "
@@ -67,7 +69,7 @@ _FAILURE_WORDS = lazy_compile(
     r"\b(?:refused|reset|denied|fail\w*|invalid|cannot|can't|unable|timeout|timed out|exceeded"
     r"|not found|no such|unexpected|EOF|unknown|missing|broken|closed|errors?|mismatch|unmarshal"
     r"|overflow|deadline|illegal|unsupported|forbidden|unauthorized|rejected|aborted|panic\w*"
-    r"|no space|not permitted|too many|too large|in use|does not exist|already exists)\b"
+    r"|no space|not permitted|too many|too large|in use|does not exist|already exists|no rows)\b"
 )
 _QUESTION_START = lazy_compile(
     r"^(?:how|why|what|where|who|which|when|is|are|can|could|should|does|do|find|show|list"
@@ -286,12 +288,25 @@ def pasted_error(text: str) -> str | None:
     return None
 
 
+_SAID_ERROR = lazy_compile(
+    r"\b(?:says?|said|saying|getting|gets?|got|seeing|see|prints?|printed|logs?|logged|returns?"
+    r"|returned|fails?\s+with|failed\s+with)\s+(?P<line>[a-z][\w.]*: [a-z][^?]*?)"
+    r"(?=\s+(?:when|whenever|if|while|after|because|since)\s|\s*[?.]?\s*$)"
+)
+"""A Go-style error quoted after a verb of saying ("why does it say sql: no rows in result set
+when I look up a tote"): a lower-case package, ": ", and a message that tells of a failure."""
+
+
 def inline_exception(text: str) -> str | None:
-    """An exception line inside a sentence ("I keep getting KeyError: 'region'")."""
+    """An exception line inside a sentence ("I keep getting KeyError: 'region'"), or a Go-style
+    error after a verb of saying."""
     if ": " not in text:
         return None
     match = _EXCEPTION_INLINE.search(text)
     if not match:
+        said = _SAID_ERROR.search(text)
+        if said and _FAILURE_WORDS.search(said.group("line").partition(": ")[2]):
+            return _CONTEXT_TAIL.sub("", said.group("line")).strip()
         return None
     line = match.group("line").strip()
     if not re.search(r"['\"]$", line):
@@ -306,3 +321,13 @@ _CONTEXT_TAIL = lazy_compile(
     re.IGNORECASE,
 )
 """Where the asker saw an error ("... in the parser", "... on startup"): not the message's."""
+
+
+_QUALIFIED_EXCEPTION = lazy_compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*(?:Exception|Error)")
+"""A package-qualified exception name alone (`java.lang.NullPointerException`): what a log or
+a crash report printed, so a text search for it, not rule 5's definition lookup."""
+
+
+def qualified_exception(text: str) -> bool:
+    """Whether `text` is a package-qualified exception name alone."""
+    return _QUALIFIED_EXCEPTION.fullmatch(text) is not None

@@ -13,6 +13,7 @@ All plain regular expressions: they run on every query (benches/bench_intent.py)
 
 from __future__ import annotations
 
+import json
 import re
 
 from maguyva.modalities.text.stopwords import STOP_WORDS
@@ -167,8 +168,10 @@ _PREAMBLE = lazy_compile(r"^(?P<lead>[A-Za-z][\w ,'’-]{2,60}?):\s+(?P<rest>\S.
 
 
 _NOT_THIS = lazy_compile(
-    r"^(?:not|forget(?:\s+about)?|never\s*mind|ignore|skip|rather\s+than|instead\s+of)\s+"
-    r"(?:the|its|any|all|about)?\s*[\w -]{1,30}?,\s+(?:but\s+|just\s+|only\s+)?(?=\S+\s+\S)",
+    r"^(?:not|forget(?:\s+about)?|never\s*mind|ignore|skip|rather\s+than|instead\s+of"
+    r"|no\s+need\s+to|(?:i\s+)?(?:don't|do\s+not)\s+(?:want|need))\s+"
+    r"(?:the|its|any|all|about)?\s*[\w -]{1,30}?(?:,|\s+[-—–]+|;)\s+(?:but\s+|just\s+|only\s+)?"
+    r"(?=\S+\s+\S)",
     re.IGNORECASE,
 )
 """What the asker does not want, before what they do ("not the usages, the definition of X",
@@ -204,7 +207,7 @@ def strip_chatter(text: str) -> str:
         stripped = _WRAPPER.sub("", _GREETING.sub("", stripped)).strip()
     if text.rsplit(None, 1)[-1].strip("?!.").lower() in _CLOSERS:
         stripped = _PLACE_AFTER.sub("", _SIGN_OFF.sub("", stripped)).strip()
-    if "," in stripped:
+    if "," in stripped or ";" in stripped or " -" in stripped or "—" in stripped:
         stripped = _NOT_THIS.sub("", stripped, count=1) or stripped
     preamble = _PREAMBLE.match(stripped) if ":" in stripped else None
     if (
@@ -293,8 +296,12 @@ def similar_request(query: str) -> Classification | None:
             if error:
                 return Classification(EXACT_MATCH, 0.85, error, "4:pasted-error+lead",
                                       terms=salient_terms(text))  # fmt: skip
-            if not _code_body(snippet):
-                confidence, rule = 0.80, rule + "+unsure"
+        if not code_lead and not _code_body(snippet):
+            if not _asks_similar(lead):
+                return None  # a question over several lines (`prose_lines`), not a snippet
+            # Even under "like this:", lines that are not code (log lines, an error, prose)
+            # may ask for their source rather than look-alikes: no direct path either way.
+            confidence, rule = 0.80, rule + "+unsure"
         return Classification(FIND_SIMILAR, confidence, snippet, rule, snippet=snippet,
                               terms=salient_terms(snippet))  # fmt: skip
     folded = text.casefold()  # as IGNORECASE matches: "ſame" is "same"
@@ -302,6 +309,99 @@ def similar_request(query: str) -> Classification | None:
         lead = _SIMILAR_LEAD.match(text)
         if lead and _SIMILAR_WORDS.search(lead.group("lead") + ":"):
             snippet = lead.group("rest").strip()
-            return Classification(FIND_SIMILAR, 0.85, snippet, "0:similar-phrase",
+            code = _code_body(snippet)
+            return Classification(FIND_SIMILAR, 0.85 if code else 0.80, snippet,
+                                  "0:similar-phrase" if code else "0:similar-phrase+unsure",
                                   snippet=snippet, terms=salient_terms(snippet))  # fmt: skip
     return None
+
+
+_CALL = lazy_compile(
+    r"^\s*(?:(?P<func>[A-Za-z_][\w.]*)\(\s*)?(?:(?P<key>[A-Za-z_]\w*)\s*[=:]\s*)?"
+    r"(?P<q>\"(?:[^\"\\\n]|\\.){3,}\"|'(?:[^'\\\n]|\\.){3,}')\s*(?:,[^()]*)?\)?\s*;?\s*$"
+)
+_TOOL_TAGS = lazy_compile(r"^\s*<(?P<tag>[\w-]+)>\s*(?P<body>\{.*\})\s*</(?P=tag)>\s*$", re.DOTALL)
+_NAME_PART = lazy_compile(r"[._]+|(?<=[a-z0-9])(?=[A-Z])")
+_SEARCH_TOOL = frozenset({"search", "find", "query", "lookup", "ask", "grep", "tool", "code"})
+"""Words of a function named for a search (`search_code`, `runSearch`): its one string argument
+is the question (not `data.decode("utf-8")`, a line of code)."""
+_QUESTION_KEYS = ("query", "q", "question", "prompt", "input", "text", "search")
+_PATTERN_KEYS = ("pattern", "regex", "literal")
+"""In a tool call, the argument holding the question; or a pattern, searched as written."""
+_LOG_KEYS = frozenset({"level", "severity", "lvl", "msg", "message", "ts", "time", "timestamp"})
+"""Keys of a JSON log line, which is pasted output, not a tool call."""
+_JSON_LEAD = lazy_compile(r"[\w -]{0,30}:?\s*\{")
+
+
+def tool_call_question(text: str) -> str | None:
+    """The question inside a tool call an agent wrote out (`search_code(query="who calls x")`,
+    `{"tool": "search", "query": "..."}`, a `<tool_call>` tag around such JSON), or None.
+    A pattern argument comes back quoted, so rule 4 searches it as written."""
+    if "(" not in text and "{" not in text and "=" not in text:
+        return None  # most questions
+    body = text.strip()
+    tagged = _TOOL_TAGS.match(body) if body.startswith("<") else None
+    if tagged:
+        body = tagged.group("body")
+    if "{" in body and body.endswith("}") and _JSON_LEAD.match(body):
+        body = body[body.index("{") :]  # "tool_input: {...}"
+    if body.startswith("{") and body.endswith("}"):
+        try:
+            row = json.loads(body)
+        except ValueError:
+            return None
+        if isinstance(row, dict) and _LOG_KEYS & row.keys():
+            return None  # a JSON log line (`pasted_error` reads it)
+        return _argument(row)
+    call = _CALL.match(body)
+    if not call or (call.group("key") is None and not _search_tool(call.group("func") or "")):
+        return None  # a quoted literal alone is rule 4's, `print("x")` a line of code
+    key = (call.group("key") or "query").lower()
+    quoted = call.group("q")
+    try:
+        value = json.loads(quoted) if quoted[0] == '"' else quoted[1:-1]
+    except ValueError:
+        value = quoted[1:-1]  # a Python string's escapes ("C:\dev\x.cs") are not JSON's
+    if key in _PATTERN_KEYS:
+        return f'"{value}"'
+    return value if key in _QUESTION_KEYS and isinstance(value, str) and value.strip() else None
+
+
+def _search_tool(name: str) -> bool:
+    return any(part.lower() in _SEARCH_TOOL for part in _NAME_PART.split(name))
+
+
+def _argument(row: object) -> str | None:
+    """The question (or the quoted pattern) among a tool call's JSON arguments, nested or not."""
+    if not isinstance(row, dict):
+        return None
+    for key, value in row.items():
+        if isinstance(value, str) and value.strip():
+            if key.lower() in _QUESTION_KEYS:
+                return value
+            if key.lower() in _PATTERN_KEYS:
+                return f'"{value}"'
+    for value in row.values():
+        found = _argument(value)
+        if found:
+            return found
+    return None
+
+
+_LINE_MARK = lazy_compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+]\s+|\d{1,2}[.)]\s+)")
+"""A Markdown heading, quote or list marker at the start of a line."""
+
+
+def prose_lines(text: str) -> str | None:
+    """A question written over several lines ("## Question" then the ask, a list of asks) as
+    one line of clauses joined by "; ", or None when the lines are code, pasted output or a
+    request for similar code (rule 0)."""
+    if "\n" not in text.strip():
+        return None
+    lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+    if len(lines) < 2 or _CODE_CHARS.search(lines[0]) or _asks_similar(lines[0]):
+        return None
+    body = "\n".join(lines[1:])
+    if _code_body(body) or pasted_error(text) or pasted_error(body):
+        return None
+    return "; ".join(_LINE_MARK.sub("", line) for line in lines)

@@ -151,6 +151,8 @@ def _rank_of(word: str) -> int:
         return 1
     if _PLURAL_ACRONYM.fullmatch(bare):
         return 3
+    if bare[:1] == bare[-1:] == "_" and bare[1:2] != "_" and bare[1:-1].lower() in PROSE:
+        return 5  # Markdown italics ("_usages_ of x"), not a name
     if "_" in bare.strip("_") or bare.startswith("_") or "$" in bare or _CAMEL.search(bare):
         return 2
     if bare.lower() in PROSE:
@@ -201,6 +203,8 @@ def candidates(query: str, max_rank: int = 5) -> list[Target]:
             continue
         if kind in ("path", "win"):  # a Windows path too: C:\\src\\Acme\\Jobs.cs
             rank = 3 if _located(query, start, stop) else 1
+            if kind == "path" and query[start - 1 : start] == "/" and "." not in text:
+                rank = 3  # a URL route ("the /v1/rates endpoint handler rates_v1"): an address
             if rank <= max_rank:
                 out.append(Target(text.rstrip("."), start, stop, rank))
             continue
@@ -251,9 +255,64 @@ _ASIDE = lazy_compile(r"(?<!\S)\([^()]*\)")
 arguments (`mark_paid(invoice, at)`)."""
 
 
+_WRAPPED = lazy_compile(
+    r"\bwrapper\s+(?:(?:class|type|struct|called|named)\s+)?`?(?P<n>[A-Za-z_$][\w$]*)`?(?![\w$.:<])"
+)
+""""the Go type http.Handler wrapper loggingHandler": the wrapper's name, not the wrapped type."""
+_CSS_CLASS = lazy_compile(
+    r"\b(?:css\s+class(?:name)?|class(?:Name)?|selector)\s+`?(?P<n>\.[A-Za-z_-][\w-]*)(?![\w.])"
+)
+"""A CSS class named with its dot (".btn-primary-large"), which no other form reads as a name."""
+_RUBY_SYMBOL = lazy_compile(r"(?<![\w:$.])(?P<n>:[a-z_]\w*[?!]?)(?![\w:(])")
+"""A Ruby symbol (`:pending_review`): the colon is part of what the source holds."""
+_INNER_DECL = lazy_compile(
+    r"(?<![\w`])(?:def|fn|func)\s+(?P<n>[A-Za-z_]\w*[?!]?)(?=[\s(?.,]|$)"
+    r"|<[^<>]*>\s+(?P<v>[a-z_]\w*)\s+(?:declared|defined|initiali[sz]ed)\b"
+    r"|#\[[^\]]+\]\s+on\s+(?:the\s+)?(?P<t>[A-Z]\w*)"
+)
+"""A declaration inside a question: `def paid?` in "where is def paid? in Invoice", the
+variable of "std::vector<Item> items_ declared", the item an attribute is on ("where is
+#[derive(Serialize)] on Invoice")."""
+_POSSESSIVE_MEMBER = lazy_compile(r"\b(?P<a>[A-Z][\w$]*)'s\s+(?P<b>[a-z_][\w$]*)\(\)")
+""""OrderSummary's total()": the member of the owner, `OrderSummary.total`."""
+
+
+def _written_forms(query: str) -> Target | None:
+    """Targets that the token forms cut short or miss: a wrapper's name, a CSS class, a Ruby
+    symbol, an owner's member written with a possessive."""
+    if "wrapper" in query:
+        wrapped = _WRAPPED.search(query)
+        if wrapped and wrapped.group("n").lower() not in PROSE and _rank(wrapped.group("n")) <= 3:
+            return Target(wrapped.group("n"), wrapped.start("n"), wrapped.end("n"), 2)
+    if "." in query and ("class" in query or "selector" in query):
+        css = _CSS_CLASS.search(query)
+        if css:
+            return Target(css.group("n"), css.start("n"), css.end("n"), 1)
+    if ":" in query and "`" not in query:
+        symbol = _RUBY_SYMBOL.search(query)
+        if symbol and symbol.group("n")[1:].lower() not in PROSE:
+            return Target(symbol.group("n"), symbol.start("n"), symbol.end("n"), 1)
+    if "def " in query or "fn " in query or "func " in query or "<" in query or "#[" in query:
+        inner = _INNER_DECL.search(query)
+        if inner:
+            group = next(g for g in ("n", "v", "t") if inner.group(g))
+            if inner.group(group).rstrip("?!").lower() not in PROSE:
+                return Target(inner.group(group), inner.start(group), inner.end(group), 1)
+    if "'s " in query and "()" in query:
+        member = _POSSESSIVE_MEMBER.search(query)
+        if member:
+            name = f"{member.group('a')}.{member.group('b')}"
+            return Target(name, member.start(), member.end(), 1)
+    return None
+
+
 def best(query: str, max_rank: int = 3) -> Target | None:
     """The most code-like token (the first of the best rank), if any is at most `max_rank`.
     A name inside a parenthesised aside loses to a code-like name outside it."""
+    if max_rank >= 1:  # each form checks its own mark first
+        written = _written_forms(query)
+        if written is not None:
+            return written
     if ("env" in query or "ENV" in query) and max_rank >= 0:
         key = _ENV_READ.search(query)
         if key:  # `os.getenv("LOG_FORMAT")`: the variable read is what the question is about
@@ -323,6 +382,15 @@ _KIND_BEFORE = lazy_compile(
     r"|(?:references|calls)\s+to)\s+$",
     re.IGNORECASE,
 )
+
+
+def named_capital(query: str) -> Target | None:
+    """The first capitalised word of `query` that the words beside it say is a name: in "Before
+    the release on Friday, where is User defined" that is `User`, not the earlier `Friday`."""
+    for found in candidates(query, 3):
+        if found.rank == 3 and "/" not in found.text and named_by_context(query, found):
+            return found
+    return None
 
 
 def named_by_context(query: str, target: Target) -> bool:
