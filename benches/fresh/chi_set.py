@@ -2,7 +2,7 @@
 
 Write eval/fresh/chi-5.0.7.jsonl: hand-written questions, spans checked against the code.
 
-Definition and understand spans: ctags `end` lines (printed by the caller, copied here).
+Definition and understand spans: ctags `end` lines (`ctags --fields=+ne`), copied in by hand.
 Reference and impact answers: the `rg -n -w NAME` lines outside comments and the definition,
 each read by hand (exclusions listed per query).
 """
