@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from support.hostile import CONTROL_NAME, MARK, make_case, write_git_hostile
+from support.hostile import CONTROL_NAME, DEEP, MARK, make_case, write_git_hostile
 from test_trust import cli_env, maguyva
 
 from maguyva.config import MAX_CONFIG_BYTES
+from maguyva.extract import extract_source
+from maguyva.extract.extractor import MAX_NESTING
 from maguyva.repo.git import git_digests
 from maguyva.repo.ignore import _glob_regex, parse_ignore
 
@@ -165,4 +167,42 @@ def test_backtracking_glob_is_linear_and_build_finishes(tmp_path: Path):
     env = cli_env(tmp_path)
     built = maguyva(root, "index", "--modalities", "text", env=env, timeout=300)
     assert built.returncode == 0, built.stderr
+    assert control_found(root, env)
+
+
+# -- content: 100,000-deep nesting in every grammar ---------------------------------------
+
+
+@pytest.mark.slow
+def test_deep_nesting_in_every_grammar_is_extracted_within_budget():
+    """Each grammar's deep file (brackets, calls, ifs 100,000 deep) is parsed and extracted
+    with status ok, no exception, inside the per-file budget."""
+    for rel, (language, text) in DEEP.items():
+        result = extract_source(rel, language, text.encode())
+        assert result.status == "ok", (rel, result.detail)
+        assert result.chunks, rel
+
+
+def test_deep_calls_and_functions_are_extracted():
+    """100,000 nested calls: the query cursor took minutes in one uninterruptible call (61 s
+    at 100,000 nested functions) before `MAX_QUERY_DEPTH`; 100,000 nested functions keep
+    `MAX_NESTING` of them (qualified names grew quadratically: 20,000 deep took 74 s)."""
+    language, text = DEEP["deep_call.py"]
+    result = extract_source("deep_call.py", language, text.encode())
+    assert result.status == "ok" and result.counts[2] > 0, result.detail  # the outer calls
+    deep = b"function f(){" * 100_000 + b"}" * 100_000 + b"\nfunction after() { g(); }\n"
+    result = extract_source("deep_defs.js", "javascript", deep)
+    assert result.status == "ok", result.detail
+    names = [d.qualified_name for d in result.extraction.definitions]
+    assert len(names) == MAX_NESTING + 1 and "after" in names
+    assert max(len(n) for n in names) == len(".".join(["f"] * MAX_NESTING))
+
+
+@pytest.mark.slow
+def test_deep_nesting_repository_indexes_and_answers(tmp_path: Path):
+    root = make_case(tmp_path, "deep_nesting")
+    env = cli_env(tmp_path)
+    built = maguyva(root, "index", "--modalities", "text,structural,graph", env=env,
+                    timeout=600)  # fmt: skip
+    assert built.returncode == 0 and "internal error" not in built.stderr, built.stderr
     assert control_found(root, env)
