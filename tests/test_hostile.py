@@ -7,6 +7,7 @@ The table of every probe, before and after: docs/trust.md (`benches/hostile_prob
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import shutil
 import subprocess
@@ -206,3 +207,20 @@ def test_deep_nesting_repository_indexes_and_answers(tmp_path: Path):
                     timeout=600)  # fmt: skip
     assert built.returncode == 0 and "internal error" not in built.stderr, built.stderr
     assert control_found(root, env)
+
+
+def test_status_does_not_open_a_large_file_swapped_for_a_fifo(tmp_path: Path):
+    """`maguyva status` re-reads the indexed files over the size cap (generated or not): one
+    replaced by a FIFO after the build used to block it forever in `open`."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "control.py").write_text(f"def {CONTROL_NAME}():\n    return 1\n")
+    (root / "big.py").write_text("x = 1\n" + f"# {'a' * 80}\n" * 13_000)  # 1.1 MB
+    env = cli_env(tmp_path)
+    built = maguyva(root, "index", "--modalities", "text", env=env, timeout=300)
+    assert built.returncode == 0, built.stderr
+    (root / "big.py").unlink()
+    os.mkfifo(root / "big.py")
+    status = maguyva(root, "status", env=env, timeout=120)  # raises TimeoutExpired on a hang
+    assert status.returncode == 0, status.stderr
+    assert "over the size cap" in status.stdout
