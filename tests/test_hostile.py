@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -70,11 +71,13 @@ def test_git_digests_trust_only_a_matching_stat(tmp_path: Path):
     write_git_hostile(root, marker=tmp_path / "pwned.log")
     known = git_digests(root)  # every file touched after the commit is hashed by us instead
     assert known is not None and set(known) == {".gitattributes"}
+    past = time.time() - 60  # older than the index git writes next: no entry is racy (git
+    for path in (root / "pkg").iterdir():  # would record a racy one with size 0)
+        os.utime(path, (past, past))
     subprocess.run(["git", "-C", str(root), "-c", "core.fsmonitor=false", "-c",
                     "filter.evil.process=", "-c", "filter.evil.clean=cat",
                     "update-index", "--refresh", "-q"], capture_output=True, timeout=60)  # fmt: skip
     (tmp_path / "pwned.log").unlink(missing_ok=True)
-    (root / ".git" / "index").touch()  # the index newer than every file: none is racy
     known = git_digests(root)
     assert known is not None and len(known) == 81 and not (tmp_path / "pwned.log").exists()
     listed = subprocess.run(["git", "-C", str(root), "-c", "core.fsmonitor=false", "ls-files",
