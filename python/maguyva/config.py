@@ -49,6 +49,9 @@ TRUST_ENV = ENV_PREFIX + "TRUST_REPO_CONFIG"
 TRUST_OPTION = "trust_repo_config"
 REPO_LAYERS = ("project", "pyproject")
 """Config layers read from inside the repository: not trusted to widen (see the docstring)."""
+MAX_CONFIG_BYTES = 4 << 20
+"""A config file larger than this is refused unread: the biggest pyproject.toml of the top
+PyPI projects is tens of KB, and every command parses the file again."""
 _WIDENING_NAME = re.compile(r"url|endpoint|host|provider|symlink|allow|(?:^|_)(?:dir|path|file)s?$")
 """Unknown (not yet registered) keys whose name says they are a path, an endpoint or a grant."""
 _warned: set[tuple[str, str]] = set()
@@ -220,13 +223,21 @@ def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise ConfigError(f"{path}: not a regular file; not read")
-            data = tomllib.load(fh)
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"{path}: {size:,} bytes, too large for a config file "
+                                  f"(the limit is {MAX_CONFIG_BYTES:,}); not read")  # fmt: skip
+            data = tomllib.loads(fh.read(MAX_CONFIG_BYTES + 1).decode("utf-8"))
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {exc.start})") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     for name in table:
         data = data.get(name)
         if data is None:

@@ -18,12 +18,17 @@ import tree_sitter as ts
 
 from maguyva.extract import imports as import_shapes
 from maguyva.extract import macro_tokens
-from maguyva.extract.grammars import Grammar
+from maguyva.extract.grammars import Grammar, cursor
 from maguyva.extract.recovery import shell_blocks
 from maguyva.extract.signatures import _SPACE, _doc, _outer, _signature, _statement_starts, _text
 from maguyva.extract.types import Call, Definition, FileExtraction, Import, Reference
 
 MAX_CALLEE = 160
+MAX_NESTING = 64
+"""Definitions nested deeper than this are not recorded (their text stays in the chunk of the
+deepest one that is): each qualified name repeats its parents', so 100,000 nested functions
+(`function f(){` on one line, a hostile or generated file) cost time and memory quadratic in
+the depth, 20,000 of them 74 s. Hand-written code nests a few levels."""
 CHECK_EVERY = 512  # matches between deadline checks
 
 
@@ -117,8 +122,8 @@ def extract(
     root = tree.root_node
     defs, sites, import_matches, refs = _run_queries(grammar, data, root, deadline)
 
-    ordered = sorted(defs.values(), key=lambda d: (d.start_byte, -d.end_byte))
-    _nest(ordered, grammar.spec.class_kinds)
+    ordered = _nest(sorted(defs.values(), key=lambda d: (d.start_byte, -d.end_byte)),
+                    grammar.spec.class_kinds)  # fmt: skip
     real = [d for d in ordered if not d.is_scope]
 
     extraction = FileExtraction(path=path, language=grammar.name)
@@ -143,7 +148,7 @@ def _run_queries(
 ) -> tuple[dict[int, _Def], Sites, list[dict[str, list[ts.Node]]], Refs]:
     """One pass of the grouped query (definitions, call sites with a receiver, imports) and
     one of the flat one (callees, references): the raw matches, before any assembly."""
-    matches = ts.QueryCursor(grammar.grouped).matches(root)
+    matches = cursor(grammar.grouped).matches(root)
     if clock() > deadline:
         raise BudgetExceeded("query")
 
@@ -179,7 +184,7 @@ def _run_queries(
             _block_definitions(grammar, data, block, defs)
     # Callees and references need no grouping: `captures` builds no per-match dictionaries.
     flat_query = grammar.flat if len(data) < REFERENCES_BELOW else grammar.flat_calls
-    flat = ts.QueryCursor(flat_query).captures(root)
+    flat = cursor(flat_query).captures(root)
     if clock() > deadline:
         raise BudgetExceeded("calls")
     for callee in flat.get("callee", ()):
@@ -230,7 +235,7 @@ def _macro_expressions(grammar: Grammar, data: bytes, root: ts.Node, flat_query:
     """Add the calls and references written inside macro invocations (`macro_tokens`)."""
     shift = macro_tokens.SHIFT
     for level in macro_tokens.expression_roots(grammar, data, root, parse, deadline):
-        found = ts.QueryCursor(flat_query).captures(level)
+        found = cursor(flat_query).captures(level)
         if clock() > deadline:
             raise BudgetExceeded("macro calls")
         for callee in found.get("callee", ()):
@@ -389,7 +394,7 @@ def _macro_items(
         )
     bodies = [
         node
-        for node in ts.QueryCursor(query).captures(root).get("body", ())
+        for node in cursor(query).captures(root).get("body", ())
         if _ITEM_KEYWORD.search(data, node.start_byte, node.end_byte)
     ]
     if not bodies:
@@ -401,9 +406,7 @@ def _macro_items(
             node.start_byte + 1 : node.end_byte - 1
         ]
     tree = parse(grammar, bytes(padded), deadline)
-    for number, (_pattern, caps) in enumerate(
-        ts.QueryCursor(grammar.grouped).matches(tree.root_node)
-    ):
+    for number, (_pattern, caps) in enumerate(cursor(grammar.grouped).matches(tree.root_node)):
         if number % CHECK_EVERY == 0 and clock() > deadline:
             raise BudgetExceeded("macro items")
         main = next(
@@ -415,7 +418,7 @@ def _macro_items(
 
 def _block_definitions(grammar: Grammar, data: bytes, root: ts.Node, defs: dict[int, _Def]) -> None:
     """The definitions of a region parsed again (its positions are the file's)."""
-    for _pattern, caps in ts.QueryCursor(grammar.grouped).matches(root):
+    for _pattern, caps in cursor(grammar.grouped).matches(root):
         main = next((k for k in caps if k.startswith(("definition.", "declaration."))), None)
         if main is not None:
             _add_def(defs, data, main, caps)
@@ -507,12 +510,16 @@ def _strip_generics(name: str) -> str:
     return name
 
 
-def _nest(ordered: list[_Def], class_kinds: frozenset[str]) -> None:
-    """Set parents and qualified names by byte-range containment (a sweep with a stack)."""
+def _nest(ordered: list[_Def], class_kinds: frozenset[str]) -> list[_Def]:
+    """Set parents and qualified names by byte-range containment (a sweep with a stack); the
+    definitions kept (at most `MAX_NESTING` deep), in order."""
     stack: list[_Def] = []
+    kept: list[_Def] = []
     for d in ordered:
         while stack and stack[-1].end_byte <= d.start_byte:
             stack.pop()
+        if len(stack) >= MAX_NESTING:
+            continue
         # A definition nested in a variable/field is scoped by the variable's container.
         parent = next((s for s in reversed(stack) if s.kind not in _NON_SCOPES), None)
         if d.receiver:
@@ -534,13 +541,15 @@ def _nest(ordered: list[_Def], class_kinds: frozenset[str]) -> None:
         if d.kind == "scope" and d.parent is None and not d.prefix:
             d.qualified = d.name
         stack.append(d)
-    for d in ordered:
+        kept.append(d)
+    for d in kept:
         if d.parent is not None and d.parent.is_scope:
             # Scopes (Rust impl blocks) qualify names but are not definitions themselves.
             scope = d.parent
             d.parent = scope.parent
             while d.parent is not None and d.parent.is_scope:
                 d.parent = d.parent.parent
+    return kept
 
 
 class _Enclosing:

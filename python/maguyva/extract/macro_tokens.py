@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 import tree_sitter as ts
 
-from maguyva.extract.grammars import Grammar
+from maguyva.extract.grammars import Grammar, cursor
 
 PREFIX = b"fn _(){"
 SHIFT = len(PREFIX)
@@ -60,6 +60,6 @@ def _token_trees(grammar: Grammar, root: ts.Node, shift: int) -> list[tuple[int,
         )
     return [
         (node.start_byte - shift, node.end_byte - shift)
-        for node in ts.QueryCursor(query).captures(root).get("body", ())
+        for node in cursor(query).captures(root).get("body", ())
         if node.end_byte - node.start_byte > 2  # `()`, `[]`: nothing inside
     ]

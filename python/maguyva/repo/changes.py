@@ -14,8 +14,8 @@ the watcher's event paths, only those):
 
 A file whose stat changed but whose digest did not (a `touch`, a save without edits, a branch
 switch and back) is unchanged. The digest is git's blob id (SHA-1 of `blob <size>\\0<bytes>`):
-in a git repository the ids of files that `git diff-files` reports clean are read from git's
-index instead of hashing the files; elsewhere they are computed. Renames are a deletion and an
+in a git repository the ids of files that git's index records as unchanged (its stat data,
+`git.git_digests`) are read from it instead of hashing the files; elsewhere they are computed. Renames are a deletion and an
 addition with the same digest. Files modified within the filesystem's timestamp granularity of a
 check are "racy" (as in git) and re-hashed on the next check even when their stat looks equal.
 """
@@ -26,7 +26,6 @@ import errno
 import fnmatch
 import hashlib
 import os
-import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from typing import Any
 from maguyva.errors import PathEscapeError
 from maguyva.model import SourceFile
 from maguyva.repo import large
+from maguyva.repo.git import git_digests
 from maguyva.repo.ignore import IgnoreRules
 from maguyva.repo.languages import EXTENSIONS
 from maguyva.repo.reader import SpecialFileError, read_bytes
@@ -221,33 +221,6 @@ def _ignores_of(root: Path, dirs: dict[str, int]) -> dict[str, list[int]]:
         st = _stat(root / rel)
         if st is not None:
             out[rel] = [st.st_size, st.st_mtime_ns]
-    return out
-
-
-def git_digests(root: Path) -> dict[str, str] | None:
-    """Blob ids of the tracked files under `root` whose working copy matches git's index (git
-    checks its own stat cache), relative to `root`; None outside a git repository."""
-    try:
-        staged = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-s", "-z"],
-            capture_output=True, check=True, timeout=60,
-        ).stdout  # fmt: skip
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "diff-files", "--name-only", "--relative", "-z"],
-            capture_output=True, check=True, timeout=60,
-        ).stdout  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    skip = {p.decode("utf-8", "surrogateescape") for p in dirty.split(b"\0") if p}
-    out: dict[str, str] = {}
-    for record in staged.split(b"\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition(b"\t")
-        mode, sha, stage = meta.split(b" ")
-        rel = path.decode("utf-8", "surrogateescape")
-        if mode.startswith(b"100") and stage == b"0" and rel not in skip:
-            out[rel] = sha.decode()
     return out
 
 

@@ -6,28 +6,24 @@ from __future__ import annotations
 import functools
 import os
 import re
-import subprocess
 from pathlib import Path
 
+from maguyva.repo.git import run_git
 from maguyva.repo.reader import read_bytes, read_regular
 
 _Rule = tuple[re.Pattern[str], bool]  # (compiled pattern, negated)
 
 
-def _glob_regex(glob: str) -> str:
-    """A gitignore glob (no leading `/`, no trailing `/`) as a regex over a relative path."""
-    out, i, n = [], 0, len(glob)
+def _component_tokens(glob: str) -> list[str | None]:
+    """One path component's glob as tokens: None for a run of `*`, else a regex of one
+    character (a literal, `?`, a class)."""
+    out: list[str | None] = []
+    i, n = 0, len(glob)
     while i < n:
-        if glob.startswith("**/", i) and (i == 0 or glob[i - 1] == "/"):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i) and i + 2 == n and (i == 0 or glob[i - 1] == "/"):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
+        if glob[i] == "*":
             while i < n and glob[i] == "*":
                 i += 1
-            out.append("[^/]*")
+            out.append(None)
         elif glob[i] == "?":
             out.append("[^/]")
             i += 1
@@ -39,9 +35,10 @@ def _glob_regex(glob: str) -> str:
                 i += 1
                 continue
             body = glob[i + 1 : end]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            negated = body[:1] in ("!", "^")
+            body = body[1:] if negated else body
+            body = body.replace("\\", "\\\\").replace("/", "")
+            out.append(f"[^{body}/]" if negated else f"[{body}]")  # never a `/`
             i = end + 1
         elif glob[i] == "\\" and i + 1 < n:
             out.append(re.escape(glob[i + 1]))
@@ -49,7 +46,44 @@ def _glob_regex(glob: str) -> str:
         else:
             out.append(re.escape(glob[i]))
             i += 1
-    return "".join(out)
+    return out
+
+
+def _component_regex(glob: str) -> str:
+    """A component's glob as a regex that cannot backtrack badly: the fixed-width pieces
+    between stars are matched at their first occurrence in atomic groups (as `fnmatch` does;
+    exact, because no piece and no star crosses a `/`), so `*a*a*a*b` against a 255-byte name
+    is linear instead of exponential."""
+    pieces: list[str] = [""]
+    for token in _component_tokens(glob):
+        if token is None:
+            pieces.append("")
+        else:
+            pieces[-1] += token
+    if len(pieces) == 1:
+        return pieces[0]
+    middle = "".join(f"(?>[^/]*?{piece})" for piece in pieces[1:-1] if piece)
+    return pieces[0] + middle + "[^/]*" + pieces[-1]
+
+
+def _glob_regex(glob: str) -> str | None:
+    """A gitignore glob (no leading `/`, no trailing `/`) as a regex over a relative path; None
+    for one with more than one `**` before its last component (each can start at every `/`:
+    the matching cost grows as the path's depth to that power)."""
+    parts = glob.split("/")
+    out: list[str] = []
+    stars = 0
+    for k, part in enumerate(parts):
+        last = k == len(parts) - 1
+        if part == "**":
+            if last:
+                out.append(".*")
+                break
+            stars += 1
+            out.append("(?:.*/)?")
+            continue
+        out.append(_component_regex(part) + ("" if last else "/"))
+    return None if stars > 1 else "".join(out)
 
 
 def parse_ignore(text: str) -> list[_Rule]:
@@ -71,8 +105,11 @@ def parse_ignore(text: str) -> list[_Rule]:
         glob = line.lstrip("/")
         if not anchored and not glob.startswith("**/"):
             glob = "**/" + glob
+        regex = _glob_regex(glob)
+        if regex is None:  # too costly to match: decide for "not ignored" (we descend more)
+            regex = ".*" if negated else "(?!)"
         try:
-            rules.append((re.compile(_glob_regex(glob) + r"\Z", re.DOTALL), negated))
+            rules.append((re.compile(regex + r"\Z", re.DOTALL), negated))
         except re.error:
             continue  # a pattern we cannot read: it ignores nothing (we then descend more)
     return rules
@@ -81,11 +118,9 @@ def parse_ignore(text: str) -> list[_Rule]:
 @functools.lru_cache(maxsize=1)
 def _global_excludes() -> Path | None:
     """Git's global excludes file (`core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`)."""
-    try:
-        out = subprocess.run(["git", "config", "--global", "--path", "--get", "core.excludesFile"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        out = ""
+    found = run_git(None, "config", "--global", "--path", "--get", "core.excludesFile",
+                    timeout=10)  # fmt: skip
+    out = found.decode(errors="replace").strip() if found is not None else ""
     if out:
         return Path(out).expanduser()
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from maguyva.errors import MaguyvaError
+from maguyva.repo import reader
 from maguyva.repo.languages import detect_language
 
 DEFAULT_HARD_MAX_FILE_BYTES = 16 << 20
@@ -60,10 +62,9 @@ def report(root: Path, files: dict[str, list[Any]], config: dict[str, Any]) -> d
         if record[0] <= cap:
             continue
         large += 1
-        try:
-            with open(root / path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        try:  # the safe reader: a file swapped for a FIFO since the build must not hang status
+            data = reader.read_bytes(root, path)
+        except (OSError, MaguyvaError):
             continue
         if is_generated(data):
             generated.append(path)
