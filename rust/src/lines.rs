@@ -11,8 +11,7 @@
 use std::path::Path;
 
 use memchr::memmem::Finder;
-
-use crate::trigram::together;
+use rayon::prelude::*;
 
 const LINE_COLOR: &str = "\x1b[32m";
 const MATCH_COLOR: &str = "\x1b[1;31m";
@@ -462,35 +461,33 @@ pub struct ResultLines<'a> {
 /// (read with `confined::read_confined`: a file that is not a regular file any more, is gone
 /// or resolves outside `real_root` shows its heading alone). The files are read and printed
 /// in parallel; the output keeps the results' order. Text only (`opts.json` must be `None`).
-///
-/// The calling thread prints from the start, helped by the pool's threads when they start
-/// (`together::map`): with `par_iter` it slept until the pool's threads were scheduled, and
-/// on a loaded machine an answer then waited for the run queue twice (issue 21).
 pub fn print_results(
     real_root: &Path,
     results: &[ResultLines<'_>],
     opts: &LineOptions<'_>,
 ) -> Vec<u8> {
-    let helpers = rayon::current_num_threads().saturating_sub(1).max(1);
-    let blocks: Vec<Vec<u8>> = together::map(results.len(), helpers, &|i| {
-        let r = &results[i];
-        let mut out = Vec::with_capacity(r.heading.len() + 2);
-        if i > 0 {
+    let blocks: Vec<Vec<u8>> = results
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut out = Vec::with_capacity(r.heading.len() + 2);
+            if i > 0 {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(r.heading);
             out.push(b'\n');
-        }
-        out.extend_from_slice(r.heading);
-        out.push(b'\n');
-        BUFFER.with_borrow_mut(|data| {
-            if crate::confined::read_confined_into(real_root, r.path, data) {
-                let printed = print_lines_counted(data, r.start, r.end, r.lines, opts, false);
-                out.extend_from_slice(&printed.out);
-            }
-            if data.capacity() > KEPT_BUFFER {
-                *data = Vec::new(); // a huge file's buffer is not kept
-            }
-        });
-        out
-    });
+            BUFFER.with_borrow_mut(|data| {
+                if crate::confined::read_confined_into(real_root, r.path, data) {
+                    let printed = print_lines_counted(data, r.start, r.end, r.lines, opts, false);
+                    out.extend_from_slice(&printed.out);
+                }
+                if data.capacity() > KEPT_BUFFER {
+                    *data = Vec::new(); // a huge file's buffer is not kept
+                }
+            });
+            out
+        })
+        .collect();
     blocks.concat()
 }
 
