@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ BODY = "".join(f"def f{i}(self):\n    return self.v{i}\n" for i in range(8))
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
     root = make_corpus(tmp_path_factory.mktemp("changed"))
-    for name in ("grown.py", "shrunk.py", "gone.py", "same_size.py"):
+    for name in ("grown.py", "shrunk.py", "gone.py", "same_size.py", "touched.py"):
         (root / name).write_text(BODY)
     (root / "bytes.py").write_bytes(
         b"def g(self):\r\n    s = b'\xff self \xfe'\r\n    t = '\xe9self'\n    return self\r"
@@ -36,6 +37,8 @@ def root(tmp_path_factory) -> Path:
     (root / "shrunk.py").write_text("def f0(self):\n    return 0\n")  # recorded lines past its end
     (root / "gone.py").unlink()
     (root / "same_size.py").write_text(BODY.replace("self", "SELF"))  # stat differs, size equal
+    at = (root / "touched.py").stat().st_mtime_ns + 10**9
+    os.utime(root / "touched.py", ns=(at, at))  # a `touch`: a new mtime, the same content
     return root
 
 
@@ -70,6 +73,21 @@ def test_changed_files_print_as_the_python_printer(root, args, monkeypatch, caps
     for name in (b"grown.py", b"shrunk.py", b"gone.py", b"same_size.py", b"bytes.py"):
         assert name in reference  # each file is answered (a deleted one by its heading)
     assert b"[stale]" in reference
+
+
+def test_stale_flags_of_an_answer_are_each_files_own(root):
+    """`Engine.stale_of` (every file of an answer stat'ed in one native call) says what
+    `is_stale` says file by file: grown, shrunk, rewritten at the same size (the digests
+    differ) and deleted files are stale; a touched one (new mtime, same digest), an unchanged
+    one and a path never indexed are not."""
+    index = Index.open(root)
+    engine = index.engine()
+    paths = [*index.indexed_files(), "never-indexed.py", "sub/../grown.py"]
+    flags = engine.stale_of(paths)
+    assert flags == {path: engine.is_stale(path) for path in paths}
+    assert all(flags[p] for p in ("grown.py", "shrunk.py", "gone.py", "same_size.py"))
+    assert not flags["touched.py"] and not flags["never-indexed.py"]
+    assert not all(flags.values())
 
 
 def test_changed_files_show_their_lines_as_they_are_now(root, monkeypatch, capsysbinary):

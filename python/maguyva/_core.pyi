@@ -28,10 +28,12 @@ __all__ = [
     "hamming_kernels",
     "hamming_topk",
     "is_demoted_path",
+    "lstat_states",
     "name_hash",
     "name_lookup",
     "non_ascii_strings",
     "number_entries",
+    "plain_paths",
     "print_lines",
     "print_results",
     "static_pool",
@@ -336,6 +338,18 @@ class TextIndex:
         (`json.dumps(text, ensure_ascii=False)`); None when `path` is not a live document:
         the texts of a file's chunks stored as spans (`store.spans`)."""
     def paths(self) -> list[str]: ...
+
+# -- per-answer path checks (maguyva.repo.paths, maguyva.query.engine) ------------------------
+
+def lstat_states(root: str, paths: list[str]) -> list[tuple[int, int] | None]:
+    """`(size, mtime_ns)` of each path joined to `root` (`os.path.join`), a final symbolic
+    link not followed (`os.stat(..., follow_symlinks=False)`); None where it cannot be
+    stat'ed (gone, unreadable, a NUL byte)."""
+
+def plain_paths(below: str, paths: list[str]) -> list[bool]:
+    """Per root-relative path: True when it has no empty, `.` or `..` component and every
+    component under `below` (the real root and `/`) exists and is no symbolic link (its real
+    path is then `below + path`); False means undecided (resolve it with `realpath`)."""
 
 # -- printing matching lines (maguyva.interfaces.output) ---------------------------------------
 

@@ -80,6 +80,68 @@ fn real_path(file: &File, path: &Path) -> Option<PathBuf> {
     }
 }
 
+/// `(size, mtime in ns)` of each of `rels` joined to `root` (`os.path.join`: an absolute
+/// `rel` is taken as it is), not following a final symbolic link, as
+/// `maguyva.repo.changes._stat`; `None` where it cannot be stat'ed (gone, a NUL byte). One
+/// call for every result of an answer: a common literal shows hundreds of files, and a Python
+/// `os.stat` per file (with its call and object overhead) was a visible share of it (issue 21).
+pub fn lstat_states(root: &Path, rels: &[String]) -> Vec<Option<(u64, i64)>> {
+    use std::os::unix::fs::MetadataExt;
+    rels.iter()
+        .map(|rel| {
+            if rel.as_bytes().contains(&0) {
+                return None;
+            }
+            let meta = std::fs::symlink_metadata(root.join(rel)).ok()?;
+            Some((
+                meta.size(),
+                meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
+            ))
+        })
+        .collect()
+}
+
+/// For each root-relative `rel`, whether it is spelled plainly (no empty, `.` or `..`
+/// component) and every component of it under `below` (the real root followed by `/`)
+/// exists and is no symbolic link, as `maguyva.repo.paths._no_link_below` decides: its real
+/// path is then the root joined with it. Each directory is `lstat`ed once per call. False
+/// says only "not decided here": the caller resolves such a path with `realpath`.
+pub fn plain_paths(below: &str, rels: &[String]) -> Vec<bool> {
+    let mut known: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    rels.iter()
+        .map(|rel| {
+            if rel
+                .split('/')
+                .any(|part| part.is_empty() || part == "." || part == "..")
+                || rel.as_bytes().contains(&0)
+            {
+                return false;
+            }
+            let mut at = String::with_capacity(below.len() + rel.len());
+            at.push_str(below);
+            for (i, part) in rel.split('/').enumerate() {
+                if i > 0 {
+                    at.push('/');
+                }
+                at.push_str(part);
+                let plain = match known.get(&at) {
+                    Some(&plain) => plain,
+                    None => {
+                        let plain = std::fs::symlink_metadata(&at)
+                            .is_ok_and(|m| !m.file_type().is_symlink());
+                        known.insert(at.clone(), plain);
+                        plain
+                    }
+                };
+                if !plain {
+                    return false;
+                }
+            }
+            true
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +173,44 @@ mod tests {
         assert_eq!(reused, b"inside\n");
         assert!(!read_confined_into(&real, "out.txt", &mut reused));
         assert!(reused.is_empty());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+    #[test]
+    fn plain_paths_and_states_as_the_python_checks() {
+        let base = std::env::temp_dir().join(format!("maguyva-plain-{}", std::process::id()));
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), b"inside\n").unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("link")).unwrap();
+        let below = format!("{}/", std::fs::canonicalize(&root).unwrap().display());
+        let rels: Vec<String> = [
+            "sub/a.txt",
+            "link/a.txt",
+            "sub/../sub/a.txt",
+            "sub//a.txt",
+            "./sub/a.txt",
+            "missing.txt",
+            "sub/a.txt",
+            "a\0b",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+        assert_eq!(
+            plain_paths(&below, &rels),
+            [true, false, false, false, false, false, true, false]
+        );
+        let states = lstat_states(&root, &rels);
+        let meta = std::fs::symlink_metadata(root.join("sub/a.txt")).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let want = (7, meta.mtime() * 1_000_000_000 + meta.mtime_nsec());
+        assert_eq!(states[0], Some(want));
+        assert_eq!(states[1], Some(want)); // the link's target: only a final link is not followed
+        assert_eq!(states[5], None);
+        assert_eq!(states[7], None);
+        // a final link is not followed: its size is its target's length
+        let link = lstat_states(&root, &["link".to_string()])[0].unwrap();
+        assert_eq!(link.0, root.join("sub").as_os_str().len() as u64);
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

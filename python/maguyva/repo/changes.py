@@ -444,11 +444,21 @@ def is_stale(root: Path | str, path: str, record: list[Any] | None) -> bool:
     if record is None:
         return False
     st = _stat(os.path.join(root, path))  # a str join: this runs for every result shown
-    if st is None:
-        return True
-    if st.st_size == record[0] and st.st_mtime_ns == record[1]:
+    return stale_given(root, path, record, None if st is None else (st.st_size, st.st_mtime_ns))
+
+
+def stale_given(
+    root: Path | str, path: str, record: list[Any] | None, state: tuple[int, int] | None
+) -> bool:
+    """`is_stale` with the file's `(size, mtime_ns)` already taken (None: it could not be
+    stat'ed), as `_core.lstat_states` takes them for every result of an answer at once."""
+    if record is None:
         return False
-    if st.st_size != record[0] or len(record) < 3:
+    if state is None:
+        return True
+    if state[0] == record[0] and state[1] == record[1]:
+        return False
+    if state[0] != record[0] or len(record) < 3:
         return True
     try:
         return blob_digest(read_bytes(root, path)) != record[2]

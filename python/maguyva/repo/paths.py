@@ -12,7 +12,6 @@ string prefixes, which is what the sibling case needs.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -64,50 +63,31 @@ def contained_paths(root: str | os.PathLike[str], rels: Iterable[str]) -> dict[s
     """`contained` for many indexed paths of one answer, the root resolved once: the same
     check per path (a NUL byte or an absolute path is refused, the path's real path must be
     the root or below it), without a second `realpath` and a `pathlib` object per path (a
-    common literal answers with hundreds of files)."""
+    common literal answers with hundreds of files). A plainly spelled path whose every
+    component exists and is no link is below the root as it is (`_core.plain_paths`: one
+    native call, each directory `lstat`ed once, as `realpath` would with one `lstat` per
+    component of the whole path); any other is left to `realpath`."""
+    from maguyva import _core  # the native module: not for the client's imports
+
     real_root = os.fspath(resolve_root(root))
     below = real_root.rstrip(os.sep) + os.sep
     verdict: dict[str, bool] = {}
-    plain: dict[str, bool] = {}  # an existing entry that is no link, by real path
+    asked: list[str] = []
     for rel in rels:
         if rel in verdict:
             continue
         if not isinstance(rel, str) or "\x00" in rel or os.path.isabs(rel):
             verdict[rel] = False
             continue
-        if _no_link_below(below, rel, plain):
-            verdict[rel] = True  # its real path is the root joined with it: below the root
-            continue
-        real = os.path.realpath(os.path.join(real_root, rel))
-        verdict[rel] = real == real_root or real.startswith(below)
+        verdict[rel] = True  # its real path is the root joined with it, unless said below
+        asked.append(rel)
+    posix = os.sep == "/" and not os.altsep
+    plain = _core.plain_paths(below, asked) if posix else [False] * len(asked)
+    for rel, is_plain in zip(asked, plain, strict=True):
+        if not is_plain:
+            real = os.path.realpath(os.path.join(real_root, rel))
+            verdict[rel] = real == real_root or real.startswith(below)
     return verdict
-
-
-def _no_link_below(below: str, rel: str, plain: dict[str, bool]) -> bool:
-    """True when every component of `rel` under the real root (`below`, ending in a
-    separator) exists and is no symbolic link, and `rel` is spelled plainly (no `.`, `..` or
-    empty component): its real path is then the root joined with it, as `realpath` would say
-    with one `lstat` per component of the whole path. Each directory is looked at once per
-    answer (`plain`); anything else is left to `realpath`."""
-    if os.sep != "/" or os.altsep:
-        return False
-    parts = rel.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return False
-    at = below
-    for part in parts:
-        at += part
-        known = plain.get(at)
-        if known is None:
-            try:
-                known = not stat.S_ISLNK(os.lstat(at).st_mode)
-            except OSError:
-                known = False
-            plain[at] = known
-        if not known:
-            return False
-        at += "/"
-    return True
 
 
 def contained(root: str | os.PathLike[str], rel: str) -> bool:

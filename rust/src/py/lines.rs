@@ -71,9 +71,9 @@ fn print_results(
     literal: Option<&[u8]>,
     insensitive: bool,
     color: bool,
-) -> Py<PyBytes> {
+) -> PyResult<Py<PyBytes>> {
     let highlight = literal.and_then(|l| Highlight::new(l, insensitive));
-    let out = py.detach(|| {
+    let blocks = py.detach(|| {
         let opts = LineOptions {
             every,
             cap,
@@ -92,9 +92,19 @@ fn print_results(
                 lines,
             })
             .collect();
-        lines::print_results(&root, &items, &opts)
+        lines::print_result_blocks(&root, &items, &opts)
     });
-    PyBytes::new(py, &out).unbind()
+    // The blocks copied once, into the `bytes` returned (no concatenated copy first).
+    let total = blocks.iter().map(Vec::len).sum();
+    let out = PyBytes::new_with(py, total, |buf| {
+        let mut at = 0;
+        for block in &blocks {
+            buf[at..at + block.len()].copy_from_slice(block);
+            at += block.len();
+        }
+        Ok(())
+    });
+    Ok(out?.unbind())
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

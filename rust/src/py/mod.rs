@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod confined;
 mod content;
 mod errors;
 mod fusion;
@@ -20,6 +21,7 @@ mod walk;
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    confined::register(m)?;
     content::register(m)?;
     errors::register(m)?;
     fusion::register(m)?;
