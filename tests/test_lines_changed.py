@@ -19,6 +19,7 @@ from maguyva.api import Index
 from maguyva.interfaces import client, output
 from maguyva.interfaces.cli.main import main
 from maguyva.query import present
+from maguyva.repo import changes
 
 _INIT = output.Renderer.__init__
 BODY = "".join(f"def f{i}(self):\n    return self.v{i}\n" for i in range(8))
@@ -77,14 +78,14 @@ def test_changed_files_print_as_the_python_printer(root, args, monkeypatch, caps
 
 def test_stale_flags_of_an_answer_are_each_files_own(root):
     """`Engine.stale_of` (every file of an answer stat'ed in one native call) says what
-    `is_stale` says file by file: grown, shrunk, rewritten at the same size (the digests
+    `changes.is_stale` says file by file: grown, shrunk, rewritten at the same size (the digests
     differ) and deleted files are stale; a touched one (new mtime, same digest), an unchanged
     one and a path never indexed are not."""
     index = Index.open(root)
-    engine = index.engine()
-    paths = [*index.indexed_files(), "never-indexed.py", "sub/../grown.py"]
-    flags = engine.stale_of(paths)
-    assert flags == {path: engine.is_stale(path) for path in paths}
+    states = index.indexed_files()
+    paths = [*states, "never-indexed.py", "sub/../grown.py"]
+    flags = index.engine().stale_of(paths)
+    assert flags == {path: changes.is_stale(str(root), path, states.get(path)) for path in paths}
     assert all(flags[p] for p in ("grown.py", "shrunk.py", "gone.py", "same_size.py"))
     assert not flags["touched.py"] and not flags["never-indexed.py"]
     assert not all(flags.values())

@@ -431,7 +431,8 @@ class Index:
         engine = self.engine()
         generation = engine.generation
         manifest = generation.manifest
-        stale = sorted(path for path in self.indexed_files() if engine.is_stale(path))
+        flags = engine.stale_of(list(self.indexed_files()))
+        stale = sorted(path for path, is_stale in flags.items() if is_stale)
         modalities = {
             name: {
                 "built": bool(s.get("built")),

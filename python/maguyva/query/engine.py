@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from maguyva import _core
 from maguyva.errors import (
     BadQueryError,
     CorruptIndexError,
@@ -57,8 +56,8 @@ from maguyva.query.routing import (
     plan_query,
     text_fallback,
 )
-from maguyva.repo.changes import is_stale, stale_given
-from maguyva.store.chunks import ChunkStore
+from maguyva.repo.changes import stale_of
+from maguyva.store.chunks import ChunkStore, read_file_states
 from maguyva.store.generations import Generation, IndexDir, default_index_dir
 from maguyva.support.pools import shared_pool
 
@@ -592,24 +591,9 @@ class Engine:
                 self._damaged["graph"] = damage_reason(exc)
             return {}
 
-    def _file_states(self) -> dict[str, list[int]]:
-        if self._files_meta is None:
-            from maguyva.store.chunks import read_file_states
-
-            self._files_meta = read_file_states(self.generation.path)
-        return self._files_meta
-
-    def is_stale(self, path: str) -> bool:
-        """True when the file's content changed or it vanished since it was indexed (a `touch`
-        alone does not count: see `changes.is_stale`)."""
-        return is_stale(str(self.root), path, self._file_states().get(path))  # str: a str join
-
     def stale_of(self, paths: list[str]) -> dict[str, bool]:
-        """`is_stale` of every path of an answer, their files stat'ed in one native call
-        (`_core.lstat_states`): a common literal shows hundreds of files (issue 21)."""
-        states, root = self._file_states(), str(self.root)
-        asked = [path for path in dict.fromkeys(paths) if states.get(path) is not None]
-        stale = dict.fromkeys(paths, False)
-        for path, state in zip(asked, _core.lstat_states(root, asked), strict=True):
-            stale[path] = stale_given(root, path, states[path], state)
-        return stale
+        """Whether each of an answer's files changed or vanished since it was indexed (a
+        `touch` alone does not count), stat'ed in one native call (`changes.stale_of`)."""
+        if self._files_meta is None:
+            self._files_meta = read_file_states(self.generation.path)
+        return stale_of(str(self.root), paths, self._files_meta)

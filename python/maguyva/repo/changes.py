@@ -447,6 +447,19 @@ def is_stale(root: Path | str, path: str, record: list[Any] | None) -> bool:
     return stale_given(root, path, record, None if st is None else (st.st_size, st.st_mtime_ns))
 
 
+def stale_of(root: str, paths: list[str], states: dict[str, list[Any]]) -> dict[str, bool]:
+    """`is_stale` of each of `paths` (`states`: the recorded states by path), their files
+    stat'ed in one native call (`_core.lstat_states`, the GIL released): a common literal
+    shows hundreds of files, and a Python `os.stat` per file was a visible share (issue 21)."""
+    from maguyva import _core  # the native module, loaded by the engine anyway
+
+    asked = [path for path in dict.fromkeys(paths) if states.get(path) is not None]
+    stale = dict.fromkeys(paths, False)
+    for path, state in zip(asked, _core.lstat_states(root, asked), strict=True):
+        stale[path] = stale_given(root, path, states[path], state)
+    return stale
+
+
 def stale_given(
     root: Path | str, path: str, record: list[Any] | None, state: tuple[int, int] | None
 ) -> bool:
