@@ -7,10 +7,11 @@ Reference and impact answers: the `rg -n -w NAME` lines outside comments and the
 each read by hand (exclusions listed per query).
 """
 
-import json
 import re
 import subprocess
 import sys
+
+from question_set import IM, D, E, QuestionSet, R, S, U, span
 
 ROOT = sys.argv[2]
 CORPUS = "chi-5.0.7"
@@ -32,41 +33,12 @@ def uses(name, exclude=(), only_files=None):
     return spans
 
 
-def span(path, start, end, symbol=None):
-    out = {"path": path, "start": start, "end": end}
-    if symbol:
-        out["symbol"] = symbol
-    return out
-
-
 # Inside `/* ... */` (throttle_test.go 207-254): found after the first run, no use.
 BLOCK_COMMENTED = "middleware/throttle_test.go:211"
 
-Q = []
+QUESTIONS = QuestionSet(CORPUS)
+q = QUESTIONS.add
 
-
-def q(kind, text, intent, relevant, split):
-    Q.append(
-        {
-            "id": f"{CORPUS}-{kind}-{len(Q) + 1:02d}",
-            "query": text,
-            "intent": intent,
-            "relevant": relevant,
-            "split": split,
-            "source": "hand",
-            "corpus": CORPUS,
-        }
-    )
-
-
-D, R, IM, U, E, S = (
-    "find_definition",
-    "find_references",
-    "impact_analysis",
-    "understand_code",
-    "exact_match",
-    "find_similar",
-)
 
 # find_definition
 q("def", "where is the Mux struct declared", D, [span("mux.go", 21, 46, "Mux")], "tune")
@@ -396,7 +368,4 @@ q(
     "heldout",
 )
 
-with open(OUT, "w") as fh:
-    for item in Q:
-        fh.write(json.dumps(item) + "\n")
-print(len(Q), "queries ->", OUT)
+QUESTIONS.write(OUT)

@@ -8,13 +8,14 @@ Impact answers: the same plus the import lines (a rename breaks them too).
 Similar: functions picked by hand, renamed by maguyva.eval.generate.rename_function.
 """
 
-import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from question_set import IM, D, E, QuestionSet, R, S, U, span
+
 from maguyva.eval.generate import rename_function
 
 ROOT = sys.argv[2]
@@ -37,13 +38,6 @@ def uses(name, exclude=(), imports=False):
     return spans
 
 
-def span(path, start, end, symbol=None):
-    out = {"path": path, "start": start, "end": end}
-    if symbol:
-        out["symbol"] = symbol
-    return out
-
-
 def renamed(path, start, end):
     lines = Path(ROOT, path).read_text().splitlines()[start - 1 : end]
     text = "\n".join(lines)
@@ -54,31 +48,9 @@ def renamed(path, start, end):
     return out
 
 
-Q = []
+QUESTIONS = QuestionSet(CORPUS)
+q = QUESTIONS.add
 
-
-def q(kind, text, intent, relevant, split):
-    Q.append(
-        {
-            "id": f"{CORPUS}-{kind}-{len(Q) + 1:02d}",
-            "query": text,
-            "intent": intent,
-            "relevant": relevant,
-            "split": split,
-            "source": "hand",
-            "corpus": CORPUS,
-        }
-    )
-
-
-D, R, IM, U, E, S = (
-    "find_definition",
-    "find_references",
-    "impact_analysis",
-    "understand_code",
-    "exact_match",
-    "find_similar",
-)
 H, M, C = "src/pluggy/_hooks.py", "src/pluggy/_manager.py", "src/pluggy/_callers.py"
 
 # find_definition
@@ -293,7 +265,4 @@ for path, start, end, symbol, split in [
 ]:
     q("sim", renamed(path, start, end), S, [span(path, start, end, symbol)], split)
 
-with open(OUT, "w") as fh:
-    for item in Q:
-        fh.write(json.dumps(item) + "\n")
-print(len(Q), "queries ->", OUT)
+QUESTIONS.write(OUT)
