@@ -383,7 +383,8 @@ def test_a_new_large_file_is_searchable_before_its_vectors(tmp_path: Path, monke
     summary = writer.update()
     assert summary.generation == first + 3
     urgent = reports[0]  # the first generation's semantic build
-    assert urgent["backlog_left"] and urgent["new"] < 64  # a moment's worth, not all
+    # a moment's worth, not all: how many fit in the moment depends on the machine
+    assert urgent["backlog_left"] and urgent["pending"] > 0
     final = summary.modalities["semantic"]["report"]
     assert final["new"] > urgent["new"] and final["pending"] < urgent["pending"]
     engine = Engine.open(root)
